@@ -1,0 +1,63 @@
+# softgpu: the two commands are `make demo` and `make test`; everything else is below.
+#
+#   make demo     install what is missing, build, run the simulated device through libsgpu
+#   make test     lint, generated-files check and every test (CTest)
+#   make bench    optimised build, run the benchmarks, print one JSON object
+#   make lint     verilator --lint-only -Wall on the RTL
+#   make gen      regenerate rtl/gen, host/include/sgpu/gen and docs/reference from spec/
+#   make deps     install Debian packages and the Python generators (build/venv)
+
+BUILD       ?= build
+BENCH_BUILD ?= build-bench
+VENV        ?= $(BUILD)/venv
+JOBS        ?= $(shell nproc)
+GENERATOR   := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build demo info test lint gen check-gen bench sanitize clean
+
+all: build
+
+deps:
+	@tools/deps.sh $(VENV)
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DSGPU_PEAKRDL=$(abspath $(VENV))/bin/peakrdl $(CMAKE_FLAGS)
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/host/cli/sgpu demo
+
+info: build
+	$(BUILD)/host/cli/sgpu info
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+lint: configure
+	cmake --build $(BUILD) --target lint
+
+gen: deps
+	python3 tools/gen.py --peakrdl $(VENV)/bin/peakrdl
+
+check-gen: deps
+	python3 tools/gen.py --check --peakrdl $(VENV)/bin/peakrdl
+
+bench: deps
+	cmake -S . -B $(BENCH_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+	  -DSGPU_PEAKRDL=$(abspath $(VENV))/bin/peakrdl $(CMAKE_FLAGS)
+	cmake --build $(BENCH_BUILD) -j $(JOBS)
+	python3 tools/run_bench.py $(BENCH_BUILD)/benches.txt $(BENCH_BUILD)/bench.json
+
+# Host code and tests under ASan/UBSan, in their own build folder.
+sanitize: deps
+	cmake -S . -B build-asan -G "$(GENERATOR)" -DSGPU_SANITIZE=ON -DSGPU_PEAKRDL=$(abspath $(VENV))/bin/peakrdl
+	cmake --build build-asan -j $(JOBS)
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(BENCH_BUILD) build-asan

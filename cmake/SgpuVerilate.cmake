@@ -1,0 +1,30 @@
+# sgpu_verilate(<target> TOP <module> SOURCES <files...> [ARGS <verilator args...>])
+#
+# Verilates one RTL top into one STATIC library. Every test and tool that simulates that top
+# links the library instead of verilating again: on 2 cores the Verilator runtime and the model
+# are the slowest part of the build, so each configuration is compiled exactly once.
+#
+# The model is built with FST tracing compiled in (waveforms are opened only on request, see
+# tb/common/sim_clock.hpp) and assertions enabled. Generated C++ is compiled with -O2.
+function(sgpu_verilate target)
+  cmake_parse_arguments(A "" "TOP" "SOURCES;ARGS" ${ARGN})
+  if(NOT A_TOP OR NOT A_SOURCES)
+    message(FATAL_ERROR "sgpu_verilate(${target}): TOP and SOURCES are required")
+  endif()
+  add_library(${target} STATIC)
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  verilate(${target}
+    TOP_MODULE ${A_TOP}
+    PREFIX V${A_TOP}
+    TRACE_FST
+    SOURCES ${A_SOURCES}
+    # Lint is `make lint`'s job (verilator -Wall, see rtl/lint.vlt); here warnings are not fatal.
+    VERILATOR_ARGS --assert -Wno-fatal --x-assign unique --x-initial unique ${A_ARGS}
+    OPT_FAST -O2
+    OPT_SLOW -O1
+    OPT_GLOBAL -O2)
+  # Consumers need the same VM_TRACE settings as the model to use the trace API.
+  target_compile_definitions(${target} PUBLIC VM_TRACE=1 VM_TRACE_FST=1)
+  # Verilated code is not ours to warn about.
+  target_compile_options(${target} PRIVATE -w)
+endfunction()

@@ -1,0 +1,137 @@
+// Device: the kernel-mode-driver core of libsgpu for one softgpu.
+//
+// Opening checks the ID block and reads the capabilities, then resets the engine and sets up the
+// ring (entries + write-back record in DMA memory). submit() follows etnaviv's small steps:
+// validate (no hardware touched) → write the ring entry → ring the doorbell, and returns the
+// submission's fence ID. Fences are 64-bit, start at 1 and increase by one per submission, across
+// engine resets too. Completion is read from the write-back record in host memory; wait_fence()
+// sleeps on the interrupt.
+//
+// A Device owns its Transport. No global state: two Devices on two transports are independent.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sgpu/gen/abi.hpp"
+#include "sgpu/result.hpp"
+#include "sgpu/transport.hpp"
+
+namespace sgpu {
+
+using FenceId = std::uint64_t;
+
+/// A segment of the GPU address space as the device reports it.
+struct SegmentInfo {
+  std::uint64_t base = 0;
+  std::uint64_t size = 0;  ///< 0 = segment absent
+};
+
+/// What the device reports in its ID and capability registers.
+struct DeviceInfo {
+  std::uint32_t magic = 0;
+  std::uint32_t version_major = 0;
+  std::uint32_t version_minor = 0;
+  std::uint32_t build_id = 0;
+  // CAP_BUS
+  std::uint32_t bus_data_bytes = 0;     ///< data bus width in bytes
+  std::uint32_t bus_addr_bits = 0;      ///< bus address width in bits
+  std::uint32_t max_burst = 0;          ///< longest read burst, beats
+  std::uint32_t outstanding_reads = 0;  ///< reads the fetch engine keeps in flight
+  // CAP_MEM
+  std::uint32_t page_shift = 0;         ///< log2 of the GPU page size
+  std::uint32_t max_ring_log2 = 0;      ///< log2 of the largest ring, entries
+  std::uint32_t max_indirect_depth = 0;
+  // CAP_FEATURES
+  std::uint32_t feature_bits = 0;
+  bool has_gart = false;
+  bool has_copy_engine = false;
+  bool has_preemption = false;
+  bool has_memory_segment = false;
+  SegmentInfo memory_segment;
+  SegmentInfo aperture_segment;
+
+  std::uint64_t page_size() const { return page_shift < 64 ? std::uint64_t{1} << page_shift : 0; }
+};
+
+/// Why and where the engine stopped (FAULT_* registers), valid while STATUS.faulted.
+struct FaultRecord {
+  abi::Fault reason = abi::Fault::None;
+  std::uint32_t raw_reason = 0;   ///< the code as read, also when it is not a known abi::Fault
+  std::uint32_t ring_index = 0;
+  std::uint64_t address = 0;
+  FenceId fence = 0;
+  std::uint32_t detail = 0;
+};
+/// One line, e.g. "ILLEGAL_OPCODE at ring index 3 (fence 4), address 0x..., detail 0x...".
+std::string to_string(const FaultRecord& f);
+
+struct DeviceOptions {
+  /// Ring size as log2 of entries; clamped to the device's CAP_MEM.max_ring_log2.
+  unsigned ring_log2_entries = 6;
+  /// Longest wait for an engine reset to drain, in the transport's time.
+  std::chrono::nanoseconds reset_timeout = std::chrono::milliseconds(1);
+};
+
+/// One submission: bytes [start_offset, end_offset) of `buffer` are executed as packets.
+struct Submission {
+  const DmaMemory* buffer = nullptr;
+  std::uint32_t start_offset = 0;
+  std::uint32_t end_offset = 0;
+  std::uint32_t context_id = 0;
+  std::uint32_t flags = 0;  ///< abi::ring_flags
+};
+
+class Device {
+ public:
+  /// Checks the ID (magic, major version), reads the capabilities, resets the engine and sets up
+  /// the ring. DeviceMismatch names the expected and the found value.
+  static Result<Device> open(std::unique_ptr<Transport> transport, const DeviceOptions& options = {});
+
+  Device(Device&&) noexcept;
+  Device& operator=(Device&&) noexcept;
+  ~Device();
+
+  const DeviceInfo& info() const;
+  Transport& transport();
+  /// Ring size in entries; at most entries() - 1 submissions can be in flight.
+  std::uint32_t ring_entries() const;
+
+  /// Validates the submission (alignment, bounds, flags, ring space: errors touch no hardware),
+  /// writes its ring entry and rings the doorbell. Returns its fence ID.
+  Result<FenceId> submit(const Submission& submission);
+
+  /// Waits until `fence` has completed. Timeout names the fence and the last fence seen;
+  /// DeviceFault carries the fault record; Aborted if an engine reset discarded the fence.
+  Status wait_fence(FenceId fence, std::chrono::nanoseconds timeout);
+
+  /// Latest completed fence, from the write-back record in host memory (no MMIO).
+  FenceId completed_fence() const;
+  /// Fence of the latest submission (0 before the first).
+  FenceId last_submitted_fence() const;
+  /// Ring head from the write-back record (no MMIO).
+  std::uint32_t ring_head() const;
+  /// Ring tail as last written to the doorbell.
+  std::uint32_t ring_tail() const;
+
+  /// The fault record if the engine is stopped on a fault, else nullopt.
+  Result<std::optional<FaultRecord>> fault();
+
+  /// Resets the engine (RESET.engine), waits for it to drain, and sets the ring up again.
+  /// Submissions not completed before the reset are aborted; fence numbering continues.
+  Status reset_engine();
+
+  /// The device's free-running cycle counter (CYCLE_LO/HI).
+  Result<std::uint64_t> cycle_counter();
+
+ private:
+  struct State;
+  explicit Device(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace sgpu

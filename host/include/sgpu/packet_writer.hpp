@@ -1,0 +1,59 @@
+// Builds a DMA buffer: appends NOP, WRITE_DATA and FENCE packets (spec/abi.toml) to a block of
+// memory, checking each packet against the generated packet table before writing a byte.
+//
+//   PacketWriter w(buffer);                   // a DmaMemory
+//   SGPU_RETURN_IF_ERROR(w.write_data(dst.bus_addr(), words));
+//   SGPU_RETURN_IF_ERROR(w.fence(fence_slot.bus_addr(), 42, abi::fence_flags::kIrq));
+//   device.submit({&buffer, 0, w.offset()});
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+#include "sgpu/gen/abi.hpp"
+#include "sgpu/result.hpp"
+#include "sgpu/transport.hpp"
+
+namespace sgpu {
+
+class PacketWriter {
+ public:
+  /// Writes into [cpu, cpu + bytes); `cpu` must be 4-byte aligned.
+  PacketWriter(void* cpu, std::size_t bytes, std::size_t start_offset = 0);
+  /// Writes into a DMA buffer, starting at `start_offset`.
+  explicit PacketWriter(const DmaMemory& buffer, std::size_t start_offset = 0)
+      : PacketWriter(buffer.cpu(), buffer.size(), start_offset) {}
+
+  /// A NOP of `dwords` dwords (header included), e.g. to pad.
+  Status nop(std::uint32_t dwords = 1);
+  /// WRITE_DATA: the device writes `count` dwords from `data` to GPU address `addr` (4-aligned).
+  Status write_data(std::uint64_t addr, const std::uint32_t* data, std::size_t count);
+  Status write_data(std::uint64_t addr, std::initializer_list<std::uint32_t> data) {
+    return write_data(addr, data.begin(), data.size());
+  }
+  /// FENCE: after all earlier writes of the submission, the device writes `value` to `addr`
+  /// (8-aligned for kValue64, else 4-aligned); flags from abi::fence_flags.
+  Status fence(std::uint64_t addr, std::uint64_t value, std::uint8_t flags = 0);
+  /// Appends dwords without any check: for tests that feed the device bad packets on purpose.
+  Status raw(const std::uint32_t* dwords, std::size_t count);
+  Status raw(std::initializer_list<std::uint32_t> dwords) { return raw(dwords.begin(), dwords.size()); }
+
+  /// Byte offset after the last packet written (use as the submission's end_offset).
+  std::uint32_t offset() const { return static_cast<std::uint32_t>(offset_); }
+  /// Bytes still free.
+  std::size_t remaining() const { return capacity_ - offset_; }
+  /// Packets written so far.
+  std::size_t packets() const { return packets_; }
+
+ private:
+  Status reserve(abi::Opcode op, std::size_t dwords);
+  void put(std::uint32_t dword);
+
+  std::uint32_t* base_;
+  std::size_t capacity_;
+  std::size_t offset_;
+  std::size_t packets_ = 0;
+};
+
+}  // namespace sgpu

@@ -1,0 +1,142 @@
+// Typed results for libsgpu: every fallible call returns a Result<T> (or a Status), never a bare
+// bool or an exception across the API.
+//
+// The error model follows OpenTitan's DIF results: besides its code and a readable message, every
+// Error says whether hardware was touched before the call failed. Validation errors
+// (InvalidArgument, Busy, Unsupported...) are always reported before the first register access,
+// so `hardware_touched == false` promises the device and the driver state are exactly as before.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace sgpu {
+
+/// What went wrong, coarsely; the message says exactly what.
+enum class Errc {
+  InvalidArgument = 1,  ///< A caller's argument broke a rule; nothing happened.
+  Busy,                 ///< The resource is full (e.g. the ring); retry later; nothing happened.
+  DeviceMismatch,       ///< The device is not one this library drives (ID or version).
+  Timeout,              ///< The device did not answer in time.
+  OutOfMemory,          ///< A host or DMA allocation failed.
+  DeviceFault,          ///< The engine stopped on a fault (see Device::fault()).
+  Aborted,              ///< The work was discarded by an engine reset and will never complete.
+  Unsupported,          ///< The feature or backend is not available in this build or device.
+  TransportError,       ///< The link to the device failed (MMIO timeout, protocol violation).
+};
+
+/// Stable lower-case name of an error code, e.g. "invalid_argument".
+constexpr std::string_view to_string(Errc code) {
+  switch (code) {
+    case Errc::InvalidArgument: return "invalid_argument";
+    case Errc::Busy: return "busy";
+    case Errc::DeviceMismatch: return "device_mismatch";
+    case Errc::Timeout: return "timeout";
+    case Errc::OutOfMemory: return "out_of_memory";
+    case Errc::DeviceFault: return "device_fault";
+    case Errc::Aborted: return "aborted";
+    case Errc::Unsupported: return "unsupported";
+    case Errc::TransportError: return "transport_error";
+  }
+  return "unknown_error";
+}
+
+struct Error {
+  Errc code{};
+  std::string message;
+  /// False when the failing call made no register access and changed no state: safe to retry
+  /// or to report without recovery.
+  bool hardware_touched = false;
+};
+
+/// "<code>: <message>", e.g. "timeout: fence 7 not reached after 1 ms; last fence seen 5".
+inline std::string to_string(const Error& e) {
+  std::string s(to_string(e.code));
+  s += ": ";
+  s += e.message;
+  return s;
+}
+
+/// Thrown by Result::value() on a Result that holds an error (a programming mistake).
+class BadResultAccess : public std::logic_error {
+ public:
+  explicit BadResultAccess(const Error& e) : std::logic_error(to_string(e)), error_(e) {}
+  const Error& error() const noexcept { return error_; }
+
+ private:
+  Error error_;
+};
+
+/// Either a T or an Error. Minimal by design: check it, then take the value or the error.
+template <class T>
+class [[nodiscard]] Result {
+  static_assert(!std::is_same_v<std::decay_t<T>, Error>, "Result<Error> is ambiguous");
+
+ public:
+  using value_type = T;
+
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+
+  bool has_value() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  T& value() & { check(); return std::get<0>(v_); }
+  const T& value() const& { check(); return std::get<0>(v_); }
+  T&& value() && { check(); return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  /// The error; only valid when !has_value().
+  const Error& error() const& { return std::get<1>(v_); }
+  Error&& error() && { return std::get<1>(std::move(v_)); }
+
+ private:
+  void check() const {
+    if (!has_value()) throw BadResultAccess(std::get<1>(v_));
+  }
+  std::variant<T, Error> v_;
+};
+
+/// Success or an Error.
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  using value_type = void;
+
+  Result() = default;
+  Result(Error error) : e_(std::move(error)) {}  // NOLINT: implicit by design
+
+  bool has_value() const noexcept { return !e_.has_value(); }
+  explicit operator bool() const noexcept { return has_value(); }
+  void value() const {
+    if (e_) throw BadResultAccess(*e_);
+  }
+  const Error& error() const& { return *e_; }
+  Error&& error() && { return std::move(*e_); }
+
+ private:
+  std::optional<Error> e_;
+};
+
+using Status = Result<void>;
+
+/// A successful Status.
+inline Status ok_status() { return {}; }
+
+}  // namespace sgpu
+
+/// Returns the error of a Status- or Result-valued expression from the enclosing function.
+#define SGPU_RETURN_IF_ERROR(expr)                    \
+  do {                                                \
+    if (auto sgpu_status_ = (expr); !sgpu_status_)    \
+      return std::move(sgpu_status_).error();         \
+  } while (0)

@@ -1,0 +1,357 @@
+#include "sgpu/device.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "duration.hpp"
+#include "sgpu/regs.hpp"
+
+namespace sgpu {
+
+static_assert(sizeof(abi::RingEntry) == 32 && sizeof(abi::Writeback) == 16);
+
+namespace {
+
+constexpr std::uint32_t kMagic = SGPU_REGS__ID_MAGIC__VALUE_reset;
+constexpr std::uint32_t kMajor = SGPU_REGS__ID_VERSION__MAJOR_reset;
+
+// Every event bit of INT_STATUS (write 1 to clear) and the ones the driver enables.
+constexpr std::uint32_t kIntAll = SGPU_FIELD(INT_STATUS, DMA_COMPLETED).mask |
+                                  SGPU_FIELD(INT_STATUS, FAULT).mask |
+                                  SGPU_FIELD(INT_STATUS, PREEMPTED).mask;
+constexpr std::uint32_t kIntEnabled = SGPU_FIELD(INT_ENABLE, DMA_COMPLETED).mask |
+                                      SGPU_FIELD(INT_ENABLE, FAULT).mask;
+
+Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
+
+// Runs `f`, turning a broken link into a typed error at the API boundary.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const TransportFailure& e) {
+    return Error{Errc::TransportError, e.what(), true};
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::OutOfMemory, "host memory allocation failed", true};
+  }
+}
+
+}  // namespace
+
+std::string to_string(const FaultRecord& f) {
+  std::string reason(abi::to_string(f.reason));
+  if (reason == "UNKNOWN_FAULT") reason = fmt::format("unknown fault code {}", f.raw_reason);
+  return fmt::format("{} at ring index {} (fence {}), address {:#x}, detail {:#010x}", reason,
+                     f.ring_index, f.fence, f.address, f.detail);
+}
+
+struct Device::State {
+  std::unique_ptr<Transport> t;
+  DeviceOptions options;
+  DeviceInfo info;
+  DmaMemory control;             // ring entries, then the write-back record
+  std::uint32_t log2_entries = 0;
+  std::uint32_t tail = 0;        // next entry to write, as last written to RING_TAIL
+  FenceId last_submitted = 0;
+  std::vector<std::pair<FenceId, FenceId>> aborted;  // inclusive ranges discarded by resets
+  std::optional<FaultRecord> fault;                   // seen in INT_STATUS, until reset
+
+  std::uint32_t entries() const { return std::uint32_t{1} << log2_entries; }
+  std::uint32_t mask() const { return entries() - 1; }
+  std::size_t ring_bytes() const { return std::size_t{entries()} * sizeof(abi::RingEntry); }
+  std::uint64_t wb_bus_addr() const { return control.bus_addr() + ring_bytes(); }
+  // The device writes the record behind the compiler's back: access it as volatile dwords.
+  volatile std::uint32_t* wb() const {
+    return reinterpret_cast<volatile std::uint32_t*>(control.bytes() + ring_bytes());
+  }
+
+  std::uint32_t rd(std::uint32_t off) { return t->read32(off); }
+  void wr(std::uint32_t off, std::uint32_t v) { t->write32(off, v); }
+
+  FenceId wb_fence() const {
+    constexpr std::size_t lo = offsetof(abi::Writeback, fence) / 4;
+    // A 64-bit value written by another agent may tear between its halves: read hi, lo, hi.
+    for (;;) {
+      const std::uint32_t hi = wb()[lo + 1];
+      const std::uint32_t l = wb()[lo];
+      if (wb()[lo + 1] == hi) return (std::uint64_t{hi} << 32) | l;
+    }
+  }
+  std::uint32_t wb_head() const { return wb()[offsetof(abi::Writeback, head) / 4]; }
+
+  Status read_identity();
+  Status reset_and_wait();
+  void init_ring();
+  FaultRecord read_fault();
+};
+
+Status Device::State::read_identity() {
+  const std::uint32_t magic = rd(SGPU_REG(ID_MAGIC));
+  if (SGPU_FIELD(ID_MAGIC, VALUE).get(magic) != kMagic)
+    return Error{Errc::DeviceMismatch,
+                 fmt::format("not a softgpu on transport '{}': ID_MAGIC is {:#010x}, expected {:#010x}",
+                             t->name(), magic, kMagic),
+                 true};
+  const std::uint32_t version = rd(SGPU_REG(ID_VERSION));
+  const std::uint32_t major = SGPU_FIELD(ID_VERSION, MAJOR).get(version);
+  if (major != kMajor)
+    return Error{Errc::DeviceMismatch,
+                 fmt::format("unsupported softgpu interface: ID_VERSION is {:#010x} (major {:#x}), "
+                             "this library needs major version {:#x}",
+                             version, major, kMajor),
+                 true};
+  info.magic = magic;
+  info.version_major = major;
+  info.version_minor = SGPU_FIELD(ID_VERSION, MINOR).get(version);
+  info.build_id = rd(SGPU_REG(ID_BUILD));
+
+  const std::uint32_t bus = rd(SGPU_REG(CAP_BUS));
+  info.bus_data_bytes = SGPU_FIELD(CAP_BUS, DATA_BYTES).get(bus);
+  info.bus_addr_bits = SGPU_FIELD(CAP_BUS, ADDR_BITS).get(bus);
+  info.max_burst = SGPU_FIELD(CAP_BUS, MAX_BURST_M1).get(bus) + 1;
+  info.outstanding_reads = SGPU_FIELD(CAP_BUS, OUTSTANDING_READS).get(bus);
+  const std::uint32_t mem = rd(SGPU_REG(CAP_MEM));
+  info.page_shift = SGPU_FIELD(CAP_MEM, PAGE_SHIFT).get(mem);
+  info.max_ring_log2 = SGPU_FIELD(CAP_MEM, MAX_RING_LOG2).get(mem);
+  info.max_indirect_depth = SGPU_FIELD(CAP_MEM, MAX_INDIRECT_DEPTH).get(mem);
+  const std::uint32_t feat = rd(SGPU_REG(CAP_FEATURES));
+  info.feature_bits = feat;
+  info.has_gart = SGPU_FIELD(CAP_FEATURES, GART).get(feat) != 0;
+  info.has_copy_engine = SGPU_FIELD(CAP_FEATURES, COPY_ENGINE).get(feat) != 0;
+  info.has_preemption = SGPU_FIELD(CAP_FEATURES, PREEMPTION).get(feat) != 0;
+  info.has_memory_segment = SGPU_FIELD(CAP_FEATURES, MEMORY_SEGMENT).get(feat) != 0;
+  auto rd64 = [&](std::uint32_t lo, std::uint32_t hi) {
+    const std::uint64_t l = rd(lo);
+    return l | (std::uint64_t{rd(hi)} << 32);
+  };
+  info.memory_segment = {rd64(SGPU_REG(CAP_MEMSEG_BASE_LO), SGPU_REG(CAP_MEMSEG_BASE_HI)),
+                         rd64(SGPU_REG(CAP_MEMSEG_SIZE_LO), SGPU_REG(CAP_MEMSEG_SIZE_HI))};
+  info.aperture_segment = {rd64(SGPU_REG(CAP_APSEG_BASE_LO), SGPU_REG(CAP_APSEG_BASE_HI)),
+                           rd64(SGPU_REG(CAP_APSEG_SIZE_LO), SGPU_REG(CAP_APSEG_SIZE_HI))};
+
+  if (info.max_ring_log2 < 1)
+    return Error{Errc::DeviceMismatch,
+                 fmt::format("device reports CAP_MEM.max_ring_log2 = {}: no usable ring", info.max_ring_log2),
+                 true};
+  return ok_status();
+}
+
+Status Device::State::reset_and_wait() {
+  wr(SGPU_REG(CTRL), SGPU_FIELD(CTRL, ENABLE).put(0));
+  wr(SGPU_REG(RESET), SGPU_FIELD(RESET, ENGINE).put(1));
+  const auto start = t->now();
+  for (;;) {
+    const std::uint32_t status = rd(SGPU_REG(STATUS));
+    if (SGPU_FIELD(STATUS, RESETTING).get(status) == 0 && SGPU_FIELD(STATUS, IDLE).get(status) != 0)
+      return ok_status();
+    const auto elapsed = t->now() - start;
+    if (elapsed >= options.reset_timeout)
+      return Error{Errc::Timeout,
+                   fmt::format("engine reset did not finish within {}: STATUS is {:#010x} "
+                               "(idle {}, faulted {}, resetting {})",
+                               detail::format_duration(options.reset_timeout), status,
+                               SGPU_FIELD(STATUS, IDLE).get(status),
+                               SGPU_FIELD(STATUS, FAULTED).get(status),
+                               SGPU_FIELD(STATUS, RESETTING).get(status)),
+                   true};
+  }
+}
+
+void Device::State::init_ring() {
+  // Host side first: an empty ring whose write-back record says "nothing pending".
+  std::memset(control.cpu(), 0, control.size());
+  const FenceId done = last_submitted;
+  wb()[offsetof(abi::Writeback, fence) / 4] = static_cast<std::uint32_t>(done);
+  wb()[offsetof(abi::Writeback, fence) / 4 + 1] = static_cast<std::uint32_t>(done >> 32);
+  wb()[offsetof(abi::Writeback, head) / 4] = 0;
+  tail = 0;
+  std::atomic_thread_fence(std::memory_order_release);
+
+  const std::uint64_t ring = control.bus_addr();
+  const std::uint64_t wb_addr = wb_bus_addr();
+  wr(SGPU_REG(INT_ENABLE), 0);
+  wr(SGPU_REG(INT_STATUS), kIntAll);
+  wr(SGPU_REG(RING_BASE_LO), static_cast<std::uint32_t>(ring));
+  wr(SGPU_REG(RING_BASE_HI), static_cast<std::uint32_t>(ring >> 32));
+  wr(SGPU_REG(RING_SIZE), SGPU_FIELD(RING_SIZE, LOG2_ENTRIES).put(log2_entries));
+  wr(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(wb_addr));
+  wr(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(wb_addr >> 32));
+  wr(SGPU_REG(RING_TAIL), SGPU_FIELD(RING_TAIL, INDEX).put(0));
+  wr(SGPU_REG(INT_ENABLE), kIntEnabled);
+  wr(SGPU_REG(CTRL), SGPU_FIELD(CTRL, ENABLE).put(1));
+}
+
+FaultRecord Device::State::read_fault() {
+  FaultRecord f;
+  const std::uint32_t st = rd(SGPU_REG(FAULT_STATUS));
+  f.raw_reason = SGPU_FIELD(FAULT_STATUS, REASON).get(st);
+  f.reason = static_cast<abi::Fault>(f.raw_reason);
+  f.ring_index = SGPU_FIELD(FAULT_STATUS, RING_INDEX).get(st);
+  const std::uint64_t addr_lo = rd(SGPU_REG(FAULT_ADDR_LO));
+  f.address = addr_lo | (std::uint64_t{rd(SGPU_REG(FAULT_ADDR_HI))} << 32);
+  const std::uint64_t fence_lo = rd(SGPU_REG(FAULT_FENCE_LO));
+  f.fence = fence_lo | (std::uint64_t{rd(SGPU_REG(FAULT_FENCE_HI))} << 32);
+  f.detail = rd(SGPU_REG(FAULT_DETAIL));
+  return f;
+}
+
+Device::Device(std::unique_ptr<State> state) : s_(std::move(state)) {}
+Device::Device(Device&&) noexcept = default;
+Device& Device::operator=(Device&&) noexcept = default;
+Device::~Device() {
+  // Stop the engine before the ring memory goes away, so it never fetches freed memory.
+  if (s_ && s_->t) {
+    try {
+      s_->wr(SGPU_REG(CTRL), SGPU_FIELD(CTRL, ENABLE).put(0));
+    } catch (const TransportFailure&) {
+    }
+  }
+}
+
+Result<Device> Device::open(std::unique_ptr<Transport> transport, const DeviceOptions& options) {
+  if (!transport) return invalid("Device::open: no transport");
+  if (options.ring_log2_entries < 1 || options.ring_log2_entries > SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm)
+    return invalid(fmt::format("ring_log2_entries {} is outside [1, {}]", options.ring_log2_entries,
+                               SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm));
+  auto s = std::make_unique<State>();
+  s->t = std::move(transport);
+  s->options = options;
+  return guarded([&]() -> Result<Device> {
+    SGPU_RETURN_IF_ERROR(s->read_identity());
+    s->log2_entries = std::min(options.ring_log2_entries, s->info.max_ring_log2);
+    auto control = s->t->alloc_dma(s->ring_bytes() + sizeof(abi::Writeback), 4096);
+    if (!control) return std::move(control).error();
+    s->control = std::move(*control);
+    SGPU_RETURN_IF_ERROR(s->reset_and_wait());
+    s->init_ring();
+    return Device(std::move(s));
+  });
+}
+
+const DeviceInfo& Device::info() const { return s_->info; }
+Transport& Device::transport() { return *s_->t; }
+std::uint32_t Device::ring_entries() const { return s_->entries(); }
+FenceId Device::completed_fence() const { return s_->wb_fence(); }
+FenceId Device::last_submitted_fence() const { return s_->last_submitted; }
+std::uint32_t Device::ring_head() const { return s_->wb_head(); }
+std::uint32_t Device::ring_tail() const { return s_->tail; }
+
+Result<FenceId> Device::submit(const Submission& sub) {
+  // ---- validate: nothing below touches hardware until every check has passed
+  if (sub.buffer == nullptr || !*sub.buffer) return invalid("submission has no DMA buffer");
+  if (sub.start_offset % 4 != 0)
+    return invalid(fmt::format("start_offset {:#x} is not 4-byte aligned", sub.start_offset));
+  if (sub.end_offset % 4 != 0)
+    return invalid(fmt::format("end_offset {:#x} is not 4-byte aligned", sub.end_offset));
+  if (sub.start_offset > sub.end_offset)
+    return invalid(fmt::format("start_offset {:#x} is after end_offset {:#x}", sub.start_offset,
+                               sub.end_offset));
+  if (sub.end_offset > sub.buffer->size())
+    return invalid(fmt::format("end_offset {:#x} is past the end of the {:#x}-byte buffer",
+                               sub.end_offset, sub.buffer->size()));
+  if (sub.buffer->bus_addr() % 4 != 0)
+    return invalid(fmt::format("buffer bus address {:#x} is not 4-byte aligned", sub.buffer->bus_addr()));
+  if ((sub.flags & ~abi::ring_flags::kDefined) != 0)
+    return invalid(fmt::format("flags {:#x} set undefined bits (defined: {:#x})", sub.flags,
+                               abi::ring_flags::kDefined));
+  if (s_->fault)
+    return Error{Errc::DeviceFault,
+                 fmt::format("engine is stopped on a fault ({}); reset_engine() first", to_string(*s_->fault)),
+                 false};
+  const std::uint32_t in_flight = (s_->tail - s_->wb_head()) & s_->mask();
+  if (in_flight >= s_->mask())
+    return Error{Errc::Busy,
+                 fmt::format("ring full: {} submissions in flight in a ring of {} entries; "
+                             "last fence seen {}",
+                             in_flight, s_->entries(), completed_fence()),
+                 false};
+
+  // ---- write the entry, then publish it
+  const FenceId fence = s_->last_submitted + 1;
+  abi::RingEntry e{};
+  e.buf_addr = sub.buffer->bus_addr();
+  e.start_offset = sub.start_offset;
+  e.end_offset = sub.end_offset;
+  e.fence = fence;
+  e.context_id = sub.context_id;
+  e.flags = sub.flags;
+  std::memcpy(s_->control.bytes() + std::size_t{s_->tail} * sizeof e, &e, sizeof e);
+  std::atomic_thread_fence(std::memory_order_release);
+  const std::uint32_t new_tail = (s_->tail + 1) & s_->mask();
+  return guarded([&]() -> Result<FenceId> {
+    s_->wr(SGPU_REG(RING_TAIL), SGPU_FIELD(RING_TAIL, INDEX).put(new_tail));
+    s_->tail = new_tail;
+    s_->last_submitted = fence;
+    return fence;
+  });
+}
+
+Status Device::wait_fence(FenceId fence, std::chrono::nanoseconds timeout) {
+  for (const auto& [first, last] : s_->aborted)
+    if (fence >= first && fence <= last)
+      return Error{Errc::Aborted,
+                   fmt::format("fence {} was discarded by an engine reset (aborted fences {}..{})",
+                               fence, first, last),
+                   false};
+  return guarded([&]() -> Status {
+    Transport& t = *s_->t;
+    const auto start = t.now();
+    for (;;) {
+      if (completed_fence() >= fence) return ok_status();
+      if (s_->fault)
+        return Error{Errc::DeviceFault,
+                     fmt::format("fence {} will not complete: the engine stopped on {}; "
+                                 "last fence seen {}",
+                                 fence, to_string(*s_->fault), completed_fence()),
+                     true};
+      const auto elapsed = t.now() - start;
+      if (elapsed >= timeout)
+        return Error{Errc::Timeout,
+                     fmt::format("fence {} not reached within {}; last fence seen {} "
+                                 "(last submitted {}, ring head {}, tail {})",
+                                 fence, detail::format_duration(timeout), completed_fence(),
+                                 s_->last_submitted, s_->wb_head(), s_->tail),
+                     true};
+      if (t.wait_irq(timeout - elapsed)) {
+        // Acknowledge first, then look at memory: an event after the acknowledge raises the
+        // line again, so none is lost.
+        const std::uint32_t status = s_->rd(SGPU_REG(INT_STATUS)) & kIntAll;
+        if (status != 0) s_->wr(SGPU_REG(INT_STATUS), status);
+        if (SGPU_FIELD(INT_STATUS, FAULT).get(status) != 0) s_->fault = s_->read_fault();
+      }
+    }
+  });
+}
+
+Result<std::optional<FaultRecord>> Device::fault() {
+  return guarded([&]() -> Result<std::optional<FaultRecord>> {
+    const std::uint32_t status = s_->rd(SGPU_REG(STATUS));
+    if (SGPU_FIELD(STATUS, FAULTED).get(status) == 0) return std::optional<FaultRecord>{};
+    return std::optional<FaultRecord>{s_->read_fault()};
+  });
+}
+
+Status Device::reset_engine() {
+  return guarded([&]() -> Status {
+    SGPU_RETURN_IF_ERROR(s_->reset_and_wait());
+    // The engine is stopped and drained: whatever it retired is in the write-back record.
+    const FenceId done = completed_fence();
+    if (s_->last_submitted > done) s_->aborted.emplace_back(done + 1, s_->last_submitted);
+    s_->fault.reset();
+    s_->init_ring();
+    return ok_status();
+  });
+}
+
+Result<std::uint64_t> Device::cycle_counter() {
+  return guarded([&]() -> Result<std::uint64_t> {
+    const std::uint64_t lo = s_->rd(SGPU_REG(CYCLE_LO));  // latches CYCLE_HI
+    return lo | (std::uint64_t{s_->rd(SGPU_REG(CYCLE_HI))} << 32);
+  });
+}
+
+}  // namespace sgpu

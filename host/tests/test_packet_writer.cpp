@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <vector>
+
+#include "sgpu/packet_writer.hpp"
+
+using namespace sgpu;
+namespace ff = abi::fence_flags;
+
+TEST_CASE("packet writer encodes NOP, WRITE_DATA and FENCE", "[packet_writer]") {
+  std::array<std::uint32_t, 32> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  REQUIRE(w.nop(2));
+  REQUIRE(w.write_data(0x1'2345'6780, {0xaa, 0xbb}));
+  REQUIRE(w.fence(0x2'0000'0008, 0x1'0000'0007, ff::kIrq | ff::kValue64));
+  CHECK(w.packets() == 3);
+  CHECK(w.offset() == 4 * (2 + 5 + 5));
+
+  CHECK(abi::header_opcode(buf[0]) == static_cast<std::uint8_t>(abi::Opcode::Nop));
+  CHECK(abi::header_dwords(buf[0]) == 2);
+  CHECK(buf[1] == 0);
+
+  CHECK(buf[2] == abi::make_header(abi::Opcode::WriteData, 5));
+  CHECK(buf[3] == 0x2345'6780);
+  CHECK(buf[4] == 0x1);
+  CHECK(buf[5] == 0xaa);
+  CHECK(buf[6] == 0xbb);
+
+  CHECK(abi::header_opcode(buf[7]) == static_cast<std::uint8_t>(abi::Opcode::Fence));
+  CHECK(abi::header_flags(buf[7]) == (ff::kIrq | ff::kValue64));
+  CHECK(abi::header_dwords(buf[7]) == 5);
+  CHECK(buf[8] == 0x8);
+  CHECK(buf[9] == 0x2);
+  CHECK(buf[10] == 0x7);
+  CHECK(buf[11] == 0x1);
+}
+
+TEST_CASE("packet writer rejects bad packets and writes nothing", "[packet_writer]") {
+  std::array<std::uint32_t, 8> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+
+  auto check_invalid = [&](Status s, Errc code) {
+    REQUIRE_FALSE(s);
+    CHECK(s.error().code == code);
+    CHECK_FALSE(s.error().hardware_touched);
+    CHECK(w.offset() == 0);
+    CHECK(w.packets() == 0);
+    for (auto d : buf) CHECK(d == 0);
+  };
+  check_invalid(w.nop(0), Errc::InvalidArgument);
+  check_invalid(w.write_data(0x1002, {1}), Errc::InvalidArgument);
+  check_invalid(w.write_data(0x1000, nullptr, 0), Errc::InvalidArgument);
+  check_invalid(w.fence(0x1004, 1, ff::kValue64), Errc::InvalidArgument);  // 8-byte alignment
+  check_invalid(w.fence(0x1000, 1, 0x80), Errc::InvalidArgument);          // undefined flag
+  check_invalid(w.fence(0x1000, 1ull << 40, 0), Errc::InvalidArgument);    // needs value64
+  check_invalid(w.nop(9), Errc::OutOfMemory);                              // does not fit
+  const std::vector<std::uint32_t> big(6, 1);
+  check_invalid(w.write_data(0x1000, big.data(), big.size()), Errc::OutOfMemory);
+}
+
+TEST_CASE("packet writer fills a buffer exactly", "[packet_writer]") {
+  std::array<std::uint32_t, 10> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  REQUIRE(w.fence(0x1000, 1));
+  REQUIRE(w.fence(0x1000, 2));
+  CHECK(w.remaining() == 0);
+  CHECK_FALSE(w.nop());
+  REQUIRE(w.raw({}));
+}

@@ -1,0 +1,92 @@
+// Synchronous first-word-fall-through FIFO with valid/ready on both sides.
+//
+// in_ready_o and out_valid_o depend only on the fill level: there is no combinational path
+// through the FIFO, and ready never depends on valid. A full FIFO accepts again one cycle
+// after a pop.
+`default_nettype none
+
+module sgpu_fifo #(
+  /// Width of one entry in bits.
+  parameter int unsigned Width = 32,
+  /// Number of entries; any value >= 1.
+  parameter int unsigned Depth = 4,
+  /// Dependent parameter, do not override.
+  parameter int unsigned CountWidth = $clog2(Depth + 1)
+) (
+  input  wire logic                  clk_i,
+  input  wire logic                  rst_ni,
+  /// Empties the FIFO (entries are dropped).
+  input  wire logic                  clear_i,
+
+  input  wire logic                  in_valid_i,
+  output      logic                  in_ready_o,
+  input  wire logic [Width-1:0]      in_data_i,
+
+  output      logic                  out_valid_o,
+  input  wire logic                  out_ready_i,
+  output      logic [Width-1:0]      out_data_o,
+
+  /// Entries currently held.
+  output      logic [CountWidth-1:0] count_o
+);
+
+  localparam int unsigned PtrWidth = (Depth > 1) ? $clog2(Depth) : 1;
+
+  logic [Width-1:0]    mem_q [Depth];
+  logic [PtrWidth-1:0] rd_ptr_q, rd_ptr_d, wr_ptr_q, wr_ptr_d;
+  logic [CountWidth-1:0] count_q, count_d;
+
+  logic push, pop;
+  assign in_ready_o  = (count_q != CountWidth'(Depth));
+  assign out_valid_o = (count_q != '0);
+  assign out_data_o  = mem_q[rd_ptr_q];
+  assign count_o     = count_q;
+
+  assign push = in_valid_i && in_ready_o;
+  assign pop  = out_valid_o && out_ready_i;
+
+  function automatic logic [PtrWidth-1:0] next_ptr(logic [PtrWidth-1:0] ptr);
+    if (Depth == 1) return '0;
+    return (ptr == PtrWidth'(Depth - 1)) ? '0 : ptr + 1'b1;
+  endfunction
+
+  always_comb begin
+    rd_ptr_d = pop  ? next_ptr(rd_ptr_q) : rd_ptr_q;
+    wr_ptr_d = push ? next_ptr(wr_ptr_q) : wr_ptr_q;
+    count_d  = count_q + CountWidth'(push) - CountWidth'(pop);
+    if (clear_i) begin
+      rd_ptr_d = '0;
+      wr_ptr_d = '0;
+      count_d  = '0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_ptr_q <= '0;
+      wr_ptr_q <= '0;
+      count_q  <= '0;
+    end else begin
+      rd_ptr_q <= rd_ptr_d;
+      wr_ptr_q <= wr_ptr_d;
+      count_q  <= count_d;
+    end
+  end
+
+  // Storage is not reset: only the pointers say what is valid (FPGA-friendly, maps to LUTRAM).
+  always_ff @(posedge clk_i) begin
+    if (push && !clear_i) mem_q[wr_ptr_q] <= in_data_i;
+  end
+
+  // Elaboration-time checks.
+  if (Depth < 1) begin : g_bad_depth
+    $error("sgpu_fifo: Depth must be at least 1");
+  end
+
+`ifndef SYNTHESIS
+  CountInRange: assert property (@(posedge clk_i) disable iff (!rst_ni) count_q <= CountWidth'(Depth));
+`endif
+
+endmodule
+
+`default_nettype wire

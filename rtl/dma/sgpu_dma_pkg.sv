@@ -1,0 +1,56 @@
+// Types of the DMA fetch engine's request, status and translation channels.
+//
+// Contract (see docs/architecture.md, "DMA fetch engine"):
+// - Requests are accepted in order on a valid/ready channel.
+// - Data for accepted requests is delivered in request order, packed: byte i of a request is
+//   lane (i mod bus bytes) of its (i / bus bytes)-th beat, every beat but the last has all
+//   byte enables set, the last beat has the low (len mod bus bytes, or all) enables set and
+//   `last` high. No byte outside [addr, addr + len) ever reaches the consumer.
+// - Exactly one status per request, in request order, produced after the consumer has taken
+//   the request's last data beat. On an error the data stream of that request stops early
+//   (without `last`) and the status carries the error; the consumer discards the partial data.
+`default_nettype none
+
+package sgpu_dma_pkg;
+
+  localparam int unsigned LenWidth = 32;
+  localparam int unsigned TagWidth = 4;
+
+  typedef logic [LenWidth-1:0] len_t;
+  typedef logic [TagWidth-1:0] tag_t;
+
+  /// Why a request ended. Values are stable: they appear in fault records.
+  typedef enum logic [2:0] {
+    DmaOk         = 3'd0,
+    DmaBusSlvErr  = 3'd1,  ///< a read returned SLVERR
+    DmaBusDecErr  = 3'd2,  ///< a read returned DECERR
+    DmaXlateFault = 3'd3,  ///< the translation port refused a page; no read was issued for it
+    DmaAborted    = 3'd4   ///< abort or engine reset before the request completed
+  } dma_err_e;
+
+  typedef struct packed {
+    sgpu_pkg::addr_t addr;  ///< GPU address of the first byte (any alignment)
+    len_t            len;   ///< length in bytes, >= 1
+    tag_t            tag;   ///< returned with the status
+  } dma_req_t;
+
+  typedef struct packed {
+    tag_t     tag;
+    dma_err_e err;
+  } dma_status_t;
+
+  /// Translation request: the page a read is about to touch.
+  typedef struct packed {
+    sgpu_pkg::pfn_t vpn;    ///< GPU page number
+    logic           write;  ///< the access is a write (the fetch engine only reads)
+  } xlate_req_t;
+
+  /// Translation response for the oldest outstanding request.
+  typedef struct packed {
+    sgpu_pkg::pfn_t ppn;    ///< bus page number to use
+    logic           fault;  ///< no access to this page may be issued
+  } xlate_rsp_t;
+
+endpackage
+
+`default_nettype wire

@@ -1,0 +1,71 @@
+// The whole softgpu front end (Verilated sgpu_top) with the host memory it masters, driven one
+// clock at a time. This is what the host library's `sim` transport wraps; top-level tests use it
+// directly. Nothing here knows about rings or packets: it is the board, not the driver.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "common/axi_memory.hpp"
+#include "common/axi_checker.hpp"
+#include "common/host_memory.hpp"
+
+namespace sgpu::sim {
+
+struct SimConfig {
+  /// Host-memory model timing, in core clocks (see AxiMemoryModel::Config).
+  unsigned read_latency = 64;
+  unsigned write_latency = 32;
+  /// Probability that the memory is ready/valid in a cycle; < 1 adds random back-pressure.
+  double memory_ready_prob = 1.0;
+  /// Seed for the memory model's random stalls and Verilator's X/initial randomisation.
+  std::uint64_t seed = 1;
+  /// Core clock frequency, used to convert simulated cycles to time.
+  double clock_hz = 250e6;
+  /// Write an FST waveform here; empty = the SGPU_FST environment variable, else none.
+  std::string fst_path;
+  /// Run the AXI protocol checker on the host-memory port (throws on a violation).
+  bool check_axi = true;
+};
+
+/// Thrown when the simulated hardware breaks a rule (AXI protocol, MMIO timeout).
+struct SimError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class SimDevice {
+ public:
+  explicit SimDevice(SimConfig config = {});
+  ~SimDevice();
+  SimDevice(const SimDevice&) = delete;
+  SimDevice& operator=(const SimDevice&) = delete;
+
+  /// 32-bit register access through the AXI4-Lite slave; the clock runs until the response.
+  std::uint32_t mmio_read32(std::uint32_t offset);
+  void mmio_write32(std::uint32_t offset, std::uint32_t value);
+
+  /// The host memory the device reads and writes (bus addresses).
+  tb::HostMemory& memory();
+
+  /// Level of the interrupt line now.
+  bool irq() const;
+  /// Advances the clock by `cycles`.
+  void step(std::uint64_t cycles = 1);
+  /// Runs until the interrupt line is high or `max_cycles` have passed; true if it is high.
+  bool run_until_irq(std::uint64_t max_cycles);
+  /// Clock cycles since construction.
+  std::uint64_t cycle() const;
+  const SimConfig& config() const;
+
+  /// The host-memory port's model: statistics, and error injection for fault tests.
+  const tb::AxiMemoryModel& memory_port() const;
+  tb::AxiMemoryModel& memory_port();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sgpu::sim

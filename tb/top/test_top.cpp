@@ -1,0 +1,269 @@
+// Directed tests of the whole front end (sgpu_top) through raw MMIO and host memory: ring,
+// packets, fences, interrupts, write-back, faults and engine reset.
+#include <catch2/catch.hpp>
+
+#include "top/ring_harness.hpp"
+
+using namespace sgpu;
+using namespace sgpu::tb;
+
+namespace {
+
+constexpr std::uint32_t kIntDone = SGPU_REGS__INT_STATUS__DMA_COMPLETED_bm;
+constexpr std::uint32_t kIntFault = SGPU_REGS__INT_STATUS__FAULT_bm;
+
+std::uint64_t reg64(RingHarness& h, std::uint32_t lo, std::uint32_t hi) {
+  const std::uint64_t l = h.reg(lo);
+  return l | (std::uint64_t{h.reg(hi)} << 32);
+}
+
+struct FaultRecord {
+  abi::Fault reason;
+  std::uint32_t ring_index;
+  std::uint64_t addr;
+  std::uint64_t fence;
+  std::uint32_t detail;
+};
+
+FaultRecord read_fault(RingHarness& h) {
+  const std::uint32_t status = h.reg(SGPU_REG(FAULT_STATUS));
+  return {static_cast<abi::Fault>((status & SGPU_REGS__FAULT_STATUS__REASON_bm) >> SGPU_REGS__FAULT_STATUS__REASON_bp),
+          (status & SGPU_REGS__FAULT_STATUS__RING_INDEX_bm) >> SGPU_REGS__FAULT_STATUS__RING_INDEX_bp,
+          reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)),
+          reg64(h, SGPU_REG(FAULT_FENCE_LO), SGPU_REG(FAULT_FENCE_HI)), h.reg(SGPU_REG(FAULT_DETAIL))};
+}
+
+bool faulted(RingHarness& h) { return h.reg(SGPU_REG(STATUS)) & SGPU_REGS__STATUS__FAULTED_bm; }
+
+/// After a fault the engine must come back: reset, then a fresh submission completes.
+void expect_recovers(RingHarness& h) {
+  REQUIRE(h.reset_engine());
+  CHECK_FALSE(faulted(h));
+  CHECK(read_fault(h).reason == abi::Fault::None);
+  h.push(Packets().write_data(kDataAddr + 0x800, {0x600d600d}), 777);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  CHECK(h.mem().read32(kDataAddr + 0x800) == 0x600d600d);
+  CHECK(h.writeback().fence == 777);
+}
+
+}  // namespace
+
+TEST_CASE("a FENCE packet writes its value and raises the interrupt", "[top][fence]") {
+  RingHarness h;
+  h.push(Packets().nop().fence(kDataAddr, 0x1122334455667788ull, abi::fence_flags::kIrq | abi::fence_flags::kValue64), 1);
+  h.doorbell();
+  const std::uint32_t status = h.wait_irq();
+  REQUIRE(status & kIntDone);
+  CHECK(h.mem().read64(kDataAddr) == 0x1122334455667788ull);
+  CHECK_FALSE(h.dev().irq());  // W1C cleared the line
+}
+
+TEST_CASE("a 32-bit FENCE writes only the low dword", "[top][fence]") {
+  RingHarness h;
+  h.mem().write64(kDataAddr, 0xaaaaaaaaaaaaaaaaull);
+  h.push(Packets().fence(kDataAddr + 4, 0x99999999'12345678ull, 0), 5);
+  h.doorbell();
+  REQUIRE(h.wait_fence(5));
+  CHECK(h.mem().read64(kDataAddr) == 0x12345678'aaaaaaaaull);
+}
+
+TEST_CASE("retired entries update write-back, head, fence and interrupt", "[top][ring]") {
+  RingHarness h;
+  for (std::uint64_t f = 1; f <= 3; ++f) h.push(Packets().nop(3), 100 + f);
+  h.doorbell();
+  REQUIRE(h.wait_fence(103));
+  const auto wb = h.writeback();
+  CHECK(wb.fence == 103);
+  CHECK(wb.head == h.tail());
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == h.tail());
+  CHECK(reg64(h, SGPU_REG(FENCE_DONE_LO), SGPU_REG(FENCE_DONE_HI)) == 103);
+  CHECK(h.reg(SGPU_REG(INT_STATUS)) & kIntDone);
+  CHECK(h.dev().irq());
+  CHECK(h.reg(SGPU_REG(STATUS)) & SGPU_REGS__STATUS__IDLE_bm);
+}
+
+TEST_CASE("the ring wraps around", "[top][ring]") {
+  RingHarness h({}, 2);  // four entries
+  std::uint64_t fence = 0;
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 3; ++i) h.push(Packets().write_data(kDataAddr + 4 * (++fence), {std::uint32_t(fence)}), fence);
+    h.doorbell();
+    REQUIRE(h.wait_fence(fence));
+    CHECK(h.writeback().head == h.tail());
+  }
+  for (std::uint64_t f = 1; f <= fence; ++f) CHECK(h.mem().read32(kDataAddr + 4 * f) == f);
+}
+
+TEST_CASE("WRITE_DATA lands dword-exact and touches nothing else", "[top][write_data]") {
+  sim::SimConfig cfg;
+  cfg.memory_ready_prob = GENERATE(1.0, 0.4);
+  cfg.read_latency = 37;
+  RingHarness h(cfg);
+  h.mem().fill(kDataAddr, 0x5a, 64);
+  h.push(Packets().write_data(kDataAddr + 4, {1, 2, 3, 4, 5}).write_data(kDataAddr + 40, {0xcafef00d}), 9);
+  h.doorbell();
+  REQUIRE(h.wait_fence(9));
+  CHECK(h.mem().read32(kDataAddr) == 0x5a5a5a5a);
+  for (std::uint32_t i = 0; i < 5; ++i) CHECK(h.mem().read32(kDataAddr + 4 + 4 * i) == i + 1);
+  CHECK(h.mem().read32(kDataAddr + 24) == 0x5a5a5a5a);
+  CHECK(h.mem().read32(kDataAddr + 40) == 0xcafef00d);
+  CHECK(h.mem().read32(kDataAddr + 44) == 0x5a5a5a5a);
+}
+
+TEST_CASE("zero-length and null-render entries retire their fence without executing", "[top][ring]") {
+  RingHarness h;
+  abi::RingEntry empty{};
+  empty.buf_addr = kBufferAddr;
+  empty.fence = 41;
+  h.push_entry(empty);
+  h.push(Packets().write_data(kDataAddr, {0xbad}), 42, abi::ring_flags::kNullRender);
+  h.doorbell();
+  REQUIRE(h.wait_fence(42));
+  CHECK(h.mem().read32(kDataAddr) == 0);
+}
+
+TEST_CASE("nothing is fetched while CTRL.enable is 0", "[top][ring]") {
+  RingHarness h;
+  h.dev().mmio_write32(SGPU_REG(CTRL), 0);
+  h.push(Packets().nop(), 1);
+  h.doorbell();
+  h.dev().step(2000);
+  CHECK(h.writeback().fence == 0);
+  CHECK(h.dev().memory_port().stats().read_bursts == 0);
+  h.dev().mmio_write32(SGPU_REG(CTRL), SGPU_REGS__CTRL__ENABLE_bm);
+  CHECK(h.wait_fence(1));
+}
+
+TEST_CASE("malformed packets stop the engine with a fault record", "[top][fault]") {
+  RingHarness h;
+  struct Case {
+    const char* name;
+    Packets packets;
+    abi::Fault reason;
+    std::uint32_t bad_offset;  // byte offset of the faulting packet in its buffer
+  };
+  const std::uint32_t unknown = abi::make_header(static_cast<abi::Opcode>(0xee), 1);
+  const std::uint32_t short_fence = abi::make_header(abi::Opcode::Fence, 4);
+  const std::uint32_t reserved = abi::make_header(abi::Opcode::Nop, 1, 0x80);
+  const std::uint32_t overrun = abi::make_header(abi::Opcode::WriteData, 10);
+  const std::uint32_t zero_len = abi::make_header(abi::Opcode::Nop, 0);
+  Case c = GENERATE_COPY(
+      Case{"illegal opcode", Packets().nop().raw(unknown), abi::Fault::IllegalOpcode, 4},
+      Case{"length below the packet's minimum", Packets().raw(short_fence).raw(0).raw(0).raw(0), abi::Fault::BadLength, 0},
+      Case{"zero length", Packets().nop(2).raw(zero_len), abi::Fault::BadLength, 8},
+      Case{"undefined flag bits", Packets().nop().raw(reserved), abi::Fault::ReservedBits, 4},
+      Case{"packet past the end of the buffer", Packets().raw(overrun).raw(0).raw(0).raw(0).raw(0), abi::Fault::BufferOverrun, 0});
+  SECTION(c.name) {
+    // The bad packet is followed by a write that must never happen.
+    Packets p = c.packets;
+    p.write_data(kDataAddr, {0xbad});
+    const auto& words = p.words();
+    h.push(p, 7);
+    h.doorbell();
+    const std::uint32_t status = h.wait_irq();
+    REQUIRE(status & kIntFault);
+    CHECK_FALSE(status & kIntDone);
+    REQUIRE(faulted(h));
+    const FaultRecord f = read_fault(h);
+    CHECK(f.reason == c.reason);
+    CHECK(f.ring_index == 0);
+    CHECK(f.fence == 7);
+    CHECK(f.addr == kBufferAddr + c.bad_offset);
+    CHECK(f.detail == words[c.bad_offset / 4]);
+    CHECK(h.mem().read32(kDataAddr) == 0);
+    CHECK(h.writeback().fence == 0);  // the faulting submission never retires
+    expect_recovers(h);
+  }
+}
+
+TEST_CASE("a malformed ring entry is a fault", "[top][fault]") {
+  RingHarness h;
+  abi::RingEntry e{};
+  e.buf_addr = kBufferAddr;
+  e.fence = 3;
+  SECTION("start after end") {
+    e.start_offset = 8;
+    e.end_offset = 4;
+  }
+  SECTION("misaligned offset") { e.end_offset = 6; }
+  SECTION("misaligned buffer") {
+    e.buf_addr = kBufferAddr + 2;
+    e.end_offset = 4;
+  }
+  SECTION("undefined flag bits") {
+    e.end_offset = 4;
+    e.flags = 0x100;
+  }
+  h.push_entry(e);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntFault);
+  const FaultRecord f = read_fault(h);
+  CHECK(f.reason == abi::Fault::BadRingEntry);
+  CHECK(f.addr == kRingAddr);
+  CHECK(f.fence == 3);
+  expect_recovers(h);
+}
+
+TEST_CASE("misaligned packet addresses are faults", "[top][fault]") {
+  RingHarness h;
+  Packets p;
+  std::uint64_t bad = 0;
+  SECTION("WRITE_DATA") {
+    bad = kDataAddr + 2;
+    p.write_data(bad, {1});
+  }
+  SECTION("64-bit FENCE") {
+    bad = kDataAddr + 4;
+    p.fence(bad, 1, abi::fence_flags::kValue64);
+  }
+  h.push(p, 11);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntFault);
+  const FaultRecord f = read_fault(h);
+  CHECK(f.reason == abi::Fault::BadAlignment);
+  CHECK(f.addr == bad);
+  CHECK(h.mem().read64(kDataAddr) == 0);
+  expect_recovers(h);
+}
+
+TEST_CASE("bus errors on reads and writes are faults", "[top][fault]") {
+  RingHarness h;
+  SECTION("reading the DMA buffer") {
+    h.push(Packets().nop(8), 21);
+    // The buffer is the first one the harness placed.
+    h.dev().memory_port().inject_error(kBufferAddr, kBufferAddr + 0x1000, 2);
+    h.doorbell();
+    REQUIRE(h.wait_irq() & kIntFault);
+    const FaultRecord f = read_fault(h);
+    CHECK(f.reason == abi::Fault::BusError);
+    CHECK(f.fence == 21);
+    h.dev().memory_port().clear_errors();
+  }
+  SECTION("writing WRITE_DATA's destination") {
+    h.dev().memory_port().inject_error(kDataAddr, kDataAddr + 0x100, 3);
+    h.push(Packets().write_data(kDataAddr + 8, {1, 2}), 22);
+    h.doorbell();
+    REQUIRE(h.wait_irq() & kIntFault);
+    const FaultRecord f = read_fault(h);
+    CHECK(f.reason == abi::Fault::BusError);
+    CHECK(f.addr == kDataAddr + 8);
+    CHECK(f.fence == 22);
+    h.dev().memory_port().clear_errors();
+  }
+  expect_recovers(h);
+}
+
+TEST_CASE("engine reset with reads in flight drains and recovers", "[top][reset]") {
+  sim::SimConfig cfg;
+  cfg.read_latency = 200;
+  RingHarness h(cfg);
+  h.push(Packets().nop(16384).nop(16384), 50);  // 128 KiB of NOPs
+  h.doorbell();
+  h.dev().step(600);
+  REQUIRE(h.dev().memory_port().stats().reads_in_flight > 0);
+  REQUIRE(h.reset_engine());
+  CHECK(h.dev().memory_port().idle());
+  CHECK(h.writeback().fence == 0);
+  expect_recovers(h);
+}
