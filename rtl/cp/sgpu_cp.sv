@@ -432,7 +432,6 @@ module sgpu_cp
       end
 
       StFaultDrain: begin
-        dma_abort_o        = dma_busy_i;
         dma_status_ready_o = 1'b1;
         dw_clear           = 1'b1;
         if (!dma_busy_i && wr_idle_i) begin
@@ -444,7 +443,6 @@ module sgpu_cp
       StFaulted: ;
 
       StReset: begin
-        dma_abort_o        = dma_busy_i;
         dma_status_ready_o = 1'b1;
         dw_clear           = 1'b1;
         if (!dma_busy_i && wr_idle_i) begin
@@ -477,6 +475,10 @@ module sgpu_cp
     end
 
     if (engine_reset_i) state_d = StReset;
+
+    // The fetch engine latches an abort: one pulse when draining starts stops it, and it reports
+    // not-busy once every read it issued has returned.
+    dma_abort_o = (state_d inside {StFaultDrain, StReset}) && !(state_q inside {StFaultDrain, StReset});
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -380,18 +380,19 @@ module sgpu_dma_rd #(
   logic                     arvalid_q, arvalid_d;
   sgpu_pkg::addr_t          araddr_q, araddr_d;
   logic [7:0]               arlen_q, arlen_d;
-  logic [PageShift:0]       seg_end;                   // offset + bytes - 1, one bit wider
+  lane_t                    seg_end_lane;              // lane of offset + bytes - 1
 
   // Beats the head segment covers: from its first byte's beat to its last byte's beat.
   assign is_seg_beats = SegBeatsWidth'(
-      ({1'b0, sf_head.seg.offset[LaneBits-1:0]} + (PageShift + 1)'(sf_head.seg.bytes) +
-       (PageShift + 1)'(BusBytes - 1)) >> LaneBits);
+      ((PageShift + 2)'(sf_head.seg.offset[LaneBits-1:0]) + (PageShift + 2)'(sf_head.seg.bytes) +
+       (PageShift + 2)'(BusBytes - 1)) >> LaneBits);
   assign is_cur_addr  = is_started_q ? is_addr_q :
                         {sf_head.ppn, sf_head.seg.offset[PageShift-1:LaneBits], lane_t'(0)};
   assign is_cur_left  = is_started_q ? is_left_q : is_seg_beats;
   assign is_burst_final = is_cur_left <= SegBeatsWidth'(BurstBeats);
   assign is_burst_beats = is_burst_final ? is_cur_left : SegBeatsWidth'(BurstBeats);
-  assign seg_end      = (PageShift + 1)'(sf_head.seg.offset) + (PageShift + 1)'(sf_head.seg.bytes) -
+  // Only the lane of the last byte is needed, and it depends only on the low bits.
+  assign seg_end_lane = sf_head.seg.offset[LaneBits-1:0] + sf_head.seg.bytes[LaneBits-1:0] -
                         1'b1;
 
   assign cancel_hit = cancel_valid && (cancel_seq == sf_head.seg.seq);
@@ -415,7 +416,7 @@ module sgpu_dma_rd #(
       first:   sf_head.seg.first && !is_started_q,
       last:    sf_head.seg.last && is_burst_final,
       lo_lane: sf_head.seg.offset[LaneBits-1:0],
-      hi_lane: seg_end[LaneBits-1:0],
+      hi_lane: seg_end_lane,
       seq:     sf_head.seg.seq
     };
 

@@ -719,6 +719,7 @@ module sgpu_regs (
             end
         end
     end
+    assign hwif_out.INT_STATUS.dma_completed.value = field_storage.INT_STATUS.dma_completed.value;
     // Field: sgpu_regs.INT_STATUS.fault
     always_comb begin
         automatic logic [0:0] next_c;
@@ -744,6 +745,7 @@ module sgpu_regs (
             end
         end
     end
+    assign hwif_out.INT_STATUS.fault.value = field_storage.INT_STATUS.fault.value;
     // Field: sgpu_regs.INT_STATUS.preempted
     always_comb begin
         automatic logic [0:0] next_c;
@@ -769,6 +771,7 @@ module sgpu_regs (
             end
         end
     end
+    assign hwif_out.INT_STATUS.preempted.value = field_storage.INT_STATUS.preempted.value;
     // Field: sgpu_regs.INT_ENABLE.dma_completed
     always_comb begin
         automatic logic [0:0] next_c;

@@ -374,6 +374,24 @@ package sgpu_regs_pkg;
 
     typedef struct {
         logic value;
+    } sgpu_regs__INT_STATUS__dma_completed__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__INT_STATUS__fault__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__INT_STATUS__preempted__out_t;
+
+    typedef struct {
+        sgpu_regs__INT_STATUS__dma_completed__out_t dma_completed;
+        sgpu_regs__INT_STATUS__fault__out_t fault;
+        sgpu_regs__INT_STATUS__preempted__out_t preempted;
+    } sgpu_regs__INT_STATUS__out_t;
+
+    typedef struct {
+        logic value;
     } sgpu_regs__INT_ENABLE__dma_completed__out_t;
 
     typedef struct {
@@ -400,6 +418,7 @@ package sgpu_regs_pkg;
         sgpu_regs__RING_TAIL__out_t RING_TAIL;
         sgpu_regs__WB_ADDR_LO__out_t WB_ADDR_LO;
         sgpu_regs__WB_ADDR_HI__out_t WB_ADDR_HI;
+        sgpu_regs__INT_STATUS__out_t INT_STATUS;
         sgpu_regs__INT_ENABLE__out_t INT_ENABLE;
     } sgpu_regs__out_t;
 endpackage

@@ -252,8 +252,8 @@ module sgpu_top #(
   end
 
   // ------------------------------------------------------------------ register inputs
+  // Every hwif_in member is assigned by name (the generated struct is unpacked).
   always_comb begin
-    hwif_in = '0;
     hwif_in.ID_BUILD.value.next                  = BuildId;
     hwif_in.CAP_BUS.data_bytes.next              = 8'(DataWidth / 8);
     hwif_in.CAP_BUS.addr_bits.next               = 8'(sgpu_pkg::AddrWidth);
@@ -263,6 +263,18 @@ module sgpu_top #(
     hwif_in.CAP_MEM.max_ring_log2.next           = 8'(MaxRingLog2);
     hwif_in.CAP_MEM.max_indirect_depth.next      = 8'd0;
     // No GART, copy engine, preemption or memory segment yet: feature bits and segments read 0.
+    hwif_in.CAP_FEATURES.gart.next               = 1'b0;
+    hwif_in.CAP_FEATURES.copy_engine.next        = 1'b0;
+    hwif_in.CAP_FEATURES.preemption.next         = 1'b0;
+    hwif_in.CAP_FEATURES.memory_segment.next     = 1'b0;
+    hwif_in.CAP_MEMSEG_BASE_LO.value.next        = '0;
+    hwif_in.CAP_MEMSEG_BASE_HI.value.next        = '0;
+    hwif_in.CAP_MEMSEG_SIZE_LO.value.next        = '0;
+    hwif_in.CAP_MEMSEG_SIZE_HI.value.next        = '0;
+    hwif_in.CAP_APSEG_BASE_LO.value.next         = '0;
+    hwif_in.CAP_APSEG_BASE_HI.value.next         = '0;
+    hwif_in.CAP_APSEG_SIZE_LO.value.next         = '0;
+    hwif_in.CAP_APSEG_SIZE_HI.value.next         = '0;
     hwif_in.STATUS.idle.next                     = cp_idle;
     hwif_in.STATUS.faulted.next                  = cp_faulted;
     hwif_in.STATUS.resetting.next                = cp_resetting;

@@ -73,6 +73,8 @@ TEST_CASE("retired entries update write-back, head, fence and interrupt", "[top]
   for (std::uint64_t f = 1; f <= 3; ++f) h.push(Packets().nop(3), 100 + f);
   h.doorbell();
   REQUIRE(h.wait_fence(103));
+  // Registers and the interrupt follow once the write-back record is acknowledged.
+  for (int i = 0; i < 100 && !(h.reg(SGPU_REG(STATUS)) & SGPU_REGS__STATUS__IDLE_bm); ++i) h.dev().step(8);
   const auto wb = h.writeback();
   CHECK(wb.fence == 103);
   CHECK(wb.head == h.tail());
@@ -87,7 +89,10 @@ TEST_CASE("the ring wraps around", "[top][ring]") {
   RingHarness h({}, 2);  // four entries
   std::uint64_t fence = 0;
   for (int round = 0; round < 5; ++round) {
-    for (int i = 0; i < 3; ++i) h.push(Packets().write_data(kDataAddr + 4 * (++fence), {std::uint32_t(fence)}), fence);
+    for (int i = 0; i < 3; ++i) {
+      ++fence;
+      h.push(Packets().write_data(kDataAddr + 4 * fence, {static_cast<std::uint32_t>(fence)}), fence);
+    }
     h.doorbell();
     REQUIRE(h.wait_fence(fence));
     CHECK(h.writeback().head == h.tail());

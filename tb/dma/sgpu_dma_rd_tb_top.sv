@@ -1,0 +1,131 @@
+// Simulation top for the DMA fetch engine's tests and benchmark (Verilator).
+//
+// Flattens the engine's struct ports into plain vectors (what a C++ harness can drive) and
+// offers a choice of translator: the C++ model on the xlate_* ports, or the RTL identity
+// translator (use_identity_i = 1), which the benchmark uses.
+`default_nettype none
+
+module sgpu_dma_rd_tb_top #(
+  /// AXI data width in bits.
+  parameter int unsigned DataWidth = 64
+) (
+  /// Clock.
+  input  wire logic                   clk_i,
+  /// Asynchronous reset, active low.
+  input  wire logic                   rst_ni,
+  /// Engine abort.
+  input  wire logic                   abort_i,
+  /// Engine busy.
+  output      logic                   busy_o,
+  /// Request channel, flattened.
+  input  wire logic                   req_valid_i,
+  output      logic                   req_ready_o,
+  input  wire logic [63:0]            req_addr_i,
+  input  wire logic [31:0]            req_len_i,
+  input  wire logic [3:0]             req_tag_i,
+  /// Data stream.
+  output      logic                   data_valid_o,
+  input  wire logic                   data_ready_i,
+  output      logic [DataWidth-1:0]   data_o,
+  output      logic [DataWidth/8-1:0] data_keep_o,
+  output      logic                   data_last_o,
+  /// Status channel, flattened.
+  output      logic                   status_valid_o,
+  input  wire logic                   status_ready_i,
+  output      logic [3:0]             status_tag_o,
+  output      logic [2:0]             status_err_o,
+  /// 1: translate with the RTL identity translator; 0: with the xlate_* ports.
+  input  wire logic                   use_identity_i,
+  /// Translation port, flattened.
+  output      logic                   xlate_req_valid_o,
+  input  wire logic                   xlate_req_ready_i,
+  output      logic [51:0]            xlate_req_vpn_o,
+  input  wire logic                   xlate_rsp_valid_i,
+  output      logic                   xlate_rsp_ready_o,
+  input  wire logic [51:0]            xlate_rsp_ppn_i,
+  input  wire logic                   xlate_rsp_fault_i,
+  /// AXI4 read master.
+  output      logic                   m_axi_arvalid,
+  input  wire logic                   m_axi_arready,
+  output      logic [3:0]             m_axi_arid,
+  output      logic [63:0]            m_axi_araddr,
+  output      logic [7:0]             m_axi_arlen,
+  output      logic [2:0]             m_axi_arsize,
+  output      logic [1:0]             m_axi_arburst,
+  input  wire logic                   m_axi_rvalid,
+  output      logic                   m_axi_rready,
+  input  wire logic [3:0]             m_axi_rid,
+  input  wire logic [DataWidth-1:0]   m_axi_rdata,
+  input  wire logic [1:0]             m_axi_rresp,
+  input  wire logic                   m_axi_rlast
+);
+
+  sgpu_dma_pkg::dma_status_t status;
+  sgpu_dma_pkg::xlate_req_t  xreq;
+  sgpu_dma_pkg::xlate_rsp_t  xrsp, id_rsp;
+  logic                      xreq_valid, xreq_ready, xrsp_valid, xrsp_ready;
+  logic                      id_req_ready, id_rsp_valid;
+
+  sgpu_dma_rd #(
+    .DataWidth(DataWidth)
+  ) u_dut (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .abort_i          (abort_i),
+    .busy_o           (busy_o),
+    .req_valid_i      (req_valid_i),
+    .req_ready_o      (req_ready_o),
+    .req_i            ('{addr: req_addr_i, len: req_len_i, tag: req_tag_i}),
+    .data_valid_o     (data_valid_o),
+    .data_ready_i     (data_ready_i),
+    .data_o           (data_o),
+    .data_keep_o      (data_keep_o),
+    .data_last_o      (data_last_o),
+    .status_valid_o   (status_valid_o),
+    .status_ready_i   (status_ready_i),
+    .status_o         (status),
+    .xlate_req_valid_o(xreq_valid),
+    .xlate_req_ready_i(xreq_ready),
+    .xlate_req_o      (xreq),
+    .xlate_rsp_valid_i(xrsp_valid),
+    .xlate_rsp_ready_o(xrsp_ready),
+    .xlate_rsp_i      (xrsp),
+    .m_axi_arvalid    (m_axi_arvalid),
+    .m_axi_arready    (m_axi_arready),
+    .m_axi_arid       (m_axi_arid),
+    .m_axi_araddr     (m_axi_araddr),
+    .m_axi_arlen      (m_axi_arlen),
+    .m_axi_arsize     (m_axi_arsize),
+    .m_axi_arburst    (m_axi_arburst),
+    .m_axi_rvalid     (m_axi_rvalid),
+    .m_axi_rready     (m_axi_rready),
+    .m_axi_rid        (m_axi_rid),
+    .m_axi_rdata      (m_axi_rdata),
+    .m_axi_rresp      (m_axi_rresp),
+    .m_axi_rlast      (m_axi_rlast)
+  );
+
+  sgpu_xlate_identity u_identity (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .xlate_req_valid_i(xreq_valid && use_identity_i),
+    .xlate_req_ready_o(id_req_ready),
+    .xlate_req_i      (xreq),
+    .xlate_rsp_valid_o(id_rsp_valid),
+    .xlate_rsp_ready_i(xrsp_ready && use_identity_i),
+    .xlate_rsp_o      (id_rsp)
+  );
+
+  assign xreq_ready        = use_identity_i ? id_req_ready : xlate_req_ready_i;
+  assign xrsp_valid        = use_identity_i ? id_rsp_valid : xlate_rsp_valid_i;
+  assign xrsp              = use_identity_i ? id_rsp : '{ppn: xlate_rsp_ppn_i,
+                                                         fault: xlate_rsp_fault_i};
+  assign xlate_req_valid_o = xreq_valid && !use_identity_i;
+  assign xlate_req_vpn_o   = xreq.vpn;
+  assign xlate_rsp_ready_o = xrsp_ready && !use_identity_i;
+  assign status_tag_o      = status.tag;
+  assign status_err_o      = status.err;
+
+endmodule
+
+`default_nettype wire
