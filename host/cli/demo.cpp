@@ -2,6 +2,7 @@
 // and NOP packets, submits them one by one (measuring doorbell-to-fence cycles on the device's
 // own cycle counter), then all at once, and checks every byte the device wrote.
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>

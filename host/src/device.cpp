@@ -203,10 +203,11 @@ Device::Device(std::unique_ptr<State> state) : s_(std::move(state)) {}
 Device::Device(Device&&) noexcept = default;
 Device& Device::operator=(Device&&) noexcept = default;
 Device::~Device() {
-  // Stop the engine before the ring memory goes away, so it never fetches freed memory.
+  // Stop and drain the engine before the ring memory goes away, so it never touches freed
+  // memory. Best effort: a destructor has nobody to report to.
   if (s_ && s_->t) {
     try {
-      s_->wr(SGPU_REG(CTRL), SGPU_FIELD(CTRL, ENABLE).put(0));
+      (void)s_->reset_and_wait();
     } catch (const TransportFailure&) {
     }
   }

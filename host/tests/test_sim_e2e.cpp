@@ -1,1 +1,241 @@
+// End to end: libsgpu on the sim transport against the Verilated RTL (sgpu_top).
 #include <catch2/catch.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include "sgpu/device.hpp"
+#include "sgpu/packet_writer.hpp"
+#include "sgpu/regs.hpp"
+
+using namespace sgpu;
+using namespace std::chrono_literals;
+
+namespace {
+
+TransportOptions sim_options() {
+  TransportOptions o;
+  o.read_latency = 16;  // short latencies keep the tests fast; the bench uses realistic ones
+  o.write_latency = 8;
+  return o;
+}
+
+std::unique_ptr<Transport> sim_transport() {
+  auto t = open_transport("sim", sim_options());
+  REQUIRE(t);
+  return std::move(*t);
+}
+
+Device open_sim(unsigned ring_log2 = 6) {
+  DeviceOptions opt;
+  opt.ring_log2_entries = ring_log2;
+  auto d = Device::open(sim_transport(), opt);
+  if (!d) FAIL(to_string(d.error()));
+  return std::move(*d);
+}
+
+DmaMemory alloc(Transport& t, std::size_t bytes) {
+  auto m = t.alloc_dma(bytes);
+  REQUIRE(m);
+  return std::move(*m);
+}
+
+// A buffer holding just a FENCE of `value` to `slot`.
+DmaMemory fence_buffer(Transport& t, const DmaMemory& slot, std::uint64_t value, std::uint32_t& end) {
+  auto buf = alloc(t, 4096);
+  PacketWriter w(buf);
+  REQUIRE(w.fence(slot.bus_addr(), value, abi::fence_flags::kValue64));
+  end = w.offset();
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("every register field with a reset value reads it through the host", "[e2e][regs]") {
+  auto t = sim_transport();
+  std::size_t checked = 0;
+  for (const auto& f : regs::all_fields()) {
+    if (!f.reset) continue;
+    INFO(f.reg << "." << f.field << " at " << f.offset);
+    CHECK(f.bits.get(t->read32(f.offset)) == *f.reset);
+    ++checked;
+  }
+  CHECK(checked >= 10);
+}
+
+TEST_CASE("open reports the device's identity and capabilities", "[e2e][device]") {
+  Device dev = open_sim();
+  const DeviceInfo& i = dev.info();
+  CHECK(i.magic == SGPU_REGS__ID_MAGIC__VALUE_reset);
+  CHECK(i.version_major == SGPU_REGS__ID_VERSION__MAJOR_reset);
+  CHECK(i.bus_data_bytes >= 4);
+  CHECK((i.bus_data_bytes & (i.bus_data_bytes - 1)) == 0);
+  CHECK(i.page_size() == 4096);
+  CHECK(i.max_ring_log2 >= 1);
+  CHECK(dev.transport().name() == "sim");
+}
+
+TEST_CASE("a submitted buffer's fence arrives with an interrupt; head write-back equals tail", "[e2e][fence]") {
+  Device dev = open_sim();
+  Transport& t = dev.transport();
+  auto slot = alloc(t, 4096);
+  std::uint32_t end = 0;
+  auto buf = fence_buffer(t, slot, 0x1234'5678'9abc'def0ull, end);
+  auto fence = dev.submit({&buf, 0, end, 0, 0});
+  REQUIRE(fence);
+  CHECK(*fence == 1);
+
+  REQUIRE(t.wait_irq(1ms));  // the interrupt line rises...
+  const std::uint32_t status = t.read32(SGPU_REG(INT_STATUS));
+  CHECK(SGPU_FIELD(INT_STATUS, DMA_COMPLETED).get(status) == 1);
+  CHECK(SGPU_FIELD(INT_STATUS, FAULT).get(status) == 0);
+  REQUIRE(dev.wait_fence(*fence, 1ms));  // ...and the fence is there
+
+  CHECK(dev.completed_fence() == *fence);
+  CHECK(dev.ring_head() == dev.ring_tail());
+  CHECK(dev.ring_tail() == 1);
+  CHECK(t.read32(SGPU_REG(RING_HEAD)) == dev.ring_tail());
+  CHECK(t.read32(SGPU_REG(FENCE_DONE_LO)) == *fence);
+  CHECK(t.read32(SGPU_REG(FENCE_DONE_HI)) == 0);
+  CHECK(slot.as<std::uint64_t>()[0] == 0x1234'5678'9abc'def0ull);
+  // The fence was already in memory, so wait_fence had no interrupt to acknowledge; writing the
+  // status back (W1C) drops the line.
+  CHECK(t.wait_irq(0ns));
+  t.write32(SGPU_REG(INT_STATUS), status);
+  CHECK(t.read32(SGPU_REG(INT_STATUS)) == 0);
+  CHECK_FALSE(t.wait_irq(10us));
+}
+
+TEST_CASE("WRITE_DATA bytes land in host memory and nothing else changes", "[e2e][write_data]") {
+  Device dev = open_sim();
+  Transport& t = dev.transport();
+  auto target = alloc(t, 8192);
+  std::memset(target.cpu(), 0xee, target.size());
+  std::vector<std::uint32_t> data(300);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = 0xc0de0000u + static_cast<std::uint32_t>(i);
+  auto buf = alloc(t, 4096);
+  PacketWriter w(buf);
+  REQUIRE(w.nop(3));
+  const std::uint32_t offset = 4092;  // crosses a page boundary
+  REQUIRE(w.write_data(target.bus_addr() + offset, data.data(), data.size()));
+  REQUIRE(w.write_data(target.bus_addr() + 16, {0xabad1dea}));
+  auto fence = dev.submit({&buf, 0, w.offset(), 0, 0});
+  REQUIRE(fence);
+  REQUIRE(dev.wait_fence(*fence, 1ms));
+
+  const auto* bytes = target.as<const std::uint8_t>();
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    std::uint8_t expected = 0xee;
+    if (i >= offset && i < offset + data.size() * 4)
+      expected = static_cast<std::uint8_t>(data[(i - offset) / 4] >> (8 * ((i - offset) % 4)));
+    if (i >= 16 && i < 20) expected = static_cast<std::uint8_t>(0xabad1deau >> (8 * (i - 16)));
+    if (bytes[i] != expected) FAIL("byte " << i << " is " << int(bytes[i]) << ", expected " << int(expected));
+  }
+}
+
+TEST_CASE("a zero-length submission only retires its fence", "[e2e][fence]") {
+  Device dev = open_sim();
+  auto buf = alloc(dev.transport(), 4096);
+  auto fence = dev.submit({&buf, 0, 0, 0, 0});
+  REQUIRE(fence);
+  REQUIRE(dev.wait_fence(*fence, 1ms));
+  CHECK(dev.completed_fence() == *fence);
+}
+
+TEST_CASE("submissions wrap around a small ring in order", "[e2e][ring]") {
+  Device dev = open_sim(2);  // 4 entries, 3 in flight at most
+  Transport& t = dev.transport();
+  auto slots = alloc(t, 4096);
+  std::vector<DmaMemory> bufs;
+  std::vector<std::uint32_t> ends;
+  for (unsigned i = 0; i < 11; ++i) {
+    auto buf = alloc(t, 4096);
+    PacketWriter w(buf);
+    REQUIRE(w.fence(slots.bus_addr() + 8 * i, 100 + i, abi::fence_flags::kValue64));
+    ends.push_back(w.offset());
+    bufs.push_back(std::move(buf));
+  }
+  FenceId last = 0;
+  for (unsigned i = 0; i < bufs.size(); ++i) {
+    auto fence = dev.submit({&bufs[i], 0, ends[i], 0, 0});
+    if (!fence) {
+      REQUIRE(fence.error().code == Errc::Busy);
+      REQUIRE(dev.wait_fence(dev.completed_fence() + 1, 1ms));
+      fence = dev.submit({&bufs[i], 0, ends[i], 0, 0});
+    }
+    REQUIRE(fence);
+    CHECK(*fence == last + 1);
+    last = *fence;
+  }
+  REQUIRE(dev.wait_fence(last, 1ms));
+  CHECK(dev.ring_head() == dev.ring_tail());
+  for (unsigned i = 0; i < bufs.size(); ++i) CHECK(slots.as<std::uint64_t>()[i] == 100 + i);
+}
+
+TEST_CASE("an unknown opcode faults with the header in detail; reset_engine recovers", "[e2e][fault]") {
+  Device dev = open_sim();
+  Transport& t = dev.transport();
+  auto slots = alloc(t, 4096);
+  std::uint32_t good_end = 0;
+  auto good = fence_buffer(t, slots, 1, good_end);
+
+  const std::uint32_t header = (2u << abi::header::kDwordsLsb) | (0xeeu << abi::header::kOpcodeLsb);
+  REQUIRE(abi::find_packet(abi::header_opcode(header)) == nullptr);
+  auto bad = alloc(t, 4096);
+  PacketWriter w(bad);
+  REQUIRE(w.nop());
+  const std::uint32_t bad_offset = w.offset();
+  REQUIRE(w.raw({header, 0}));
+  REQUIRE(w.fence(slots.bus_addr() + 8, 2, abi::fence_flags::kValue64));
+
+  const FenceId f1 = dev.submit({&good, 0, good_end, 0, 0}).value();
+  const FenceId f2 = dev.submit({&bad, 0, w.offset(), 7, 0}).value();
+  const FenceId f3 = dev.submit({&good, 0, good_end, 0, 0}).value();  // queued behind the fault
+
+  auto waited = dev.wait_fence(f2, 1ms);
+  REQUIRE_FALSE(waited);
+  INFO(waited.error().message);
+  CHECK(waited.error().code == Errc::DeviceFault);
+  CHECK_THAT(waited.error().message, Catch::Contains("ILLEGAL_OPCODE"));
+  CHECK(dev.completed_fence() == f1);
+  CHECK(SGPU_FIELD(STATUS, FAULTED).get(t.read32(SGPU_REG(STATUS))) == 1);
+
+  auto rec = dev.fault();
+  REQUIRE(rec);
+  REQUIRE(rec->has_value());
+  const FaultRecord& f = **rec;
+  INFO(to_string(f));
+  CHECK(f.reason == abi::Fault::IllegalOpcode);
+  CHECK(f.detail == header);
+  CHECK(f.fence == f2);
+  CHECK(f.ring_index == 1);
+  CHECK(f.address == bad.bus_addr() + bad_offset);
+  CHECK(slots.as<std::uint64_t>()[1] == 0);  // nothing after the bad packet ran
+
+  REQUIRE(dev.reset_engine());
+  auto none = dev.fault();
+  REQUIRE(none);
+  CHECK_FALSE(none->has_value());
+  auto aborted = dev.wait_fence(f3, 1ms);
+  REQUIRE_FALSE(aborted);
+  CHECK(aborted.error().code == Errc::Aborted);
+
+  const FenceId f4 = dev.submit({&good, 0, good_end, 0, 0}).value();
+  CHECK(f4 == f3 + 1);
+  REQUIRE(dev.wait_fence(f4, 1ms));
+  CHECK(dev.completed_fence() == f4);
+  CHECK(dev.ring_head() == dev.ring_tail());
+}
+
+TEST_CASE("waiting for a fence never submitted times out naming the last fence seen", "[e2e][fence]") {
+  Device dev = open_sim();
+  auto buf = alloc(dev.transport(), 4096);
+  const FenceId f = dev.submit({&buf, 0, 0, 0, 0}).value();
+  REQUIRE(dev.wait_fence(f, 1ms));
+  const auto t0 = dev.transport().now();
+  auto r = dev.wait_fence(f + 5, 20us);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::Timeout);
+  CHECK_THAT(r.error().message, Catch::Contains("fence " + std::to_string(f + 5)) && Catch::Contains("last fence seen 1"));
+  CHECK(dev.transport().now() - t0 >= 20us);  // it waited in simulated time
+}

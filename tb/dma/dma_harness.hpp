@@ -3,7 +3,10 @@
 // benchmark; SGPU_DMA_WIDTH (64 or 128) selects the model this program links.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -108,10 +111,23 @@ public:
   /// Resets engine, translator model and memory model (reads in flight are dropped, as a
   /// system reset does). The scoreboard forgets requests that had no status.
   void reset() {
-    top_->rst_ni = 0;
-    top_->clk_i = 0;
+    // rst_ni must fall to trigger the asynchronous reset; hold it over two clock edges.
     top_->use_identity_i = config_.rtl_identity;
+    top_->abort_i = 0;
+    top_->req_valid_i = 0;
+    top_->m_axi_rvalid = 0;
+    top_->xlate_rsp_valid_i = 0;
+    top_->clk_i = 0;
+    top_->rst_ni = 1;
     top_->eval();
+    top_->rst_ni = 0;
+    top_->eval();
+    for (int i = 0; i < 2; ++i) {
+      top_->clk_i = 1;
+      top_->eval();
+      top_->clk_i = 0;
+      top_->eval();
+    }
     top_->rst_ni = 1;
     top_->eval();
     axi_->reset();
@@ -128,6 +144,8 @@ public:
 
   void set_abort(bool abort) { abort_ = abort; }
   bool busy() const { return top_->busy_o != 0; }
+  /// True if any AXI read was issued into this physical page.
+  bool page_was_read(uint64_t page_number) const { return pages_read_.count(page_number) != 0; }
 
   /// Physical (bus) address of a GPU address under the translator's mapping.
   uint64_t physical(uint64_t addr) const {
@@ -211,6 +229,7 @@ public:
     AxiManagerOut sample{};
     sample_axi_read(t, sample);
     checker_->tick(sample, axi_->outputs());
+    axi_outputs_arready_ = axi_->outputs().arready;
     const bool req_hs = t.req_valid_i && t.req_ready_o;
     const bool data_hs = t.data_valid_o && t.data_ready_i;
     const bool status_hs = t.status_valid_o && t.status_ready_i;
@@ -231,6 +250,7 @@ public:
 
     // 4. Models' edge.
     axi_->tick(sample);
+    if (sample.arvalid && axi_outputs_arready_) pages_read_.insert(sample.araddr >> 12);
     if (req_hs) {
       Tracked r;
       r.addr = to_submit_.front().addr;
@@ -342,7 +362,11 @@ private:
     r.err = err;
     r.status_cycle = cycle_;
     if (tag != r.tag) fail("status tag " + std::to_string(tag) + " expected " + std::to_string(r.tag));
-    if (err == DmaErr::Ok) {
+    if (err == DmaErr::Ok && r.len == 0) {
+      // An empty request completes without data.
+      if (data_idx_ != status_idx_) fail("empty request completed out of order");
+      data_idx_ = status_idx_ + 1;
+    } else if (err == DmaErr::Ok) {
       if (!r.got_last) fail("OK status before the last data beat");
     } else {
       if (r.got_last) fail("error status for a request that delivered its last beat");
@@ -422,6 +446,9 @@ private:
   bool xlate_rsp_valid_ = false;
   uint64_t xlate_rsp_ppn_ = 0;
   bool xlate_rsp_fault_ = false;
+
+  bool axi_outputs_arready_ = false;
+  std::unordered_set<uint64_t> pages_read_;  ///< physical pages any read was issued into
 
   uint64_t cycle_ = 0;
 };

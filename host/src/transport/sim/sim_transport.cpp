@@ -19,7 +19,7 @@ namespace {
 // its memory map) alive until the last buffer is gone, whatever the destruction order.
 class SimDma final : public DmaBackend {
  public:
-  explicit SimDma(std::shared_ptr<sim::SimDevice> dev) : dev(std::move(dev)) {}
+  explicit SimDma(std::shared_ptr<sim::SimDevice> device) : dev(std::move(device)) {}
   void release(void* cpu, std::uint64_t bus_addr, std::size_t bytes) noexcept override {
     dev->memory().detach(bus_addr, bytes);
     bus.free(bus_addr, bytes);
