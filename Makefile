@@ -30,10 +30,10 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/host/cli/sgpu demo
+	$(BUILD)/bin/sgpu demo
 
 info: build
-	$(BUILD)/host/cli/sgpu info
+	$(BUILD)/bin/sgpu info
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -25,6 +25,10 @@ function(sgpu_verilate target)
     OPT_GLOBAL -O2)
   # Consumers need the same VM_TRACE settings as the model to use the trace API.
   target_compile_definitions(${target} PUBLIC VM_TRACE=1 VM_TRACE_FST=1)
-  # Verilated code is not ours to warn about.
+  # Verilated code and Verilator's runtime headers are not ours to warn about, here or in the
+  # code that includes them (-isystem wins over verilate()'s plain -I for the same folders).
   target_compile_options(${target} PRIVATE -w)
+  target_include_directories(${target} SYSTEM PUBLIC
+    ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd
+    ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/V${A_TOP}.dir)
 endfunction()

@@ -111,7 +111,8 @@ def cpp_struct(name, s, doc):
         f = fields[i]
         nxt = fields[i + 1] if i + 1 < len(fields) else None
         if f["name"].endswith("_lo") and nxt and nxt["name"] == f["name"][:-3] + "_hi":
-            lines.append(f"  std::uint64_t {f['name'][:-3]};  ///< {f['desc']}")
+            desc = f["desc"].replace(", bits 31:0", "").replace(" bits 31:0", "")
+            lines.append(f"  std::uint64_t {f['name'][:-3]};  ///< {desc}")
             i += 2
         else:
             lines.append(f"  std::uint32_t {f['name']};  ///< {f['desc']}")

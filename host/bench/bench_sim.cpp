@@ -83,7 +83,7 @@ int main() {
   sgpu::Transport& t = dev.transport();
 
   // ---- idle: the clock runs, nothing to do
-  constexpr std::uint64_t kIdleCycles = 400'000;
+  constexpr std::uint64_t kIdleCycles = 1'000'000;
   const auto idle_timeout =
       std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(kIdleCycles) * 1e9 / options.clock_hz));
   const std::uint64_t i0 = check(dev.cycle_counter(), "cycle counter");
@@ -95,7 +95,7 @@ int main() {
 
   // ---- busy: a ring full of 4 KiB buffers (WRITE_DATA + NOP padding + FENCE)
   constexpr unsigned kBuffers = 8;
-  constexpr unsigned kSubmissions = 400;
+  constexpr unsigned kSubmissions = 800;
   auto target = check(t.alloc_dma(kBuffers * 256), "alloc target");
   std::vector<sgpu::DmaMemory> buffers;
   std::vector<std::uint32_t> ends;

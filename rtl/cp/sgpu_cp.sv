@@ -41,6 +41,15 @@ module sgpu_cp
   output      logic                   evt_dma_completed_o,
   output      logic                   evt_fault_o,
 
+  // The submission being executed, for the GART (privilege check, fault record).
+  /// System-physical addresses are allowed: while a ring entry is read (the ring is the
+  /// kernel's) and for entries with the privileged or paging flag.
+  output      logic                   exec_privileged_o,
+  /// Fence of the entry being executed (0 while an entry is read).
+  output      logic [63:0]            exec_fence_o,
+  /// context_id of the entry being executed (0 while an entry is read).
+  output      logic [31:0]            exec_context_o,
+
   // Fetch engine (sgpu_dma_rd).
   output      logic                   dma_req_valid_o,
   input  wire logic                   dma_req_ready_i,
@@ -531,6 +540,13 @@ module sgpu_cp
   assign fault_addr_o       = fault_addr_q;
   assign fault_fence_o      = fault_fence_q;
   assign fault_detail_o     = fault_detail_q;
+
+  // entry_q is only complete once StRingData has collected it.
+  logic reading_ring;
+  assign reading_ring      = state_q inside {StIdle, StRingReq, StRingData, StRingStatus};
+  assign exec_privileged_o = reading_ring || privileged;
+  assign exec_fence_o      = reading_ring ? '0 : {entry_q.fence_hi, entry_q.fence_lo};
+  assign exec_context_o    = reading_ring ? '0 : entry_q.context_id;
 
 `ifndef SYNTHESIS
   // A status belongs to the request the FSM is reading (except while draining, which drops all).

@@ -261,6 +261,24 @@ module sgpu_regs (
         logic FAULT_FENCE_LO;
         logic FAULT_FENCE_HI;
         logic FAULT_DETAIL;
+        logic GART_CTRL;
+        logic GART_CAP;
+        logic GART_TABLE_BASE_LO;
+        logic GART_TABLE_BASE_HI;
+        logic GART_TABLE_SIZE;
+        logic GART_INV_FIRST;
+        logic GART_INV_COUNT;
+        logic GART_CMD;
+        logic GART_STATUS;
+        logic GART_FAULT_STATUS;
+        logic GART_FAULT_ADDR_LO;
+        logic GART_FAULT_ADDR_HI;
+        logic GART_FAULT_FENCE_LO;
+        logic GART_FAULT_FENCE_HI;
+        logic GART_FAULT_CONTEXT;
+        logic GART_PERF_LOOKUPS;
+        logic GART_PERF_MISSES;
+        logic GART_PERF_WALKS;
     } decoded_reg_strb_t;
     decoded_reg_strb_t decoded_reg_strb;
     logic decoded_err;
@@ -347,6 +365,42 @@ module sgpu_regs (
         is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h190);
         decoded_reg_strb.FAULT_DETAIL = cpuif_req_masked & (cpuif_addr == 12'h194) & !cpuif_req_is_wr;
         is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h194);
+        decoded_reg_strb.GART_CTRL = cpuif_req_masked & (cpuif_addr == 12'h200);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h200);
+        decoded_reg_strb.GART_CAP = cpuif_req_masked & (cpuif_addr == 12'h204) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h204);
+        decoded_reg_strb.GART_TABLE_BASE_LO = cpuif_req_masked & (cpuif_addr == 12'h208);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h208);
+        decoded_reg_strb.GART_TABLE_BASE_HI = cpuif_req_masked & (cpuif_addr == 12'h20c);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h20c);
+        decoded_reg_strb.GART_TABLE_SIZE = cpuif_req_masked & (cpuif_addr == 12'h210);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h210);
+        decoded_reg_strb.GART_INV_FIRST = cpuif_req_masked & (cpuif_addr == 12'h214);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h214);
+        decoded_reg_strb.GART_INV_COUNT = cpuif_req_masked & (cpuif_addr == 12'h218);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h218);
+        decoded_reg_strb.GART_CMD = cpuif_req_masked & (cpuif_addr == 12'h21c) & cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h21c);
+        decoded_reg_strb.GART_STATUS = cpuif_req_masked & (cpuif_addr == 12'h220) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h220);
+        decoded_reg_strb.GART_FAULT_STATUS = cpuif_req_masked & (cpuif_addr == 12'h224) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h224);
+        decoded_reg_strb.GART_FAULT_ADDR_LO = cpuif_req_masked & (cpuif_addr == 12'h228) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h228);
+        decoded_reg_strb.GART_FAULT_ADDR_HI = cpuif_req_masked & (cpuif_addr == 12'h22c) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h22c);
+        decoded_reg_strb.GART_FAULT_FENCE_LO = cpuif_req_masked & (cpuif_addr == 12'h230) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h230);
+        decoded_reg_strb.GART_FAULT_FENCE_HI = cpuif_req_masked & (cpuif_addr == 12'h234) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h234);
+        decoded_reg_strb.GART_FAULT_CONTEXT = cpuif_req_masked & (cpuif_addr == 12'h238) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h238);
+        decoded_reg_strb.GART_PERF_LOOKUPS = cpuif_req_masked & (cpuif_addr == 12'h240) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h240);
+        decoded_reg_strb.GART_PERF_MISSES = cpuif_req_masked & (cpuif_addr == 12'h244) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h244);
+        decoded_reg_strb.GART_PERF_WALKS = cpuif_req_masked & (cpuif_addr == 12'h248) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h248);
         decoded_err = ~is_valid_addr & decoded_req;
     end
 
@@ -422,6 +476,10 @@ module sgpu_regs (
                 logic next;
                 logic load_next;
             } preempted;
+            struct {
+                logic next;
+                logic load_next;
+            } gart_fault;
         } INT_STATUS;
         struct {
             struct {
@@ -436,7 +494,61 @@ module sgpu_regs (
                 logic next;
                 logic load_next;
             } preempted;
+            struct {
+                logic next;
+                logic load_next;
+            } gart_fault;
         } INT_ENABLE;
+        struct {
+            struct {
+                logic next;
+                logic load_next;
+            } enable;
+        } GART_CTRL;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } value;
+        } GART_TABLE_BASE_LO;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } value;
+        } GART_TABLE_BASE_HI;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } entries;
+        } GART_TABLE_SIZE;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } page;
+        } GART_INV_FIRST;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } count;
+        } GART_INV_COUNT;
+        struct {
+            struct {
+                logic next;
+                logic load_next;
+            } inv_range;
+            struct {
+                logic next;
+                logic load_next;
+            } inv_all;
+            struct {
+                logic next;
+                logic load_next;
+            } fault_clear;
+        } GART_CMD;
     } field_combo_t;
     field_combo_t field_combo;
 
@@ -491,6 +603,9 @@ module sgpu_regs (
             struct {
                 logic value;
             } preempted;
+            struct {
+                logic value;
+            } gart_fault;
         } INT_STATUS;
         struct {
             struct {
@@ -502,7 +617,51 @@ module sgpu_regs (
             struct {
                 logic value;
             } preempted;
+            struct {
+                logic value;
+            } gart_fault;
         } INT_ENABLE;
+        struct {
+            struct {
+                logic value;
+            } enable;
+        } GART_CTRL;
+        struct {
+            struct {
+                logic [31:0] value;
+            } value;
+        } GART_TABLE_BASE_LO;
+        struct {
+            struct {
+                logic [31:0] value;
+            } value;
+        } GART_TABLE_BASE_HI;
+        struct {
+            struct {
+                logic [31:0] value;
+            } entries;
+        } GART_TABLE_SIZE;
+        struct {
+            struct {
+                logic [31:0] value;
+            } page;
+        } GART_INV_FIRST;
+        struct {
+            struct {
+                logic [31:0] value;
+            } count;
+        } GART_INV_COUNT;
+        struct {
+            struct {
+                logic value;
+            } inv_range;
+            struct {
+                logic value;
+            } inv_all;
+            struct {
+                logic value;
+            } fault_clear;
+        } GART_CMD;
     } field_storage_t;
     field_storage_t field_storage;
 
@@ -772,6 +931,32 @@ module sgpu_regs (
         end
     end
     assign hwif_out.INT_STATUS.preempted.value = field_storage.INT_STATUS.preempted.value;
+    // Field: sgpu_regs.INT_STATUS.gart_fault
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.INT_STATUS.gart_fault.value;
+        load_next_c = '0;
+        if(hwif_in.INT_STATUS.gart_fault.hwset) begin // HW Set
+            next_c = '1;
+            load_next_c = '1;
+        end else if(decoded_reg_strb.INT_STATUS && decoded_req_is_wr) begin // SW write 1 clear
+            next_c = field_storage.INT_STATUS.gart_fault.value & ~(decoded_wr_data[3:3] & decoded_wr_biten[3:3]);
+            load_next_c = '1;
+        end
+        field_combo.INT_STATUS.gart_fault.next = next_c;
+        field_combo.INT_STATUS.gart_fault.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.INT_STATUS.gart_fault.value <= 1'h0;
+        end else begin
+            if(field_combo.INT_STATUS.gart_fault.load_next) begin
+                field_storage.INT_STATUS.gart_fault.value <= field_combo.INT_STATUS.gart_fault.next;
+            end
+        end
+    end
+    assign hwif_out.INT_STATUS.gart_fault.value = field_storage.INT_STATUS.gart_fault.value;
     // Field: sgpu_regs.INT_ENABLE.dma_completed
     always_comb begin
         automatic logic [0:0] next_c;
@@ -841,6 +1026,245 @@ module sgpu_regs (
         end
     end
     assign hwif_out.INT_ENABLE.preempted.value = field_storage.INT_ENABLE.preempted.value;
+    // Field: sgpu_regs.INT_ENABLE.gart_fault
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.INT_ENABLE.gart_fault.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.INT_ENABLE && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.INT_ENABLE.gart_fault.value & ~decoded_wr_biten[3:3]) | (decoded_wr_data[3:3] & decoded_wr_biten[3:3]);
+            load_next_c = '1;
+        end
+        field_combo.INT_ENABLE.gart_fault.next = next_c;
+        field_combo.INT_ENABLE.gart_fault.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.INT_ENABLE.gart_fault.value <= 1'h0;
+        end else begin
+            if(field_combo.INT_ENABLE.gart_fault.load_next) begin
+                field_storage.INT_ENABLE.gart_fault.value <= field_combo.INT_ENABLE.gart_fault.next;
+            end
+        end
+    end
+    assign hwif_out.INT_ENABLE.gart_fault.value = field_storage.INT_ENABLE.gart_fault.value;
+    // Field: sgpu_regs.GART_CTRL.enable
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_CTRL.enable.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_CTRL && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_CTRL.enable.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+            load_next_c = '1;
+        end
+        field_combo.GART_CTRL.enable.next = next_c;
+        field_combo.GART_CTRL.enable.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_CTRL.enable.value <= 1'h0;
+        end else begin
+            if(field_combo.GART_CTRL.enable.load_next) begin
+                field_storage.GART_CTRL.enable.value <= field_combo.GART_CTRL.enable.next;
+            end
+        end
+    end
+    assign hwif_out.GART_CTRL.enable.value = field_storage.GART_CTRL.enable.value;
+    // Field: sgpu_regs.GART_TABLE_BASE_LO.value
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_TABLE_BASE_LO.value.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_TABLE_BASE_LO && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_TABLE_BASE_LO.value.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.GART_TABLE_BASE_LO.value.next = next_c;
+        field_combo.GART_TABLE_BASE_LO.value.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_TABLE_BASE_LO.value.value <= 32'h0;
+        end else begin
+            if(field_combo.GART_TABLE_BASE_LO.value.load_next) begin
+                field_storage.GART_TABLE_BASE_LO.value.value <= field_combo.GART_TABLE_BASE_LO.value.next;
+            end
+        end
+    end
+    assign hwif_out.GART_TABLE_BASE_LO.value.value = field_storage.GART_TABLE_BASE_LO.value.value;
+    // Field: sgpu_regs.GART_TABLE_BASE_HI.value
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_TABLE_BASE_HI.value.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_TABLE_BASE_HI && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_TABLE_BASE_HI.value.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.GART_TABLE_BASE_HI.value.next = next_c;
+        field_combo.GART_TABLE_BASE_HI.value.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_TABLE_BASE_HI.value.value <= 32'h0;
+        end else begin
+            if(field_combo.GART_TABLE_BASE_HI.value.load_next) begin
+                field_storage.GART_TABLE_BASE_HI.value.value <= field_combo.GART_TABLE_BASE_HI.value.next;
+            end
+        end
+    end
+    assign hwif_out.GART_TABLE_BASE_HI.value.value = field_storage.GART_TABLE_BASE_HI.value.value;
+    // Field: sgpu_regs.GART_TABLE_SIZE.entries
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_TABLE_SIZE.entries.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_TABLE_SIZE && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_TABLE_SIZE.entries.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.GART_TABLE_SIZE.entries.next = next_c;
+        field_combo.GART_TABLE_SIZE.entries.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_TABLE_SIZE.entries.value <= 32'h0;
+        end else begin
+            if(field_combo.GART_TABLE_SIZE.entries.load_next) begin
+                field_storage.GART_TABLE_SIZE.entries.value <= field_combo.GART_TABLE_SIZE.entries.next;
+            end
+        end
+    end
+    assign hwif_out.GART_TABLE_SIZE.entries.value = field_storage.GART_TABLE_SIZE.entries.value;
+    // Field: sgpu_regs.GART_INV_FIRST.page
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_INV_FIRST.page.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_INV_FIRST && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_INV_FIRST.page.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.GART_INV_FIRST.page.next = next_c;
+        field_combo.GART_INV_FIRST.page.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_INV_FIRST.page.value <= 32'h0;
+        end else begin
+            if(field_combo.GART_INV_FIRST.page.load_next) begin
+                field_storage.GART_INV_FIRST.page.value <= field_combo.GART_INV_FIRST.page.next;
+            end
+        end
+    end
+    assign hwif_out.GART_INV_FIRST.page.value = field_storage.GART_INV_FIRST.page.value;
+    // Field: sgpu_regs.GART_INV_COUNT.count
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_INV_COUNT.count.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_INV_COUNT && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_INV_COUNT.count.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.GART_INV_COUNT.count.next = next_c;
+        field_combo.GART_INV_COUNT.count.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_INV_COUNT.count.value <= 32'h0;
+        end else begin
+            if(field_combo.GART_INV_COUNT.count.load_next) begin
+                field_storage.GART_INV_COUNT.count.value <= field_combo.GART_INV_COUNT.count.next;
+            end
+        end
+    end
+    assign hwif_out.GART_INV_COUNT.count.value = field_storage.GART_INV_COUNT.count.value;
+    // Field: sgpu_regs.GART_CMD.inv_range
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_CMD.inv_range.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_CMD && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_CMD.inv_range.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+            load_next_c = '1;
+        end else begin // singlepulse clears back to 0
+            next_c = '0;
+            load_next_c = '1;
+        end
+        field_combo.GART_CMD.inv_range.next = next_c;
+        field_combo.GART_CMD.inv_range.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_CMD.inv_range.value <= 1'h0;
+        end else begin
+            if(field_combo.GART_CMD.inv_range.load_next) begin
+                field_storage.GART_CMD.inv_range.value <= field_combo.GART_CMD.inv_range.next;
+            end
+        end
+    end
+    assign hwif_out.GART_CMD.inv_range.value = field_storage.GART_CMD.inv_range.value;
+    // Field: sgpu_regs.GART_CMD.inv_all
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_CMD.inv_all.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_CMD && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_CMD.inv_all.value & ~decoded_wr_biten[1:1]) | (decoded_wr_data[1:1] & decoded_wr_biten[1:1]);
+            load_next_c = '1;
+        end else begin // singlepulse clears back to 0
+            next_c = '0;
+            load_next_c = '1;
+        end
+        field_combo.GART_CMD.inv_all.next = next_c;
+        field_combo.GART_CMD.inv_all.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_CMD.inv_all.value <= 1'h0;
+        end else begin
+            if(field_combo.GART_CMD.inv_all.load_next) begin
+                field_storage.GART_CMD.inv_all.value <= field_combo.GART_CMD.inv_all.next;
+            end
+        end
+    end
+    assign hwif_out.GART_CMD.inv_all.value = field_storage.GART_CMD.inv_all.value;
+    // Field: sgpu_regs.GART_CMD.fault_clear
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.GART_CMD.fault_clear.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.GART_CMD && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.GART_CMD.fault_clear.value & ~decoded_wr_biten[2:2]) | (decoded_wr_data[2:2] & decoded_wr_biten[2:2]);
+            load_next_c = '1;
+        end else begin // singlepulse clears back to 0
+            next_c = '0;
+            load_next_c = '1;
+        end
+        field_combo.GART_CMD.fault_clear.next = next_c;
+        field_combo.GART_CMD.fault_clear.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.GART_CMD.fault_clear.value <= 1'h0;
+        end else begin
+            if(field_combo.GART_CMD.fault_clear.load_next) begin
+                field_storage.GART_CMD.fault_clear.value <= field_combo.GART_CMD.fault_clear.next;
+            end
+        end
+    end
+    assign hwif_out.GART_CMD.fault_clear.value = field_storage.GART_CMD.fault_clear.value;
 
     //--------------------------------------------------------------------------
     // Write response
@@ -958,11 +1382,13 @@ module sgpu_regs (
             readback_data_var[0] = field_storage.INT_STATUS.dma_completed.value;
             readback_data_var[1] = field_storage.INT_STATUS.fault.value;
             readback_data_var[2] = field_storage.INT_STATUS.preempted.value;
+            readback_data_var[3] = field_storage.INT_STATUS.gart_fault.value;
         end
         if(rd_mux_addr == 12'h144) begin
             readback_data_var[0] = field_storage.INT_ENABLE.dma_completed.value;
             readback_data_var[1] = field_storage.INT_ENABLE.fault.value;
             readback_data_var[2] = field_storage.INT_ENABLE.preempted.value;
+            readback_data_var[3] = field_storage.INT_ENABLE.gart_fault.value;
         end
         if(rd_mux_addr == 12'h180) begin
             readback_data_var[7:0] = hwif_in.FAULT_STATUS.reason.next;
@@ -982,6 +1408,65 @@ module sgpu_regs (
         end
         if(rd_mux_addr == 12'h194) begin
             readback_data_var[31:0] = hwif_in.FAULT_DETAIL.value.next;
+        end
+        if(rd_mux_addr == 12'h200) begin
+            readback_data_var[0] = field_storage.GART_CTRL.enable.value;
+        end
+        if(rd_mux_addr == 12'h204) begin
+            readback_data_var[7:0] = hwif_in.GART_CAP.tlb_entries.next;
+            readback_data_var[15:8] = hwif_in.GART_CAP.ptes_per_walk.next;
+            readback_data_var[23:16] = hwif_in.GART_CAP.sys_addr_bits.next;
+        end
+        if(rd_mux_addr == 12'h208) begin
+            readback_data_var[31:0] = field_storage.GART_TABLE_BASE_LO.value.value;
+        end
+        if(rd_mux_addr == 12'h20c) begin
+            readback_data_var[31:0] = field_storage.GART_TABLE_BASE_HI.value.value;
+        end
+        if(rd_mux_addr == 12'h210) begin
+            readback_data_var[31:0] = field_storage.GART_TABLE_SIZE.entries.value;
+        end
+        if(rd_mux_addr == 12'h214) begin
+            readback_data_var[31:0] = field_storage.GART_INV_FIRST.page.value;
+        end
+        if(rd_mux_addr == 12'h218) begin
+            readback_data_var[31:0] = field_storage.GART_INV_COUNT.count.value;
+        end
+        if(rd_mux_addr == 12'h220) begin
+            readback_data_var[0] = hwif_in.GART_STATUS.inv_busy.next;
+            readback_data_var[1] = hwif_in.GART_STATUS.walk_busy.next;
+        end
+        if(rd_mux_addr == 12'h224) begin
+            readback_data_var[0] = hwif_in.GART_FAULT_STATUS.valid.next;
+            readback_data_var[1] = hwif_in.GART_FAULT_STATUS.more_faults.next;
+            readback_data_var[2] = hwif_in.GART_FAULT_STATUS.write.next;
+            readback_data_var[3] = hwif_in.GART_FAULT_STATUS.privileged.next;
+            readback_data_var[11:8] = hwif_in.GART_FAULT_STATUS.reason.next;
+            readback_data_var[15:12] = hwif_in.GART_FAULT_STATUS.client.next;
+        end
+        if(rd_mux_addr == 12'h228) begin
+            readback_data_var[31:0] = hwif_in.GART_FAULT_ADDR_LO.value.next;
+        end
+        if(rd_mux_addr == 12'h22c) begin
+            readback_data_var[31:0] = hwif_in.GART_FAULT_ADDR_HI.value.next;
+        end
+        if(rd_mux_addr == 12'h230) begin
+            readback_data_var[31:0] = hwif_in.GART_FAULT_FENCE_LO.value.next;
+        end
+        if(rd_mux_addr == 12'h234) begin
+            readback_data_var[31:0] = hwif_in.GART_FAULT_FENCE_HI.value.next;
+        end
+        if(rd_mux_addr == 12'h238) begin
+            readback_data_var[31:0] = hwif_in.GART_FAULT_CONTEXT.value.next;
+        end
+        if(rd_mux_addr == 12'h240) begin
+            readback_data_var[31:0] = hwif_in.GART_PERF_LOOKUPS.value.next;
+        end
+        if(rd_mux_addr == 12'h244) begin
+            readback_data_var[31:0] = hwif_in.GART_PERF_MISSES.value.next;
+        end
+        if(rd_mux_addr == 12'h248) begin
+            readback_data_var[31:0] = hwif_in.GART_PERF_WALKS.value.next;
         end
         readback_data = readback_data_var;
         readback_done = decoded_req & ~decoded_req_is_wr;

@@ -5,7 +5,7 @@ package sgpu_regs_pkg;
 
     localparam SGPU_REGS_DATA_WIDTH = 32;
     localparam SGPU_REGS_MIN_ADDR_WIDTH = 12;
-    localparam SGPU_REGS_SIZE = 'h198;
+    localparam SGPU_REGS_SIZE = 'h24c;
 
     typedef struct {
         logic [31:0] next;
@@ -214,9 +214,14 @@ package sgpu_regs_pkg;
     } sgpu_regs__INT_STATUS__preempted__in_t;
 
     typedef struct {
+        logic hwset;
+    } sgpu_regs__INT_STATUS__gart_fault__in_t;
+
+    typedef struct {
         sgpu_regs__INT_STATUS__dma_completed__in_t dma_completed;
         sgpu_regs__INT_STATUS__fault__in_t fault;
         sgpu_regs__INT_STATUS__preempted__in_t preempted;
+        sgpu_regs__INT_STATUS__gart_fault__in_t gart_fault;
     } sgpu_regs__INT_STATUS__in_t;
 
     typedef struct {
@@ -273,6 +278,134 @@ package sgpu_regs_pkg;
     } sgpu_regs__FAULT_DETAIL__in_t;
 
     typedef struct {
+        logic [7:0] next;
+    } sgpu_regs__GART_CAP__tlb_entries__in_t;
+
+    typedef struct {
+        logic [7:0] next;
+    } sgpu_regs__GART_CAP__ptes_per_walk__in_t;
+
+    typedef struct {
+        logic [7:0] next;
+    } sgpu_regs__GART_CAP__sys_addr_bits__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_CAP__tlb_entries__in_t tlb_entries;
+        sgpu_regs__GART_CAP__ptes_per_walk__in_t ptes_per_walk;
+        sgpu_regs__GART_CAP__sys_addr_bits__in_t sys_addr_bits;
+    } sgpu_regs__GART_CAP__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__GART_STATUS__inv_busy__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__GART_STATUS__walk_busy__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_STATUS__inv_busy__in_t inv_busy;
+        sgpu_regs__GART_STATUS__walk_busy__in_t walk_busy;
+    } sgpu_regs__GART_STATUS__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__GART_FAULT_STATUS__valid__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__GART_FAULT_STATUS__more_faults__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__GART_FAULT_STATUS__write__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__GART_FAULT_STATUS__privileged__in_t;
+
+    typedef struct {
+        logic [3:0] next;
+    } sgpu_regs__GART_FAULT_STATUS__reason__in_t;
+
+    typedef struct {
+        logic [3:0] next;
+    } sgpu_regs__GART_FAULT_STATUS__client__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_FAULT_STATUS__valid__in_t valid;
+        sgpu_regs__GART_FAULT_STATUS__more_faults__in_t more_faults;
+        sgpu_regs__GART_FAULT_STATUS__write__in_t write;
+        sgpu_regs__GART_FAULT_STATUS__privileged__in_t privileged;
+        sgpu_regs__GART_FAULT_STATUS__reason__in_t reason;
+        sgpu_regs__GART_FAULT_STATUS__client__in_t client;
+    } sgpu_regs__GART_FAULT_STATUS__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_FAULT_ADDR_LO__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_FAULT_ADDR_LO__value__in_t value;
+    } sgpu_regs__GART_FAULT_ADDR_LO__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_FAULT_ADDR_HI__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_FAULT_ADDR_HI__value__in_t value;
+    } sgpu_regs__GART_FAULT_ADDR_HI__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_FAULT_FENCE_LO__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_FAULT_FENCE_LO__value__in_t value;
+    } sgpu_regs__GART_FAULT_FENCE_LO__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_FAULT_FENCE_HI__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_FAULT_FENCE_HI__value__in_t value;
+    } sgpu_regs__GART_FAULT_FENCE_HI__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_FAULT_CONTEXT__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_FAULT_CONTEXT__value__in_t value;
+    } sgpu_regs__GART_FAULT_CONTEXT__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_PERF_LOOKUPS__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_PERF_LOOKUPS__value__in_t value;
+    } sgpu_regs__GART_PERF_LOOKUPS__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_PERF_MISSES__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_PERF_MISSES__value__in_t value;
+    } sgpu_regs__GART_PERF_MISSES__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__GART_PERF_WALKS__value__in_t;
+
+    typedef struct {
+        sgpu_regs__GART_PERF_WALKS__value__in_t value;
+    } sgpu_regs__GART_PERF_WALKS__in_t;
+
+    typedef struct {
         sgpu_regs__ID_BUILD__in_t ID_BUILD;
         sgpu_regs__CAP_BUS__in_t CAP_BUS;
         sgpu_regs__CAP_MEM__in_t CAP_MEM;
@@ -298,6 +431,17 @@ package sgpu_regs_pkg;
         sgpu_regs__FAULT_FENCE_LO__in_t FAULT_FENCE_LO;
         sgpu_regs__FAULT_FENCE_HI__in_t FAULT_FENCE_HI;
         sgpu_regs__FAULT_DETAIL__in_t FAULT_DETAIL;
+        sgpu_regs__GART_CAP__in_t GART_CAP;
+        sgpu_regs__GART_STATUS__in_t GART_STATUS;
+        sgpu_regs__GART_FAULT_STATUS__in_t GART_FAULT_STATUS;
+        sgpu_regs__GART_FAULT_ADDR_LO__in_t GART_FAULT_ADDR_LO;
+        sgpu_regs__GART_FAULT_ADDR_HI__in_t GART_FAULT_ADDR_HI;
+        sgpu_regs__GART_FAULT_FENCE_LO__in_t GART_FAULT_FENCE_LO;
+        sgpu_regs__GART_FAULT_FENCE_HI__in_t GART_FAULT_FENCE_HI;
+        sgpu_regs__GART_FAULT_CONTEXT__in_t GART_FAULT_CONTEXT;
+        sgpu_regs__GART_PERF_LOOKUPS__in_t GART_PERF_LOOKUPS;
+        sgpu_regs__GART_PERF_MISSES__in_t GART_PERF_MISSES;
+        sgpu_regs__GART_PERF_WALKS__in_t GART_PERF_WALKS;
     } sgpu_regs__in_t;
 
     typedef struct {
@@ -385,9 +529,14 @@ package sgpu_regs_pkg;
     } sgpu_regs__INT_STATUS__preempted__out_t;
 
     typedef struct {
+        logic value;
+    } sgpu_regs__INT_STATUS__gart_fault__out_t;
+
+    typedef struct {
         sgpu_regs__INT_STATUS__dma_completed__out_t dma_completed;
         sgpu_regs__INT_STATUS__fault__out_t fault;
         sgpu_regs__INT_STATUS__preempted__out_t preempted;
+        sgpu_regs__INT_STATUS__gart_fault__out_t gart_fault;
     } sgpu_regs__INT_STATUS__out_t;
 
     typedef struct {
@@ -403,10 +552,81 @@ package sgpu_regs_pkg;
     } sgpu_regs__INT_ENABLE__preempted__out_t;
 
     typedef struct {
+        logic value;
+    } sgpu_regs__INT_ENABLE__gart_fault__out_t;
+
+    typedef struct {
         sgpu_regs__INT_ENABLE__dma_completed__out_t dma_completed;
         sgpu_regs__INT_ENABLE__fault__out_t fault;
         sgpu_regs__INT_ENABLE__preempted__out_t preempted;
+        sgpu_regs__INT_ENABLE__gart_fault__out_t gart_fault;
     } sgpu_regs__INT_ENABLE__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__GART_CTRL__enable__out_t;
+
+    typedef struct {
+        sgpu_regs__GART_CTRL__enable__out_t enable;
+    } sgpu_regs__GART_CTRL__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__GART_TABLE_BASE_LO__value__out_t;
+
+    typedef struct {
+        sgpu_regs__GART_TABLE_BASE_LO__value__out_t value;
+    } sgpu_regs__GART_TABLE_BASE_LO__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__GART_TABLE_BASE_HI__value__out_t;
+
+    typedef struct {
+        sgpu_regs__GART_TABLE_BASE_HI__value__out_t value;
+    } sgpu_regs__GART_TABLE_BASE_HI__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__GART_TABLE_SIZE__entries__out_t;
+
+    typedef struct {
+        sgpu_regs__GART_TABLE_SIZE__entries__out_t entries;
+    } sgpu_regs__GART_TABLE_SIZE__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__GART_INV_FIRST__page__out_t;
+
+    typedef struct {
+        sgpu_regs__GART_INV_FIRST__page__out_t page;
+    } sgpu_regs__GART_INV_FIRST__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__GART_INV_COUNT__count__out_t;
+
+    typedef struct {
+        sgpu_regs__GART_INV_COUNT__count__out_t count;
+    } sgpu_regs__GART_INV_COUNT__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__GART_CMD__inv_range__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__GART_CMD__inv_all__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__GART_CMD__fault_clear__out_t;
+
+    typedef struct {
+        sgpu_regs__GART_CMD__inv_range__out_t inv_range;
+        sgpu_regs__GART_CMD__inv_all__out_t inv_all;
+        sgpu_regs__GART_CMD__fault_clear__out_t fault_clear;
+    } sgpu_regs__GART_CMD__out_t;
 
     typedef struct {
         sgpu_regs__CTRL__out_t CTRL;
@@ -420,5 +640,21 @@ package sgpu_regs_pkg;
         sgpu_regs__WB_ADDR_HI__out_t WB_ADDR_HI;
         sgpu_regs__INT_STATUS__out_t INT_STATUS;
         sgpu_regs__INT_ENABLE__out_t INT_ENABLE;
+        sgpu_regs__GART_CTRL__out_t GART_CTRL;
+        sgpu_regs__GART_TABLE_BASE_LO__out_t GART_TABLE_BASE_LO;
+        sgpu_regs__GART_TABLE_BASE_HI__out_t GART_TABLE_BASE_HI;
+        sgpu_regs__GART_TABLE_SIZE__out_t GART_TABLE_SIZE;
+        sgpu_regs__GART_INV_FIRST__out_t GART_INV_FIRST;
+        sgpu_regs__GART_INV_COUNT__out_t GART_INV_COUNT;
+        sgpu_regs__GART_CMD__out_t GART_CMD;
     } sgpu_regs__out_t;
+
+    typedef enum logic [2:0] {
+        sgpu_regs__gart_fault_e__NONE = 'h0,
+        sgpu_regs__gart_fault_e__INVALID_PTE = 'h1,
+        sgpu_regs__gart_fault_e__WRITE_PROTECT = 'h2,
+        sgpu_regs__gart_fault_e__OUT_OF_RANGE = 'h3,
+        sgpu_regs__gart_fault_e__PRIVILEGE = 'h4,
+        sgpu_regs__gart_fault_e__WALK_ERROR = 'h5
+    } sgpu_regs__gart_fault_e_e;
 endpackage

@@ -1,5 +1,11 @@
-// softgpu front end: registers (AXI4-Lite, BAR0), command processor, DMA fetch engine and the
-// write master, sharing one AXI4 master port to host memory, and one interrupt line.
+// softgpu front end: registers (AXI4-Lite, BAR0), command processor, DMA fetch engine, GART
+// (aperture translation with its page-table walker) and the write master, sharing one AXI4
+// master port to host memory, and one interrupt line.
+//
+// GPU address map (docs/gart.md): system-physical addresses [0, 2^SysAddrBits) (identity,
+// privileged submissions only), the memory segment [MemSegBase, +MemSegSize) (linear to
+// MemSegBusBase: board DDR, or a window of host memory in simulation) and the aperture segment
+// [ApSegBase, +ApSegSize) (page table). Reported in CAP_MEMSEG_*, CAP_APSEG_* and GART_CAP.
 //
 // Ports are flat vectors because this is the Verilated top and the board top's child: Verilator
 // cannot put interfaces on a top-level module and maps plain vectors simply to C++.
@@ -21,7 +27,21 @@ module sgpu_top #(
   /// Writes the write master keeps in flight.
   parameter int unsigned MaxWritesInFlight = 8,
   /// Largest ring the command processor accepts (log2 of entries).
-  parameter int unsigned MaxRingLog2 = 16
+  parameter int unsigned MaxRingLog2 = 16,
+  /// GART TLB entries (pages), a power of two >= 8.
+  parameter int unsigned TlbEntries = 32,
+  /// System-physical GPU addresses are [0, 2^SysAddrBits).
+  parameter int unsigned SysAddrBits = 52,
+  /// GPU base of the memory segment (local video memory), aligned to its size.
+  parameter logic [63:0] MemSegBase = 64'h0010_0000_0000_0000,
+  /// Size of the memory segment: a power of two >= 4 KiB, or 0 for none.
+  parameter logic [63:0] MemSegSize = 64'h0000_0000_1000_0000,
+  /// Bus address of the memory segment's first byte (board DDR; in simulation host memory).
+  parameter logic [63:0] MemSegBusBase = 64'h0000_8000_0000_0000,
+  /// GPU base of the aperture segment, aligned to its size.
+  parameter logic [63:0] ApSegBase = 64'h0018_0000_0000_0000,
+  /// Size of the aperture segment: a power of two, 32 KiB .. 16 TiB (256 MiB: 512 KiB table).
+  parameter logic [63:0] ApSegSize = 64'h0000_0000_1000_0000
 ) (
   input  wire logic                   clk_i,
   input  wire logic                   rst_ni,
@@ -109,6 +129,22 @@ module sgpu_top #(
   sgpu_dma_pkg::xlate_req_t    xlate_req;
   sgpu_dma_pkg::xlate_rsp_t    xlate_rsp;
 
+  // Read masters before the arbiter: 0 = fetch engine (ID 0), 1 = GART walker (ID 1).
+  logic                        fe_arvalid, fe_arready, fe_rvalid, fe_rready, fe_rlast;
+  logic [IdWidth-1:0]          fe_arid, fe_rid;
+  logic [63:0]                 fe_araddr;
+  logic [7:0]                  fe_arlen;
+  logic [2:0]                  fe_arsize;
+  logic [1:0]                  fe_arburst, fe_rresp;
+  logic [DataWidth-1:0]        fe_rdata;
+  logic                        wk_arvalid, wk_arready, wk_rvalid, wk_rready, wk_rlast;
+  logic [IdWidth-1:0]          wk_arid, wk_rid;
+  logic [63:0]                 wk_araddr;
+  logic [7:0]                  wk_arlen;
+  logic [2:0]                  wk_arsize;
+  logic [1:0]                  wk_arburst, wk_rresp;
+  logic [DataWidth-1:0]        wk_rdata;
+
   sgpu_dma_rd #(
     .DataWidth     (DataWidth),
     .IdWidth       (IdWidth),
@@ -137,20 +173,141 @@ module sgpu_top #(
     .xlate_rsp_valid_i(xlate_rsp_valid),
     .xlate_rsp_ready_o(xlate_rsp_ready),
     .xlate_rsp_i      (xlate_rsp),
-    .m_axi_arvalid, .m_axi_arready, .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize,
-    .m_axi_arburst, .m_axi_rvalid, .m_axi_rready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
-    .m_axi_rlast
+    .m_axi_arvalid    (fe_arvalid),
+    .m_axi_arready    (fe_arready),
+    .m_axi_arid       (fe_arid),
+    .m_axi_araddr     (fe_araddr),
+    .m_axi_arlen      (fe_arlen),
+    .m_axi_arsize     (fe_arsize),
+    .m_axi_arburst    (fe_arburst),
+    .m_axi_rvalid     (fe_rvalid),
+    .m_axi_rready     (fe_rready),
+    .m_axi_rid        (fe_rid),
+    .m_axi_rdata      (fe_rdata),
+    .m_axi_rresp      (fe_rresp),
+    .m_axi_rlast      (fe_rlast)
   );
 
-  // Until the GART arrives, GPU addresses are bus addresses.
-  sgpu_xlate_identity u_xlate (
+  // ------------------------------------------------------------------ GART
+  localparam logic [IdWidth-1:0] WalkAxiId = IdWidth'(1);
+
+  logic                        cp_exec_privileged;
+  logic [63:0]                 cp_exec_fence;
+  logic [31:0]                 cp_exec_context;
+  sgpu_gart_pkg::exec_info_t   exec_info;
+  sgpu_gart_pkg::fault_rec_t   gart_fault;
+  logic                        gart_fault_evt, gart_walk_busy, gart_inv_busy, gart_inv_ready;
+  logic                        gart_rsp_snoop;
+  logic [31:0]                 gart_lookups, gart_misses, gart_walks;
+
+  assign exec_info = '{privileged: cp_exec_privileged, fence: cp_exec_fence,
+                       context_id: cp_exec_context};
+
+  // Invalidation commands from GART_CMD wait here until the GART takes them. A command that
+  // arrives while another waits turns it into an invalidate-all (always safe).
+  logic                    inv_pend_q, inv_pend_d;
+  sgpu_gart_pkg::inv_req_t inv_req_q, inv_req_d;
+  logic                    inv_cmd;
+
+  assign inv_cmd = hwif_out.GART_CMD.inv_range.value || hwif_out.GART_CMD.inv_all.value;
+
+  always_comb begin
+    inv_pend_d = inv_pend_q && !gart_inv_ready;
+    inv_req_d  = inv_req_q;
+    if (inv_cmd) begin
+      inv_pend_d = 1'b1;
+      inv_req_d  = '{all:   hwif_out.GART_CMD.inv_all.value || inv_pend_d,
+                     first: hwif_out.GART_INV_FIRST.page.value,
+                     count: hwif_out.GART_INV_COUNT.count.value};
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      inv_pend_q <= 1'b0;
+      inv_req_q  <= '0;
+    end else begin
+      inv_pend_q <= inv_pend_d;
+      inv_req_q  <= inv_req_d;
+    end
+  end
+
+  sgpu_gart #(
+    .DataWidth    (DataWidth),
+    .IdWidth      (IdWidth),
+    .WalkAxiId    (WalkAxiId),
+    .TlbEntries   (TlbEntries),
+    .SysAddrBits  (SysAddrBits),
+    .MemSegBase   (MemSegBase),
+    .MemSegSize   (MemSegSize),
+    .MemSegBusBase(MemSegBusBase),
+    .ApSegBase    (ApSegBase),
+    .ApSegSize    (ApSegSize)
+  ) u_gart (
     .clk_i, .rst_ni,
+    .enable_i         (hwif_out.GART_CTRL.enable.value),
+    .table_base_i     ({hwif_out.GART_TABLE_BASE_HI.value.value,
+                        hwif_out.GART_TABLE_BASE_LO.value.value}),
+    .table_size_i     (hwif_out.GART_TABLE_SIZE.entries.value),
+    .exec_i           (exec_info),
     .xlate_req_valid_i(xlate_req_valid),
     .xlate_req_ready_o(xlate_req_ready),
     .xlate_req_i      (xlate_req),
     .xlate_rsp_valid_o(xlate_rsp_valid),
     .xlate_rsp_ready_i(xlate_rsp_ready),
-    .xlate_rsp_o      (xlate_rsp)
+    .xlate_rsp_o      (xlate_rsp),
+    .xlate_rsp_snoop_o(gart_rsp_snoop),
+    .inv_valid_i      (inv_pend_q),
+    .inv_ready_o      (gart_inv_ready),
+    .inv_i            (inv_req_q),
+    .inv_busy_o       (gart_inv_busy),
+    .inv_done_o       (),
+    .fault_clear_i    (hwif_out.GART_CMD.fault_clear.value || hwif_out.RESET.engine.value),
+    .fault_o          (gart_fault),
+    .fault_evt_o      (gart_fault_evt),
+    .walk_busy_o      (gart_walk_busy),
+    .perf_lookups_o   (gart_lookups),
+    .perf_misses_o    (gart_misses),
+    .perf_walks_o     (gart_walks),
+    .m_axi_arvalid    (wk_arvalid),
+    .m_axi_arready    (wk_arready),
+    .m_axi_arid       (wk_arid),
+    .m_axi_araddr     (wk_araddr),
+    .m_axi_arlen      (wk_arlen),
+    .m_axi_arsize     (wk_arsize),
+    .m_axi_arburst    (wk_arburst),
+    .m_axi_rvalid     (wk_rvalid),
+    .m_axi_rready     (wk_rready),
+    .m_axi_rid        (wk_rid),
+    .m_axi_rdata      (wk_rdata),
+    .m_axi_rresp      (wk_rresp),
+    .m_axi_rlast      (wk_rlast)
+  );
+
+  // The host-memory port has no ARCACHE yet: the snoop hint has nowhere to go.
+  logic unused_snoop;
+  assign unused_snoop = gart_rsp_snoop;
+
+  // ------------------------------------------------------------------ read arbiter
+  sgpu_axi_rd_arb #(
+    .DataWidth(DataWidth),
+    .IdWidth  (IdWidth),
+    .S1Id     (WalkAxiId)
+  ) u_rd_arb (
+    .clk_i, .rst_ni,
+    .s0_axi_arvalid(fe_arvalid), .s0_axi_arready(fe_arready), .s0_axi_arid(fe_arid),
+    .s0_axi_araddr (fe_araddr),  .s0_axi_arlen  (fe_arlen),   .s0_axi_arsize(fe_arsize),
+    .s0_axi_arburst(fe_arburst), .s0_axi_rvalid (fe_rvalid),  .s0_axi_rready(fe_rready),
+    .s0_axi_rid    (fe_rid),     .s0_axi_rdata  (fe_rdata),   .s0_axi_rresp (fe_rresp),
+    .s0_axi_rlast  (fe_rlast),
+    .s1_axi_arvalid(wk_arvalid), .s1_axi_arready(wk_arready), .s1_axi_arid(wk_arid),
+    .s1_axi_araddr (wk_araddr),  .s1_axi_arlen  (wk_arlen),   .s1_axi_arsize(wk_arsize),
+    .s1_axi_arburst(wk_arburst), .s1_axi_rvalid (wk_rvalid),  .s1_axi_rready(wk_rready),
+    .s1_axi_rid    (wk_rid),     .s1_axi_rdata  (wk_rdata),   .s1_axi_rresp (wk_rresp),
+    .s1_axi_rlast  (wk_rlast),
+    .m_axi_arvalid, .m_axi_arready, .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize,
+    .m_axi_arburst, .m_axi_rvalid, .m_axi_rready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
+    .m_axi_rlast
   );
 
   // Packets and ring entries are consumed as dwords; the end of a request is known from its
@@ -215,6 +372,9 @@ module sgpu_top #(
     .fault_detail_o    (fault_detail),
     .evt_dma_completed_o(evt_dma_completed),
     .evt_fault_o       (evt_fault),
+    .exec_privileged_o (cp_exec_privileged),
+    .exec_fence_o      (cp_exec_fence),
+    .exec_context_o    (cp_exec_context),
     .dma_req_valid_o   (dma_req_valid),
     .dma_req_ready_i   (dma_req_ready),
     .dma_req_o         (dma_req),
@@ -262,19 +422,19 @@ module sgpu_top #(
     hwif_in.CAP_MEM.page_shift.next              = 8'(sgpu_pkg::PageShift);
     hwif_in.CAP_MEM.max_ring_log2.next           = 8'(MaxRingLog2);
     hwif_in.CAP_MEM.max_indirect_depth.next      = 8'd0;
-    // No GART, copy engine, preemption or memory segment yet: feature bits and segments read 0.
-    hwif_in.CAP_FEATURES.gart.next               = 1'b0;
+    // No copy engine or preemption yet.
+    hwif_in.CAP_FEATURES.gart.next               = 1'b1;
     hwif_in.CAP_FEATURES.copy_engine.next        = 1'b0;
     hwif_in.CAP_FEATURES.preemption.next         = 1'b0;
-    hwif_in.CAP_FEATURES.memory_segment.next     = 1'b0;
-    hwif_in.CAP_MEMSEG_BASE_LO.value.next        = '0;
-    hwif_in.CAP_MEMSEG_BASE_HI.value.next        = '0;
-    hwif_in.CAP_MEMSEG_SIZE_LO.value.next        = '0;
-    hwif_in.CAP_MEMSEG_SIZE_HI.value.next        = '0;
-    hwif_in.CAP_APSEG_BASE_LO.value.next         = '0;
-    hwif_in.CAP_APSEG_BASE_HI.value.next         = '0;
-    hwif_in.CAP_APSEG_SIZE_LO.value.next         = '0;
-    hwif_in.CAP_APSEG_SIZE_HI.value.next         = '0;
+    hwif_in.CAP_FEATURES.memory_segment.next     = MemSegSize != '0;
+    hwif_in.CAP_MEMSEG_BASE_LO.value.next        = (MemSegSize != '0) ? MemSegBase[31:0] : '0;
+    hwif_in.CAP_MEMSEG_BASE_HI.value.next        = (MemSegSize != '0) ? MemSegBase[63:32] : '0;
+    hwif_in.CAP_MEMSEG_SIZE_LO.value.next        = MemSegSize[31:0];
+    hwif_in.CAP_MEMSEG_SIZE_HI.value.next        = MemSegSize[63:32];
+    hwif_in.CAP_APSEG_BASE_LO.value.next         = ApSegBase[31:0];
+    hwif_in.CAP_APSEG_BASE_HI.value.next         = ApSegBase[63:32];
+    hwif_in.CAP_APSEG_SIZE_LO.value.next         = ApSegSize[31:0];
+    hwif_in.CAP_APSEG_SIZE_HI.value.next         = ApSegSize[63:32];
     hwif_in.STATUS.idle.next                     = cp_idle;
     hwif_in.STATUS.faulted.next                  = cp_faulted;
     hwif_in.STATUS.resetting.next                = cp_resetting;
@@ -286,6 +446,7 @@ module sgpu_top #(
     hwif_in.INT_STATUS.dma_completed.hwset       = evt_dma_completed;
     hwif_in.INT_STATUS.fault.hwset               = evt_fault;
     hwif_in.INT_STATUS.preempted.hwset           = 1'b0;
+    hwif_in.INT_STATUS.gart_fault.hwset          = gart_fault_evt;
     hwif_in.FAULT_STATUS.reason.next             = fault_reason;
     hwif_in.FAULT_STATUS.ring_index.next         = fault_ring_index;
     hwif_in.FAULT_ADDR_LO.value.next             = fault_addr[31:0];
@@ -293,11 +454,31 @@ module sgpu_top #(
     hwif_in.FAULT_FENCE_LO.value.next            = fault_fence[31:0];
     hwif_in.FAULT_FENCE_HI.value.next            = fault_fence[63:32];
     hwif_in.FAULT_DETAIL.value.next              = fault_detail;
+    hwif_in.GART_CAP.tlb_entries.next            = 8'(TlbEntries);
+    hwif_in.GART_CAP.ptes_per_walk.next          = 8'(sgpu_gart_pkg::LinePtes);
+    hwif_in.GART_CAP.sys_addr_bits.next          = 8'(SysAddrBits);
+    hwif_in.GART_STATUS.inv_busy.next            = inv_pend_q || gart_inv_busy;
+    hwif_in.GART_STATUS.walk_busy.next           = gart_walk_busy;
+    hwif_in.GART_FAULT_STATUS.valid.next         = gart_fault.valid;
+    hwif_in.GART_FAULT_STATUS.more_faults.next   = gart_fault.more;
+    hwif_in.GART_FAULT_STATUS.write.next         = gart_fault.write;
+    hwif_in.GART_FAULT_STATUS.privileged.next    = gart_fault.privileged;
+    hwif_in.GART_FAULT_STATUS.reason.next        = 4'(gart_fault.reason);
+    hwif_in.GART_FAULT_STATUS.client.next        = gart_fault.client;
+    hwif_in.GART_FAULT_ADDR_LO.value.next        = gart_fault.addr[31:0];
+    hwif_in.GART_FAULT_ADDR_HI.value.next        = gart_fault.addr[63:32];
+    hwif_in.GART_FAULT_FENCE_LO.value.next       = gart_fault.fence[31:0];
+    hwif_in.GART_FAULT_FENCE_HI.value.next       = gart_fault.fence[63:32];
+    hwif_in.GART_FAULT_CONTEXT.value.next        = gart_fault.context_id;
+    hwif_in.GART_PERF_LOOKUPS.value.next         = gart_lookups;
+    hwif_in.GART_PERF_MISSES.value.next          = gart_misses;
+    hwif_in.GART_PERF_WALKS.value.next           = gart_walks;
   end
 
   assign irq_o = (hwif_out.INT_STATUS.dma_completed.value && hwif_out.INT_ENABLE.dma_completed.value)
               || (hwif_out.INT_STATUS.fault.value         && hwif_out.INT_ENABLE.fault.value)
-              || (hwif_out.INT_STATUS.preempted.value     && hwif_out.INT_ENABLE.preempted.value);
+              || (hwif_out.INT_STATUS.preempted.value     && hwif_out.INT_ENABLE.preempted.value)
+              || (hwif_out.INT_STATUS.gart_fault.value    && hwif_out.INT_ENABLE.gart_fault.value);
 
   // Elaboration-time checks.
   if (DataWidth < 64 || DataWidth > 256 || (DataWidth & (DataWidth - 1)) != 0) begin : g_bad_width

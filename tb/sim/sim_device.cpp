@@ -1,6 +1,7 @@
 #include "sim/sim_device.hpp"
 
 #include <sstream>
+#include <type_traits>
 
 #include <verilated.h>
 
@@ -173,7 +174,7 @@ SimDevice::~SimDevice() {
 std::uint32_t SimDevice::mmio_read32(std::uint32_t offset) {
   auto& top = *impl_->top;
   LiteAccess access;
-  top.s_axil_araddr = offset;
+  top.s_axil_araddr = static_cast<std::remove_reference_t<decltype(top.s_axil_araddr)>>(offset);
   top.s_axil_arprot = 0;
   top.s_axil_arvalid = 1;
   top.s_axil_rready = 1;
@@ -185,7 +186,7 @@ void SimDevice::mmio_write32(std::uint32_t offset, std::uint32_t value) {
   auto& top = *impl_->top;
   LiteAccess access;
   access.write = true;
-  top.s_axil_awaddr = offset;
+  top.s_axil_awaddr = static_cast<std::remove_reference_t<decltype(top.s_axil_awaddr)>>(offset);
   top.s_axil_awprot = 0;
   top.s_axil_awvalid = 1;
   top.s_axil_wdata = value;

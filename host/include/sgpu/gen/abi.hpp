@@ -63,10 +63,10 @@ inline constexpr std::uint8_t kValue64 = 1u << 1;  ///< Write all 64 bits of the
 
 /// One ring entry (see the programming guide).
 struct RingEntry {
-  std::uint64_t buf_addr;  ///< GPU address of the DMA buffer, bits 31:0 (4-byte aligned).
+  std::uint64_t buf_addr;  ///< GPU address of the DMA buffer (4-byte aligned).
   std::uint32_t start_offset;  ///< Byte offset of the first packet (4-byte aligned).
   std::uint32_t end_offset;  ///< Byte offset after the last packet (4-byte aligned, >= start_offset).
-  std::uint64_t fence;  ///< Fence ID retired by this entry, bits 31:0.
+  std::uint64_t fence;  ///< Fence ID retired by this entry.
   std::uint32_t context_id;  ///< Context the submission belongs to (reported in fault records).
   std::uint32_t flags;  ///< Submission flags (below); undefined bits must be 0.
 };
@@ -89,7 +89,7 @@ inline constexpr std::uint32_t kDefined = 0xf;
 
 /// The write-back record at WB_ADDR.
 struct Writeback {
-  std::uint64_t fence;  ///< Latest completed fence ID, bits 31:0.
+  std::uint64_t fence;  ///< Latest completed fence ID.
   std::uint32_t head;  ///< Ring head: index of the next entry to fetch.
   std::uint32_t reserved;  ///< Written as 0.
 };

@@ -207,6 +207,10 @@ extern "C" {
 #define SGPU_REGS__INT_STATUS__PREEMPTED_bp 2
 #define SGPU_REGS__INT_STATUS__PREEMPTED_bw 1
 #define SGPU_REGS__INT_STATUS__PREEMPTED_reset 0x0
+#define SGPU_REGS__INT_STATUS__GART_FAULT_bm 0x8
+#define SGPU_REGS__INT_STATUS__GART_FAULT_bp 3
+#define SGPU_REGS__INT_STATUS__GART_FAULT_bw 1
+#define SGPU_REGS__INT_STATUS__GART_FAULT_reset 0x0
 
 // reg - sgpu_regs::INT_ENABLE
 #define SGPU_REGS__INT_ENABLE__DMA_COMPLETED_bm 0x1
@@ -221,6 +225,10 @@ extern "C" {
 #define SGPU_REGS__INT_ENABLE__PREEMPTED_bp 2
 #define SGPU_REGS__INT_ENABLE__PREEMPTED_bw 1
 #define SGPU_REGS__INT_ENABLE__PREEMPTED_reset 0x0
+#define SGPU_REGS__INT_ENABLE__GART_FAULT_bm 0x8
+#define SGPU_REGS__INT_ENABLE__GART_FAULT_bp 3
+#define SGPU_REGS__INT_ENABLE__GART_FAULT_bw 1
+#define SGPU_REGS__INT_ENABLE__GART_FAULT_reset 0x0
 
 // reg - sgpu_regs::FAULT_STATUS
 #define SGPU_REGS__FAULT_STATUS__REASON_bm 0xff
@@ -254,6 +262,135 @@ extern "C" {
 #define SGPU_REGS__FAULT_DETAIL__VALUE_bm 0xffffffff
 #define SGPU_REGS__FAULT_DETAIL__VALUE_bp 0
 #define SGPU_REGS__FAULT_DETAIL__VALUE_bw 32
+
+// reg - sgpu_regs::GART_CTRL
+#define SGPU_REGS__GART_CTRL__ENABLE_bm 0x1
+#define SGPU_REGS__GART_CTRL__ENABLE_bp 0
+#define SGPU_REGS__GART_CTRL__ENABLE_bw 1
+#define SGPU_REGS__GART_CTRL__ENABLE_reset 0x0
+
+// reg - sgpu_regs::GART_CAP
+#define SGPU_REGS__GART_CAP__TLB_ENTRIES_bm 0xff
+#define SGPU_REGS__GART_CAP__TLB_ENTRIES_bp 0
+#define SGPU_REGS__GART_CAP__TLB_ENTRIES_bw 8
+#define SGPU_REGS__GART_CAP__PTES_PER_WALK_bm 0xff00
+#define SGPU_REGS__GART_CAP__PTES_PER_WALK_bp 8
+#define SGPU_REGS__GART_CAP__PTES_PER_WALK_bw 8
+#define SGPU_REGS__GART_CAP__SYS_ADDR_BITS_bm 0xff0000
+#define SGPU_REGS__GART_CAP__SYS_ADDR_BITS_bp 16
+#define SGPU_REGS__GART_CAP__SYS_ADDR_BITS_bw 8
+
+// reg - sgpu_regs::GART_TABLE_BASE_LO
+#define SGPU_REGS__GART_TABLE_BASE_LO__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_TABLE_BASE_LO__VALUE_bp 0
+#define SGPU_REGS__GART_TABLE_BASE_LO__VALUE_bw 32
+#define SGPU_REGS__GART_TABLE_BASE_LO__VALUE_reset 0x0
+
+// reg - sgpu_regs::GART_TABLE_BASE_HI
+#define SGPU_REGS__GART_TABLE_BASE_HI__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_TABLE_BASE_HI__VALUE_bp 0
+#define SGPU_REGS__GART_TABLE_BASE_HI__VALUE_bw 32
+#define SGPU_REGS__GART_TABLE_BASE_HI__VALUE_reset 0x0
+
+// reg - sgpu_regs::GART_TABLE_SIZE
+#define SGPU_REGS__GART_TABLE_SIZE__ENTRIES_bm 0xffffffff
+#define SGPU_REGS__GART_TABLE_SIZE__ENTRIES_bp 0
+#define SGPU_REGS__GART_TABLE_SIZE__ENTRIES_bw 32
+#define SGPU_REGS__GART_TABLE_SIZE__ENTRIES_reset 0x0
+
+// reg - sgpu_regs::GART_INV_FIRST
+#define SGPU_REGS__GART_INV_FIRST__PAGE_bm 0xffffffff
+#define SGPU_REGS__GART_INV_FIRST__PAGE_bp 0
+#define SGPU_REGS__GART_INV_FIRST__PAGE_bw 32
+#define SGPU_REGS__GART_INV_FIRST__PAGE_reset 0x0
+
+// reg - sgpu_regs::GART_INV_COUNT
+#define SGPU_REGS__GART_INV_COUNT__COUNT_bm 0xffffffff
+#define SGPU_REGS__GART_INV_COUNT__COUNT_bp 0
+#define SGPU_REGS__GART_INV_COUNT__COUNT_bw 32
+#define SGPU_REGS__GART_INV_COUNT__COUNT_reset 0x0
+
+// reg - sgpu_regs::GART_CMD
+#define SGPU_REGS__GART_CMD__INV_RANGE_bm 0x1
+#define SGPU_REGS__GART_CMD__INV_RANGE_bp 0
+#define SGPU_REGS__GART_CMD__INV_RANGE_bw 1
+#define SGPU_REGS__GART_CMD__INV_RANGE_reset 0x0
+#define SGPU_REGS__GART_CMD__INV_ALL_bm 0x2
+#define SGPU_REGS__GART_CMD__INV_ALL_bp 1
+#define SGPU_REGS__GART_CMD__INV_ALL_bw 1
+#define SGPU_REGS__GART_CMD__INV_ALL_reset 0x0
+#define SGPU_REGS__GART_CMD__FAULT_CLEAR_bm 0x4
+#define SGPU_REGS__GART_CMD__FAULT_CLEAR_bp 2
+#define SGPU_REGS__GART_CMD__FAULT_CLEAR_bw 1
+#define SGPU_REGS__GART_CMD__FAULT_CLEAR_reset 0x0
+
+// reg - sgpu_regs::GART_STATUS
+#define SGPU_REGS__GART_STATUS__INV_BUSY_bm 0x1
+#define SGPU_REGS__GART_STATUS__INV_BUSY_bp 0
+#define SGPU_REGS__GART_STATUS__INV_BUSY_bw 1
+#define SGPU_REGS__GART_STATUS__WALK_BUSY_bm 0x2
+#define SGPU_REGS__GART_STATUS__WALK_BUSY_bp 1
+#define SGPU_REGS__GART_STATUS__WALK_BUSY_bw 1
+
+// reg - sgpu_regs::GART_FAULT_STATUS
+#define SGPU_REGS__GART_FAULT_STATUS__VALID_bm 0x1
+#define SGPU_REGS__GART_FAULT_STATUS__VALID_bp 0
+#define SGPU_REGS__GART_FAULT_STATUS__VALID_bw 1
+#define SGPU_REGS__GART_FAULT_STATUS__MORE_FAULTS_bm 0x2
+#define SGPU_REGS__GART_FAULT_STATUS__MORE_FAULTS_bp 1
+#define SGPU_REGS__GART_FAULT_STATUS__MORE_FAULTS_bw 1
+#define SGPU_REGS__GART_FAULT_STATUS__WRITE_bm 0x4
+#define SGPU_REGS__GART_FAULT_STATUS__WRITE_bp 2
+#define SGPU_REGS__GART_FAULT_STATUS__WRITE_bw 1
+#define SGPU_REGS__GART_FAULT_STATUS__PRIVILEGED_bm 0x8
+#define SGPU_REGS__GART_FAULT_STATUS__PRIVILEGED_bp 3
+#define SGPU_REGS__GART_FAULT_STATUS__PRIVILEGED_bw 1
+#define SGPU_REGS__GART_FAULT_STATUS__REASON_bm 0xf00
+#define SGPU_REGS__GART_FAULT_STATUS__REASON_bp 8
+#define SGPU_REGS__GART_FAULT_STATUS__REASON_bw 4
+#define SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm 0xf000
+#define SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp 12
+#define SGPU_REGS__GART_FAULT_STATUS__CLIENT_bw 4
+
+// reg - sgpu_regs::GART_FAULT_ADDR_LO
+#define SGPU_REGS__GART_FAULT_ADDR_LO__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_FAULT_ADDR_LO__VALUE_bp 0
+#define SGPU_REGS__GART_FAULT_ADDR_LO__VALUE_bw 32
+
+// reg - sgpu_regs::GART_FAULT_ADDR_HI
+#define SGPU_REGS__GART_FAULT_ADDR_HI__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_FAULT_ADDR_HI__VALUE_bp 0
+#define SGPU_REGS__GART_FAULT_ADDR_HI__VALUE_bw 32
+
+// reg - sgpu_regs::GART_FAULT_FENCE_LO
+#define SGPU_REGS__GART_FAULT_FENCE_LO__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_FAULT_FENCE_LO__VALUE_bp 0
+#define SGPU_REGS__GART_FAULT_FENCE_LO__VALUE_bw 32
+
+// reg - sgpu_regs::GART_FAULT_FENCE_HI
+#define SGPU_REGS__GART_FAULT_FENCE_HI__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_FAULT_FENCE_HI__VALUE_bp 0
+#define SGPU_REGS__GART_FAULT_FENCE_HI__VALUE_bw 32
+
+// reg - sgpu_regs::GART_FAULT_CONTEXT
+#define SGPU_REGS__GART_FAULT_CONTEXT__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_FAULT_CONTEXT__VALUE_bp 0
+#define SGPU_REGS__GART_FAULT_CONTEXT__VALUE_bw 32
+
+// reg - sgpu_regs::GART_PERF_LOOKUPS
+#define SGPU_REGS__GART_PERF_LOOKUPS__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_PERF_LOOKUPS__VALUE_bp 0
+#define SGPU_REGS__GART_PERF_LOOKUPS__VALUE_bw 32
+
+// reg - sgpu_regs::GART_PERF_MISSES
+#define SGPU_REGS__GART_PERF_MISSES__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_PERF_MISSES__VALUE_bp 0
+#define SGPU_REGS__GART_PERF_MISSES__VALUE_bw 32
+
+// reg - sgpu_regs::GART_PERF_WALKS
+#define SGPU_REGS__GART_PERF_WALKS__VALUE_bm 0xffffffff
+#define SGPU_REGS__GART_PERF_WALKS__VALUE_bp 0
+#define SGPU_REGS__GART_PERF_WALKS__VALUE_bw 32
 
 // addrmap - sgpu_regs
 typedef struct __attribute__ ((__packed__)) {
@@ -301,10 +438,30 @@ typedef struct __attribute__ ((__packed__)) {
     uint32_t FAULT_FENCE_LO;
     uint32_t FAULT_FENCE_HI;
     uint32_t FAULT_DETAIL;
+    uint8_t RESERVED_198_1ff[0x68];
+    uint32_t GART_CTRL;
+    uint32_t GART_CAP;
+    uint32_t GART_TABLE_BASE_LO;
+    uint32_t GART_TABLE_BASE_HI;
+    uint32_t GART_TABLE_SIZE;
+    uint32_t GART_INV_FIRST;
+    uint32_t GART_INV_COUNT;
+    uint32_t GART_CMD;
+    uint32_t GART_STATUS;
+    uint32_t GART_FAULT_STATUS;
+    uint32_t GART_FAULT_ADDR_LO;
+    uint32_t GART_FAULT_ADDR_HI;
+    uint32_t GART_FAULT_FENCE_LO;
+    uint32_t GART_FAULT_FENCE_HI;
+    uint32_t GART_FAULT_CONTEXT;
+    uint8_t RESERVED_23c_23f[0x4];
+    uint32_t GART_PERF_LOOKUPS;
+    uint32_t GART_PERF_MISSES;
+    uint32_t GART_PERF_WALKS;
 } sgpu_regs_t;
 
 
-static_assert(sizeof(sgpu_regs_t) == 0x198, "Packing error");
+static_assert(sizeof(sgpu_regs_t) == 0x24c, "Packing error");
 
 #ifdef __cplusplus
 }

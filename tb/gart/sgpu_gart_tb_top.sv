@@ -1,0 +1,288 @@
+// Simulation top for the GART's tests and benchmark (Verilator): the read path of sgpu_top
+// without the command processor. A DMA fetch engine (the client) and the GART's walker share
+// one AXI4 read port through sgpu_axi_rd_arb, exactly as in sgpu_top. Struct ports are
+// flattened into plain vectors for the C++ harness.
+//
+// mode_i selects who uses the GART's translation port:
+//   0  the fetch engine (streaming, data, faults)
+//   1  the fetch engine, but translated by sgpu_xlate_identity (the GART is idle): the
+//      identity baseline of the benchmark
+//   2  the harness directly through the dx_* ports (exact per-request checks against the
+//      C++ model); the fetch engine must be idle
+`default_nettype none
+
+module sgpu_gart_tb_top #(
+  /// AXI data width in bits.
+  parameter int unsigned DataWidth = 64,
+  /// GART TLB entries.
+  parameter int unsigned TlbEntries = 32
+) (
+  input  wire logic                   clk_i,
+  input  wire logic                   rst_ni,
+  input  wire logic [1:0]             mode_i,
+
+  // Fetch engine.
+  input  wire logic                   abort_i,
+  output      logic                   busy_o,
+  input  wire logic                   req_valid_i,
+  output      logic                   req_ready_o,
+  input  wire logic [63:0]            req_addr_i,
+  input  wire logic [31:0]            req_len_i,
+  input  wire logic [3:0]             req_tag_i,
+  output      logic                   data_valid_o,
+  input  wire logic                   data_ready_i,
+  output      logic [DataWidth-1:0]   data_o,
+  output      logic [DataWidth/8-1:0] data_keep_o,
+  output      logic                   data_last_o,
+  output      logic                   status_valid_o,
+  input  wire logic                   status_ready_i,
+  output      logic [3:0]             status_tag_o,
+  output      logic [2:0]             status_err_o,
+
+  // Direct translation port (mode 2).
+  input  wire logic                   dx_req_valid_i,
+  output      logic                   dx_req_ready_o,
+  input  wire logic [51:0]            dx_req_vpn_i,
+  input  wire logic                   dx_req_write_i,
+  output      logic                   dx_rsp_valid_o,
+  input  wire logic                   dx_rsp_ready_i,
+  output      logic [51:0]            dx_rsp_ppn_o,
+  output      logic                   dx_rsp_fault_o,
+  output      logic                   dx_rsp_snoop_o,
+
+  // GART configuration and the submission being executed.
+  input  wire logic                   enable_i,
+  input  wire logic [63:0]            table_base_i,
+  input  wire logic [31:0]            table_size_i,
+  input  wire logic                   priv_i,
+  input  wire logic [63:0]            fence_i,
+  input  wire logic [31:0]            context_i,
+
+  // Invalidation.
+  input  wire logic                   inv_valid_i,
+  output      logic                   inv_ready_o,
+  input  wire logic                   inv_all_i,
+  input  wire logic [31:0]            inv_first_i,
+  input  wire logic [31:0]            inv_count_i,
+  output      logic                   inv_busy_o,
+  output      logic                   inv_done_o,
+
+  // Fault record.
+  input  wire logic                   fault_clear_i,
+  output      logic                   fault_valid_o,
+  output      logic                   fault_more_o,
+  output      logic                   fault_write_o,
+  output      logic                   fault_priv_o,
+  output      logic [3:0]             fault_reason_o,
+  output      logic [63:0]            fault_addr_o,
+  output      logic [63:0]            fault_fence_o,
+  output      logic [31:0]            fault_context_o,
+  output      logic                   fault_evt_o,
+
+  output      logic                   walk_busy_o,
+  output      logic [31:0]            perf_lookups_o,
+  output      logic [31:0]            perf_misses_o,
+  output      logic [31:0]            perf_walks_o,
+
+  // The shared AXI4 read port.
+  output      logic                   m_axi_arvalid,
+  input  wire logic                   m_axi_arready,
+  output      logic [3:0]             m_axi_arid,
+  output      logic [63:0]            m_axi_araddr,
+  output      logic [7:0]             m_axi_arlen,
+  output      logic [2:0]             m_axi_arsize,
+  output      logic [1:0]             m_axi_arburst,
+  input  wire logic                   m_axi_rvalid,
+  output      logic                   m_axi_rready,
+  input  wire logic [3:0]             m_axi_rid,
+  input  wire logic [DataWidth-1:0]   m_axi_rdata,
+  input  wire logic [1:0]             m_axi_rresp,
+  input  wire logic                   m_axi_rlast
+);
+
+  localparam logic [3:0] WalkId = 4'd1;
+
+  sgpu_dma_pkg::dma_status_t status;
+  sgpu_dma_pkg::xlate_req_t  fe_xreq, g_xreq;
+  sgpu_dma_pkg::xlate_rsp_t  fe_xrsp, g_xrsp, id_xrsp;
+  logic                      fe_xreq_valid, fe_xreq_ready, fe_xrsp_valid, fe_xrsp_ready;
+  logic                      g_xreq_valid, g_xreq_ready, g_xrsp_valid, g_xrsp_ready;
+  logic                      id_xreq_ready, id_xrsp_valid;
+  logic                      use_identity, direct;
+
+  assign use_identity = (mode_i == 2'd1);
+  assign direct       = (mode_i == 2'd2);
+
+  logic                 fe_arvalid, fe_arready, fe_rvalid, fe_rready, fe_rlast;
+  logic [3:0]           fe_arid, fe_rid;
+  logic [63:0]          fe_araddr;
+  logic [7:0]           fe_arlen;
+  logic [2:0]           fe_arsize;
+  logic [1:0]           fe_arburst, fe_rresp;
+  logic [DataWidth-1:0] fe_rdata;
+  logic                 wk_arvalid, wk_arready, wk_rvalid, wk_rready, wk_rlast;
+  logic [3:0]           wk_arid, wk_rid;
+  logic [63:0]          wk_araddr;
+  logic [7:0]           wk_arlen;
+  logic [2:0]           wk_arsize;
+  logic [1:0]           wk_arburst, wk_rresp;
+  logic [DataWidth-1:0] wk_rdata;
+
+  sgpu_dma_rd #(
+    .DataWidth(DataWidth)
+  ) u_fetch (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .abort_i          (abort_i),
+    .busy_o           (busy_o),
+    .req_valid_i      (req_valid_i),
+    .req_ready_o      (req_ready_o),
+    .req_i            ('{addr: req_addr_i, len: req_len_i, tag: req_tag_i}),
+    .data_valid_o     (data_valid_o),
+    .data_ready_i     (data_ready_i),
+    .data_o           (data_o),
+    .data_keep_o      (data_keep_o),
+    .data_last_o      (data_last_o),
+    .status_valid_o   (status_valid_o),
+    .status_ready_i   (status_ready_i),
+    .status_o         (status),
+    .xlate_req_valid_o(fe_xreq_valid),
+    .xlate_req_ready_i(fe_xreq_ready),
+    .xlate_req_o      (fe_xreq),
+    .xlate_rsp_valid_i(fe_xrsp_valid),
+    .xlate_rsp_ready_o(fe_xrsp_ready),
+    .xlate_rsp_i      (fe_xrsp),
+    .m_axi_arvalid    (fe_arvalid),
+    .m_axi_arready    (fe_arready),
+    .m_axi_arid       (fe_arid),
+    .m_axi_araddr     (fe_araddr),
+    .m_axi_arlen      (fe_arlen),
+    .m_axi_arsize     (fe_arsize),
+    .m_axi_arburst    (fe_arburst),
+    .m_axi_rvalid     (fe_rvalid),
+    .m_axi_rready     (fe_rready),
+    .m_axi_rid        (fe_rid),
+    .m_axi_rdata      (fe_rdata),
+    .m_axi_rresp      (fe_rresp),
+    .m_axi_rlast      (fe_rlast)
+  );
+
+  sgpu_xlate_identity u_identity (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .xlate_req_valid_i(fe_xreq_valid && use_identity),
+    .xlate_req_ready_o(id_xreq_ready),
+    .xlate_req_i      (fe_xreq),
+    .xlate_rsp_valid_o(id_xrsp_valid),
+    .xlate_rsp_ready_i(fe_xrsp_ready && use_identity),
+    .xlate_rsp_o      (id_xrsp)
+  );
+
+  // Who drives the GART's port.
+  assign g_xreq_valid   = direct ? dx_req_valid_i : (fe_xreq_valid && !use_identity);
+  assign g_xreq         = direct ? '{vpn: dx_req_vpn_i, write: dx_req_write_i} : fe_xreq;
+  assign g_xrsp_ready   = direct ? dx_rsp_ready_i : (fe_xrsp_ready && !use_identity);
+  assign dx_req_ready_o = direct && g_xreq_ready;
+  assign dx_rsp_valid_o = direct && g_xrsp_valid;
+  assign dx_rsp_ppn_o   = g_xrsp.ppn;
+  assign dx_rsp_fault_o = g_xrsp.fault;
+
+  assign fe_xreq_ready = use_identity ? id_xreq_ready : (!direct && g_xreq_ready);
+  assign fe_xrsp_valid = use_identity ? id_xrsp_valid : (!direct && g_xrsp_valid);
+  assign fe_xrsp       = use_identity ? id_xrsp : g_xrsp;
+
+  sgpu_gart_pkg::fault_rec_t fault;
+
+  sgpu_gart #(
+    .DataWidth (DataWidth),
+    .IdWidth   (4),
+    .WalkAxiId (WalkId),
+    .TlbEntries(TlbEntries)
+  ) u_gart (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .enable_i         (enable_i),
+    .table_base_i     (table_base_i),
+    .table_size_i     (table_size_i),
+    .exec_i           ('{privileged: priv_i, fence: fence_i, context_id: context_i}),
+    .xlate_req_valid_i(g_xreq_valid),
+    .xlate_req_ready_o(g_xreq_ready),
+    .xlate_req_i      (g_xreq),
+    .xlate_rsp_valid_o(g_xrsp_valid),
+    .xlate_rsp_ready_i(g_xrsp_ready),
+    .xlate_rsp_o      (g_xrsp),
+    .xlate_rsp_snoop_o(dx_rsp_snoop_o),
+    .inv_valid_i      (inv_valid_i),
+    .inv_ready_o      (inv_ready_o),
+    .inv_i            ('{all: inv_all_i, first: inv_first_i, count: inv_count_i}),
+    .inv_busy_o       (inv_busy_o),
+    .inv_done_o       (inv_done_o),
+    .fault_clear_i    (fault_clear_i),
+    .fault_o          (fault),
+    .fault_evt_o      (fault_evt_o),
+    .walk_busy_o      (walk_busy_o),
+    .perf_lookups_o   (perf_lookups_o),
+    .perf_misses_o    (perf_misses_o),
+    .perf_walks_o     (perf_walks_o),
+    .m_axi_arvalid    (wk_arvalid),
+    .m_axi_arready    (wk_arready),
+    .m_axi_arid       (wk_arid),
+    .m_axi_araddr     (wk_araddr),
+    .m_axi_arlen      (wk_arlen),
+    .m_axi_arsize     (wk_arsize),
+    .m_axi_arburst    (wk_arburst),
+    .m_axi_rvalid     (wk_rvalid),
+    .m_axi_rready     (wk_rready),
+    .m_axi_rid        (wk_rid),
+    .m_axi_rdata      (wk_rdata),
+    .m_axi_rresp      (wk_rresp),
+    .m_axi_rlast      (wk_rlast)
+  );
+
+  assign fault_valid_o   = fault.valid;
+  assign fault_more_o    = fault.more;
+  assign fault_write_o   = fault.write;
+  assign fault_priv_o    = fault.privileged;
+  assign fault_reason_o  = 4'(fault.reason);
+  assign fault_addr_o    = fault.addr;
+  assign fault_fence_o   = fault.fence;
+  assign fault_context_o = fault.context_id;
+
+  sgpu_axi_rd_arb #(
+    .DataWidth(DataWidth),
+    .IdWidth  (4),
+    .S1Id     (WalkId)
+  ) u_arb (
+    .clk_i         (clk_i),
+    .rst_ni        (rst_ni),
+    .s0_axi_arvalid(fe_arvalid), .s0_axi_arready(fe_arready), .s0_axi_arid  (fe_arid),
+    .s0_axi_araddr (fe_araddr),  .s0_axi_arlen  (fe_arlen),   .s0_axi_arsize(fe_arsize),
+    .s0_axi_arburst(fe_arburst), .s0_axi_rvalid (fe_rvalid),  .s0_axi_rready(fe_rready),
+    .s0_axi_rid    (fe_rid),     .s0_axi_rdata  (fe_rdata),   .s0_axi_rresp (fe_rresp),
+    .s0_axi_rlast  (fe_rlast),
+    .s1_axi_arvalid(wk_arvalid), .s1_axi_arready(wk_arready), .s1_axi_arid  (wk_arid),
+    .s1_axi_araddr (wk_araddr),  .s1_axi_arlen  (wk_arlen),   .s1_axi_arsize(wk_arsize),
+    .s1_axi_arburst(wk_arburst), .s1_axi_rvalid (wk_rvalid),  .s1_axi_rready(wk_rready),
+    .s1_axi_rid    (wk_rid),     .s1_axi_rdata  (wk_rdata),   .s1_axi_rresp (wk_rresp),
+    .s1_axi_rlast  (wk_rlast),
+    .m_axi_arvalid (m_axi_arvalid),
+    .m_axi_arready (m_axi_arready),
+    .m_axi_arid    (m_axi_arid),
+    .m_axi_araddr  (m_axi_araddr),
+    .m_axi_arlen   (m_axi_arlen),
+    .m_axi_arsize  (m_axi_arsize),
+    .m_axi_arburst (m_axi_arburst),
+    .m_axi_rvalid  (m_axi_rvalid),
+    .m_axi_rready  (m_axi_rready),
+    .m_axi_rid     (m_axi_rid),
+    .m_axi_rdata   (m_axi_rdata),
+    .m_axi_rresp   (m_axi_rresp),
+    .m_axi_rlast   (m_axi_rlast)
+  );
+
+  assign status_tag_o = status.tag;
+  assign status_err_o = status.err;
+
+endmodule
+
+`default_nettype wire
