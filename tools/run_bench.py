@@ -14,7 +14,10 @@ def main():
         benches = [line.strip() for line in f if line.strip()]
     for i, exe in enumerate(benches, 1):
         print(f"bench [{i}/{len(benches)}] {exe}", file=sys.stderr, flush=True)
-        out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+        try:
+            out = subprocess.run([exe], check=True, capture_output=True, text=True, timeout=1800).stdout
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+            sys.exit(f"run_bench: {exe} failed: {e}\n{getattr(e, 'stderr', '') or ''}")
         metrics = json.loads(out)
         for key, value in metrics.items():
             if key in merged:
