@@ -91,7 +91,7 @@ module sgpu_gart #(
   /// One-cycle pulse per refused translation.
   output      logic                        fault_evt_o,
 
-  /// A walk is in flight.
+  /// A walk is in flight or a prefetch waits to start.
   output      logic                        walk_busy_o,
   /// Aperture translations answered.
   output      logic [31:0]                 perf_lookups_o,
@@ -282,7 +282,7 @@ module sgpu_gart #(
     .m_axi_rlast  (m_axi_rlast)
   );
 
-  assign walk_busy_o = wk_busy;
+  assign walk_busy_o = wk_busy || pf_pend_q;
 
   // Prefetch request and the lines walked most recently (not prefetched again).
   logic  pf_pend_q, pf_pend_d;

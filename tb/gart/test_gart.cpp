@@ -1,0 +1,446 @@
+// Unit tests of the GART (sgpu_gart with its walker, TLB and the read arbiter) in the read path
+// of sgpu_gart_tb_top: hits, misses, prefetch, eviction, invalidation while pages are in use,
+// faults (no bus access, record, event, resume), write-protect, the dummy page, and the RTL
+// against the C++ model of the translation on random traffic.
+#include <catch2/catch.hpp>
+
+#include "common/test_seed.hpp"
+#include "gart_harness.hpp"
+
+using namespace sgpu::tb;
+using namespace sgpu::tb::gart;
+
+namespace {
+
+constexpr uint64_t kPageBase = 0x3'0000'0000ull;   // where the tests put mapped pages
+constexpr uint64_t kTrapPage = 0x7'7777'7000ull;   // invalid PTEs point here: never read
+constexpr uint64_t kDummyPage = 0x5'0000'0000ull;  // unmapped pages point here
+constexpr uint32_t kPoison = 0xDEADBEEF;
+
+HarnessConfig config(unsigned latency = 64) {
+  HarnessConfig c;
+  c.memory.read_latency = latency;
+  c.seed = test_seed(1);
+  return c;
+}
+
+/// Maps aperture pages [0, n) to scattered bus pages filled with random bytes; returns the map.
+std::vector<uint64_t> map_scattered(GartHarness& h, uint32_t n, uint64_t flags = kPteValid | kPteWritable) {
+  std::vector<uint64_t> pages(n);
+  for (uint32_t i = 0; i < n; ++i) pages[i] = kPageBase + (uint64_t{i} * 7919 % 4096) * 0x1000 + (uint64_t{i} << 24);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint8_t* p = h.memory().page_ptr(pages[i]);
+    for (unsigned b = 0; b < 4096; b += 8) {
+      const uint64_t r = h.rng()();
+      std::memcpy(p + b, &r, 8);
+    }
+    h.write_pte(i, pte(pages[i], flags));
+  }
+  return pages;
+}
+
+uint64_t bus_of(GartHarness& h, uint64_t gpu) {
+  const uint64_t idx = (gpu - kApBase) >> 12;
+  return (h.read_pte(idx) & ~uint64_t{0xfff}) | (gpu & 0xfff);
+}
+
+}  // namespace
+
+TEST_CASE("a miss walks one line of PTEs; the rest of the line hits", "[gart][tlb]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  const auto pages = map_scattered(h, 64);
+  h.set_table_size(64);
+  const DxReq first = h.translate_one(GartHarness::ap_vpn(3));
+  CHECK_FALSE(first.got.fault);
+  CHECK(first.got.ppn == pages[3] >> 12);
+  CHECK(h.perf_misses() == 1);
+  const uint32_t walks = h.perf_walks();
+  CHECK(walks >= 1);
+  CHECK(first.rsp_cycle - first.accept_cycle > 64);  // waited for host memory
+  for (uint64_t i = 0; i < 8; ++i) {
+    const DxReq r = h.translate_one(GartHarness::ap_vpn(i));
+    CHECK_FALSE(r.got.fault);
+    CHECK(r.got.ppn == pages[i] >> 12);
+    CHECK(r.rsp_cycle - r.accept_cycle <= 2);  // a hit answers in two cycles
+  }
+  CHECK(h.perf_misses() == 1);
+  CHECK(h.perf_lookups() == 9);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("hits answer one translation per cycle", "[gart][tlb]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  const auto pages = map_scattered(h, 8);
+  h.set_table_size(8);
+  h.translate_one(GartHarness::ap_vpn(0));
+  const uint64_t start = h.cycle();
+  for (int k = 0; k < 64; ++k) h.translate(GartHarness::ap_vpn(k % 8));
+  h.run_until_idle();
+  const auto& dx = h.dx();
+  CHECK(dx.back().rsp_cycle - dx[1].accept_cycle <= 64 + 2);
+  CHECK(h.cycle() - start < 80);
+  for (size_t k = 1; k < dx.size(); ++k) CHECK(dx[k].got.ppn == pages[(k - 1) % 8] >> 12);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("prefetch: streaming through consecutive pages misses only on the first", "[gart][prefetch]") {
+  GartHarness h(config(256));
+  h.set_mode(0);
+  const uint32_t n = 64;
+  map_scattered(h, n);
+  h.set_table_size(n);
+  h.fetch(kApBase, n * 4096);
+  REQUIRE(h.run_until_idle());
+  REQUIRE(h.fetches()[0].err == DmaErr::Ok);
+  REQUIRE(h.fetches()[0].data.size() == n * 4096);
+  h.check_fetch_data(h.fetches()[0], [&](uint64_t a) { return bus_of(h, a); }, n * 4096);
+  CHECK(h.perf_lookups() == n);
+  CHECK(h.perf_misses() == 1);
+  CHECK(h.perf_walks() == n / 8);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("eviction: lines beyond the TLB's capacity are walked again", "[gart][tlb]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  const auto pages = map_scattered(h, 128);
+  h.set_table_size(128);
+  // Each access walks its line and prefetches the next: 16 PTEs. Four accesses fill the
+  // 32-entry TLB twice over: lines 0..3 are gone, 4..7 remain.
+  for (uint64_t line : {0, 2, 4, 6}) {
+    const DxReq r = h.translate_one(GartHarness::ap_vpn(line * 8));
+    CHECK(r.got.ppn == pages[line * 8] >> 12);
+  }
+  CHECK(h.perf_misses() == 4);
+  CHECK(h.perf_walks() == 8);
+  // Line 7 (prefetched) hits; line 1 was evicted.
+  CHECK(h.translate_one(GartHarness::ap_vpn(7 * 8 + 5)).got.ppn == pages[61] >> 12);
+  CHECK(h.perf_misses() == 4);
+  CHECK(h.translate_one(GartHarness::ap_vpn(1 * 8 + 2)).got.ppn == pages[10] >> 12);
+  CHECK(h.perf_misses() == 5);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("invalidation while other pages stream: the remapped page changes, the stream does not stall",
+          "[gart][invalidate]") {
+  GartHarness h(config(64));
+  h.set_mode(0);
+  auto pages = map_scattered(h, 48);
+  h.set_table_size(48);
+  // Cache page 40, then stream pages 0..15 and remap page 40 while the stream runs.
+  h.fetch(GartHarness::ap_addr(40), 256);
+  REQUIRE(h.run_until_idle());
+  h.fetch(kApBase, 16 * 4096);
+  h.run(2000);
+  REQUIRE_FALSE(h.fetch_idle());
+  const uint64_t new_page = 0x6'0000'0000ull;
+  h.memory().fill(new_page, 0x5a, 4096);
+  h.write_pte(40, pte(new_page, kPteValid));
+  const uint64_t t0 = h.cycle();
+  h.invalidate(false, 40, 1);
+  const uint64_t inv_cycles = h.cycle() - t0;
+  // At most one walk (queued behind the stream's reads in the memory: latency + a buffer of
+  // data) plus the sweep.
+  CHECK(inv_cycles < 64 + 512 + 100);
+  REQUIRE_FALSE(h.fetch_idle());  // the stream is still running
+  h.fetch(GartHarness::ap_addr(40), 256);
+  REQUIRE(h.run_until_idle());
+  const auto& f = h.fetches();
+  REQUIRE(f[1].err == DmaErr::Ok);
+  h.check_fetch_data(f[1], [&](uint64_t a) { return bus_of(h, a); }, f[1].len);
+  REQUIRE(f[2].err == DmaErr::Ok);
+  CHECK(f[2].data == std::vector<uint8_t>(256, 0x5a));
+  // A page of the stream's range invalidated mid-stream reads right too (it is walked again).
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("range invalidation drops exactly the range; invalidate-all drops everything", "[gart][invalidate]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  map_scattered(h, 16);
+  h.set_table_size(16);
+  h.translate_one(GartHarness::ap_vpn(0));
+  h.translate_one(GartHarness::ap_vpn(8));
+  const uint32_t misses = h.perf_misses();
+  h.invalidate(false, 3, 2);  // pages 3 and 4
+  for (uint64_t i : {0, 1, 2, 5, 6, 7, 8, 15}) h.translate_one(GartHarness::ap_vpn(i));
+  CHECK(h.perf_misses() == misses);
+  h.translate_one(GartHarness::ap_vpn(4));
+  CHECK(h.perf_misses() == misses + 1);
+  h.invalidate(true);
+  h.translate_one(GartHarness::ap_vpn(8));
+  CHECK(h.perf_misses() == misses + 2);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("an invalid PTE faults: no bus access, record, event, resume after fixing", "[gart][fault]") {
+  GartHarness h(config());
+  h.set_mode(0);
+  h.set_exec(false, 0x1234'5678'9abc'def0ull, 42);
+  const auto pages = map_scattered(h, 8);
+  h.write_pte(1, pte(kTrapPage, 0));  // invalid, pointing at the trap page
+  h.set_table_size(8);
+  h.fetch(kApBase + 0x800, 3 * 4096);  // pages 0..3: page 1 faults
+  REQUIRE(h.run_until_idle());
+  const FetchReq& f = h.fetches()[0];
+  CHECK(f.err == DmaErr::XlateFault);
+  CHECK(f.data.size() <= 0x800);  // only page 0's bytes
+  h.check_fetch_data(f, [&](uint64_t a) { return bus_of(h, a); }, 0x800);
+  CHECK_FALSE(h.page_was_read(kTrapPage >> 12));
+  CHECK_FALSE(h.page_was_read(pages[2] >> 12));
+  const auto rec = h.fault_record();
+  CHECK(rec.valid);
+  CHECK(rec.reason == Reason::InvalidPte);
+  CHECK(rec.addr == GartHarness::ap_addr(1));
+  CHECK_FALSE(rec.write);
+  CHECK_FALSE(rec.priv);
+  CHECK(rec.fence == 0x1234'5678'9abc'def0ull);
+  CHECK(rec.context == 42);
+  CHECK(h.fault_events() >= 1);
+  CHECK(rec.more == (h.fault_events() > 1));
+
+  // The host reads the record, fixes the PTE, invalidates and clears: the same fetch works.
+  h.write_pte(1, pte(pages[1], kPteValid));
+  h.invalidate(false, 1, 1);
+  h.clear_fault();
+  h.step();
+  CHECK_FALSE(h.fault_record().valid);
+  h.fetch(kApBase + 0x800, 3 * 4096);
+  REQUIRE(h.run_until_idle());
+  CHECK(h.fetches()[1].err == DmaErr::Ok);
+  h.check_fetch_data(h.fetches()[1], [&](uint64_t a) { return bus_of(h, a); }, 3 * 4096);
+  CHECK_FALSE(h.fault_record().valid);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("the fault record keeps the first fault and sets more_faults", "[gart][fault]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  map_scattered(h, 8);
+  h.write_pte(2, 0);
+  h.set_table_size(8);
+  h.set_exec(false, 7, 3);
+  CHECK(h.translate_one(GartHarness::ap_vpn(2)).got.fault);
+  h.set_exec(false, 8, 4);
+  CHECK(h.translate_one(GartHarness::ap_vpn(9)).got.fault);  // beyond the table
+  const auto rec = h.fault_record();
+  CHECK(rec.valid);
+  CHECK(rec.more);
+  CHECK(rec.reason == Reason::InvalidPte);
+  CHECK(rec.addr == GartHarness::ap_addr(2));
+  CHECK(rec.fence == 7);
+  CHECK(rec.context == 3);
+  CHECK(h.fault_events() == 2);
+  h.clear_fault();
+  h.step();
+  CHECK_FALSE(h.fault_record().valid);
+  CHECK_FALSE(h.fault_record().more);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("write-protect: reads of a read-only page pass, writes fault", "[gart][fault]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  const auto pages = map_scattered(h, 8);
+  h.write_pte(5, pte(pages[5], kPteValid));  // read-only
+  h.set_table_size(8);
+  const DxReq rd = h.translate_one(GartHarness::ap_vpn(5), false);
+  CHECK_FALSE(rd.got.fault);
+  CHECK(rd.got.ppn == pages[5] >> 12);
+  const DxReq wr = h.translate_one(GartHarness::ap_vpn(5), true);
+  CHECK(wr.got.fault);
+  const auto rec = h.fault_record();
+  CHECK(rec.reason == Reason::WriteProtect);
+  CHECK(rec.write);
+  CHECK(rec.addr == GartHarness::ap_addr(5));
+  const DxReq wr_ok = h.translate_one(GartHarness::ap_vpn(4), true);
+  CHECK_FALSE(wr_ok.got.fault);
+  CHECK(wr_ok.got.ppn == pages[4] >> 12);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("address map: segments, privilege, out of range, disabled", "[gart][map]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  map_scattered(h, 8);
+  h.set_table_size(8);
+  const uint64_t sys = 0x1'2345'6000ull >> 12;
+  SECTION("system-physical: identity when privileged, PRIVILEGE fault otherwise") {
+    h.set_exec(true, 1, 1);
+    auto r = h.translate_one(sys);
+    CHECK_FALSE(r.got.fault);
+    CHECK(r.got.ppn == sys);
+    h.set_exec(false, 2, 2);
+    r = h.translate_one(sys);
+    CHECK(r.got.fault);
+    CHECK(h.fault_record().reason == Reason::Privilege);
+  }
+  SECTION("memory segment: linear to its bus window, for everyone") {
+    const auto r = h.translate_one((kMemSegBase >> 12) + 0x1234, true);
+    CHECK_FALSE(r.got.fault);
+    CHECK(r.got.ppn == (kMemSegBus >> 12) + 0x1234);
+  }
+  SECTION("aperture page beyond the table: OUT_OF_RANGE without a walk") {
+    const uint32_t walks = h.perf_walks();
+    CHECK(h.translate_one(GartHarness::ap_vpn(8)).got.fault);
+    CHECK(h.perf_walks() == walks);
+    CHECK(h.fault_record().reason == Reason::OutOfRange);
+  }
+  SECTION("an address in no segment: OUT_OF_RANGE") {
+    h.set_exec(true, 1, 1);
+    CHECK(h.translate_one(0x0030'0000'0000'0000ull >> 12).got.fault);
+    CHECK(h.fault_record().reason == Reason::OutOfRange);
+    CHECK(h.translate_one((kMemSegBase + kMemSegSize) >> 12).got.fault);
+  }
+  SECTION("disabled: every page is its own bus page") {
+    h.set_enable(false);
+    for (uint64_t v : {sys, GartHarness::ap_vpn(3), uint64_t{0x0030'0000'0000'0000ull >> 12}}) {
+      const auto r = h.translate_one(v, true);
+      CHECK_FALSE(r.got.fault);
+      CHECK(r.got.ppn == v);
+    }
+    CHECK_FALSE(h.fault_record().valid);
+  }
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("a bus error while reading the page table is a WALK_ERROR fault", "[gart][fault]") {
+  GartHarness h(config());
+  h.set_mode(2);
+  map_scattered(h, 16);
+  h.set_table_size(16);
+  h.axi().inject_error(GartHarness::kTableBase + 64, GartHarness::kTableBase + 128, kAxiRespSlvErr);
+  const DxReq r = h.translate_one(GartHarness::ap_vpn(9));
+  CHECK(r.got.fault);
+  CHECK(h.fault_record().reason == Reason::WalkError);
+  CHECK_FALSE(h.translate_one(GartHarness::ap_vpn(2)).got.fault);  // line 0 is fine
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("unmapped pages point at the dummy page: reads return the poison", "[gart][dummy]") {
+  GartHarness h(config());
+  h.set_mode(0);
+  for (unsigned b = 0; b < 4096; b += 4) h.memory().write32(kDummyPage + b, kPoison);
+  const auto pages = map_scattered(h, 4);
+  h.write_pte(2, pte(kDummyPage, kPteValid));  // UnmapApertureSegment: re-pointed, still valid
+  h.set_table_size(4);
+  h.fetch(kApBase, 4 * 4096);
+  REQUIRE(h.run_until_idle());
+  const FetchReq& f = h.fetches()[0];
+  REQUIRE(f.err == DmaErr::Ok);
+  for (unsigned b = 0; b < 4096; b += 4) {
+    uint32_t w;
+    std::memcpy(&w, &f.data[2 * 4096 + b], 4);
+    if (w != kPoison) FAIL("dummy page byte " << b << " is not poison");
+  }
+  h.check_fetch_data(f, [&](uint64_t a) { return bus_of(h, a); }, f.len);
+  CHECK_FALSE(h.fault_record().valid);
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("random traffic: RTL matches the C++ translation model", "[gart][random]") {
+  HarnessConfig cfg = config(48);
+  cfg.memory.read_latency_jitter = 40;
+  cfg.memory.ar_ready_prob = 0.7;
+  cfg.memory.r_valid_prob = 0.8;
+  cfg.dx_req_prob = 0.6;
+  cfg.dx_rsp_ready_prob = 0.7;
+  GartHarness h(cfg);
+  CAPTURE(cfg.seed);
+  h.set_mode(2);
+  auto& rng = h.rng();
+  constexpr uint32_t kTable = 96;  // 12 lines; the TLB holds 4
+  auto random_pte = [&]() -> uint64_t {
+    const uint64_t page = kPageBase + (rng() % 100000) * 0x1000;
+    const auto kind = static_cast<unsigned>(rng() % 10);
+    if (kind == 0) return pte(kTrapPage, 0);                         // invalid
+    if (kind <= 2) return pte(page, kPteValid | (rng() & kPteSnoop));  // read-only
+    return pte(page, kPteValid | kPteWritable | (rng() & kPteSnoop));
+  };
+  for (uint32_t i = 0; i < kTable; ++i) h.write_pte(i, random_pte());
+  h.set_table_size(kTable - 5);  // the last PTEs exist but are outside the table
+
+  auto random_vpn = [&]() -> uint64_t {
+    const auto kind = static_cast<unsigned>(rng() % 20);
+    if (kind < 15) return GartHarness::ap_vpn(rng() % (kTable + 2));
+    if (kind < 17) return (kMemSegBase >> 12) + rng() % (kMemSegSize >> 12);
+    if (kind < 19) return (rng() % (uint64_t{1} << 40)) >> 12;  // system physical
+    return (0x0030'0000'0000'0000ull >> 12) + rng() % 1000;       // nowhere
+  };
+
+  size_t checked = 0, faults_seen = 0;
+  constexpr size_t kNone = ~size_t{0};
+  size_t first_fault = kNone;  // first faulting response since the last clear
+  const int kRounds = 60;
+  for (int round = 0; round < kRounds; ++round) {
+    // Change privilege and the submission only between bursts of requests.
+    h.run_until_idle();
+    h.set_exec(rng() % 3 != 0, rng(), static_cast<uint32_t>(rng()));
+    if (rng() % 4 == 0) {
+      h.clear_fault();
+      h.step();
+      first_fault = kNone;
+    }
+    const size_t begin = h.dx().size();
+    const int n = 100 + static_cast<int>(rng() % 200);
+    for (int k = 0; k < n; ++k) h.translate(random_vpn(), rng() % 3 == 0);
+    // Meanwhile: remap some pages and invalidate them (a range, or everything).
+    int changes = static_cast<int>(rng() % 3);
+    while (h.dx_outstanding() > 0) {
+      h.run(1 + rng() % 60);
+      if (changes > 0 && !h.inv_busy()) {
+        --changes;
+        const uint32_t first = static_cast<uint32_t>(rng() % kTable);
+        const uint32_t count = 1 + static_cast<uint32_t>(rng() % 10);
+        for (uint32_t i = first; i < first + count && i < kTable; ++i) h.write_pte(i, random_pte());
+        if (rng() % 4 == 0) h.invalidate_start(true);
+        else h.invalidate_start(false, first, count);
+      } else if (rng() % 8 == 0 && !h.inv_busy()) {
+        h.invalidate_start(rng() % 2 == 0, static_cast<uint32_t>(rng() % kTable), 1 + static_cast<uint32_t>(rng() % 16));
+      }
+    }
+    h.run_until_idle();
+    // Check every response of this round.
+    const auto& dx = h.dx();
+    for (size_t k = begin; k < dx.size(); ++k) {
+      const DxReq& r = dx[k];
+      REQUIRE(r.answered);
+      const uint64_t ap = kApBase >> 12;
+      std::vector<uint64_t> cands = {0};
+      const bool in_ap = r.vpn >= ap && r.vpn < ap + kApPages;
+      if (in_ap) cands = h.pte_candidates(r.vpn - ap, r.accept_cycle, r.rsp_cycle);
+      bool match = false;
+      for (uint64_t c : cands) {
+        if (model_translate(r.vpn, r.write, r.priv, true, h.table_size(), c) == r.got) match = true;
+      }
+      if (!match) {
+        const Expect e = model_translate(r.vpn, r.write, r.priv, true, h.table_size(), cands.back());
+        FAIL("request " << k << " vpn 0x" << std::hex << r.vpn << std::dec << " write " << r.write << " priv "
+                        << r.priv << ": got fault " << r.got.fault << " ppn 0x" << std::hex << r.got.ppn
+                        << " snoop " << r.got.snoop << ", model fault " << e.fault << " ("
+                        << to_string(e.reason) << ") ppn 0x" << e.ppn << std::dec << " (" << cands.size()
+                        << " candidate PTEs)");
+      }
+      if (r.got.fault) {
+        ++faults_seen;
+        if (first_fault == kNone) first_fault = k;
+      }
+      ++checked;
+    }
+    // The record names the first fault since the clear.
+    const auto rec = h.fault_record();
+    CHECK(rec.valid == (first_fault != kNone));
+    if (first_fault != kNone) {
+      const DxReq& r = h.dx()[first_fault];
+      CHECK(rec.addr == (r.vpn << 12));
+      CHECK(rec.write == r.write);
+      CHECK(rec.priv == r.priv);
+    }
+  }
+  CHECK(h.fault_events() == faults_seen);
+  CHECK(checked > 5000);
+  INFO(h.report());
+  REQUIRE(h.ok());
+}
