@@ -1,0 +1,98 @@
+// Pools of DMA buffers, allocation lists and patch-location lists for one device or context.
+//
+// The DDI rule: these may grow and shrink after creation but never below the starting sizes
+// from DXGK_DEVICEINFO / DXGK_CONTEXTINFO. So a pool never hands out (or keeps) a buffer or list
+// smaller than its starting size; acquire() with a larger need grows one; trim() gives back
+// spare and oversized entries. A DMA buffer's private data is zeroed when the buffer is created
+// and not touched again by the pool or the memory manager (reuse keeps what Render left there).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sgpu/result.hpp"
+#include "sgpu/transport.hpp"
+#include "sgpu/vidmm/paging.hpp"
+
+namespace sgpu::kmd {
+
+/// D3DDDI_PATCHLOCATIONLIST.
+struct PatchLocation {
+  std::uint32_t allocation_index = 0;
+  std::uint32_t slot_id_and_reserved = 0;  ///< SlotId bits 0-23, Reserved bits 24-31 (must be 0)
+  std::uint32_t driver_id = 0;
+  std::uint32_t allocation_offset = 0;
+  std::uint32_t patch_offset = 0;
+  std::uint32_t split_offset = 0;
+};
+
+/// One DMA buffer: contiguous DMA memory plus the driver's private data block.
+struct DmaBuffer {
+  DmaMemory memory;
+  std::vector<std::byte> private_data;
+};
+
+class DmaBufferPool {
+ public:
+  /// Buffers are at least `starting_size` bytes (rounded to pages) with `private_data_size`
+  /// bytes of private data; `keep` free buffers survive trim().
+  DmaBufferPool(vidmm::SystemMemory& memory, std::uint32_t starting_size, std::uint32_t private_data_size,
+                std::size_t keep = 1);
+  /// A buffer of at least max(starting size, min_bytes) bytes: a free one if one is big enough,
+  /// else a new one (OutOfMemory if the system memory refuses).
+  Result<DmaBuffer> acquire(std::size_t min_bytes = 0);
+  void release(DmaBuffer buffer);
+  /// Frees buffers beyond `keep` and any free buffer larger than the starting size.
+  void trim();
+  std::uint32_t starting_size() const { return starting_size_; }
+  std::size_t free_count() const { return free_.size(); }
+  std::size_t created() const { return created_; }
+
+ private:
+  vidmm::SystemMemory& memory_;
+  std::uint32_t starting_size_;
+  std::uint32_t private_size_;
+  std::size_t keep_;
+  std::size_t created_ = 0;
+  std::vector<DmaBuffer> free_;
+};
+
+/// Allocation lists / patch-location lists: vectors whose capacity never drops below the start.
+template <class T>
+class ListPool {
+ public:
+  explicit ListPool(std::uint32_t starting_size, std::size_t keep = 1) : starting_size_(starting_size), keep_(keep) {}
+  /// An empty list with room for at least max(starting size, min_entries) entries.
+  std::vector<T> acquire(std::size_t min_entries = 0) {
+    const std::size_t want = std::max<std::size_t>(starting_size_, min_entries);
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->capacity() >= want) {
+        std::vector<T> v = std::move(*it);
+        free_.erase(it);
+        return v;
+      }
+    std::vector<T> v;
+    v.reserve(want);
+    return v;
+  }
+  void release(std::vector<T> list) {
+    list.clear();
+    if (list.capacity() >= starting_size_) free_.push_back(std::move(list));
+  }
+  void trim() {
+    free_.erase(std::remove_if(free_.begin(), free_.end(), [&](auto& v) { return v.capacity() > starting_size_; }),
+                free_.end());
+    if (free_.size() > keep_) free_.resize(keep_);
+  }
+  std::uint32_t starting_size() const { return starting_size_; }
+  std::size_t free_count() const { return free_.size(); }
+
+ private:
+  std::uint32_t starting_size_;
+  std::size_t keep_;
+  std::vector<std::vector<T>> free_;
+};
+
+}  // namespace sgpu::kmd

@@ -1,0 +1,112 @@
+#include "sgpu/kmd/device.hpp"
+
+#include <fmt/format.h>
+
+#include "sgpu/kmd/adapter.hpp"
+
+namespace sgpu::kmd {
+
+namespace {
+Error invalid(std::string m) { return Error{Errc::InvalidArgument, std::move(m), false}; }
+}  // namespace
+
+Device::Device(Adapter& adapter, std::uint64_t id, CreateDeviceFlags flags, const DxgkDeviceInfo& info)
+    : adapter_(&adapter), id_(id), flags_(flags), info_(info) {}
+
+Device::Device(Device&& o) noexcept { *this = std::move(o); }
+
+Device& Device::operator=(Device&& o) noexcept {
+  if (this != &o) {
+    release();
+    adapter_ = std::exchange(o.adapter_, nullptr);
+    id_ = std::exchange(o.id_, 0);
+    flags_ = o.flags_;
+    info_ = o.info_;
+  }
+  return *this;
+}
+
+Device::~Device() { release(); }
+
+void Device::release() {
+  if (adapter_ == nullptr) return;
+  auto& mm = adapter_->memory_manager();
+  mm.destroy_owned_by(vidmm::AllocationKind::Standard, id_, 0);
+  mm.destroy_owned_by(vidmm::AllocationKind::DeviceContext, id_, 0);
+  --adapter_->live_devices_;
+  adapter_ = nullptr;
+}
+
+Result<Context> Device::create_context(const CreateContextArgs& args) {
+  const auto& caps = adapter_->caps();
+  const CreateContextFlags f = args.flags;
+  if (f.value & ~CreateContextFlags::kDefined)
+    return invalid(fmt::format("DXGK_CREATECONTEXTFLAGS {:#x} sets undefined bits {:#x}", f.value,
+                               f.value & ~CreateContextFlags::kDefined));
+  if (f.system_context() && f.gdi_context())
+    return invalid("DXGK_CREATECONTEXTFLAGS: SystemContext and GdiContext are exclusive");
+  if (f.system_context() && !flags_.system_device())
+    return invalid(fmt::format("DXGK_CREATECONTEXTFLAGS.SystemContext on device {:#x}, which is not the system device", id_));
+  if (f.gdi_context() && !flags_.gdi_device())
+    return invalid(fmt::format("DXGK_CREATECONTEXTFLAGS.GdiContext on device {:#x}, which is not a GDI device", id_));
+  if (args.node_ordinal >= caps.node_count)
+    return invalid(fmt::format("DXGKARG_CREATECONTEXT.NodeOrdinal {} is not a node (adapter has {})", args.node_ordinal,
+                               caps.node_count));
+  if (args.engine_affinity != 1)
+    return invalid(fmt::format("DXGKARG_CREATECONTEXT.EngineAffinity {:#x} must have exactly one bit, 1 << EngineOrdinal "
+                               "(one engine: 0x1)",
+                               args.engine_affinity));
+  const DxgkContextInfo info = adapter_->sizing_policy().context_info(*adapter_, flags_, f, args.node_ordinal);
+  SGPU_RETURN_IF_ERROR(validate_context_info(*adapter_, info, f));
+  Context c(*adapter_, id_, adapter_->next_context_++, f, args.node_ordinal, info);
+  ++adapter_->live_contexts_;
+  return c;
+}
+
+Result<Allocation> Device::create_allocation(const AllocationInfo& info) {
+  auto h = adapter_->memory_manager().create_allocation(info, vidmm::AllocationOwner{vidmm::AllocationKind::Standard, id_, 0});
+  if (!h) return std::move(h).error();
+  return Allocation(adapter_->memory_manager(), *h);
+}
+
+Context::Context(Adapter& adapter, std::uint64_t device, std::uint64_t id, CreateContextFlags flags, std::uint32_t node,
+                 const DxgkContextInfo& info)
+    : adapter_(&adapter),
+      device_(device),
+      id_(id),
+      flags_(flags),
+      node_(node),
+      info_(info),
+      dma_buffers_(std::make_unique<DmaBufferPool>(adapter.system_memory(), info.dma_buffer_size,
+                                                   info.dma_buffer_private_data_size)),
+      allocation_lists_(std::make_unique<ListPool<vidmm::AllocationListEntry>>(info.allocation_list_size)),
+      patch_lists_(std::make_unique<ListPool<PatchLocation>>(info.patch_location_list_size)) {}
+
+Context::Context(Context&& o) noexcept { *this = std::move(o); }
+
+Context& Context::operator=(Context&& o) noexcept {
+  if (this != &o) {
+    release();
+    adapter_ = std::exchange(o.adapter_, nullptr);
+    device_ = o.device_;
+    id_ = o.id_;
+    flags_ = o.flags_;
+    node_ = o.node_;
+    info_ = o.info_;
+    dma_buffers_ = std::move(o.dma_buffers_);
+    allocation_lists_ = std::move(o.allocation_lists_);
+    patch_lists_ = std::move(o.patch_lists_);
+  }
+  return *this;
+}
+
+Context::~Context() { release(); }
+
+void Context::release() {
+  if (adapter_ == nullptr) return;
+  adapter_->memory_manager().destroy_owned_by(vidmm::AllocationKind::GpuContext, device_, id_);
+  --adapter_->live_contexts_;
+  adapter_ = nullptr;
+}
+
+}  // namespace sgpu::kmd

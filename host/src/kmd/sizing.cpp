@@ -1,0 +1,109 @@
+#include "sgpu/kmd/sizing.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sgpu/kmd/adapter.hpp"
+
+namespace sgpu::kmd {
+
+namespace {
+
+Error invalid(std::string m) { return Error{Errc::InvalidArgument, std::move(m), false}; }
+
+constexpr std::uint32_t packet_bytes(std::string_view name) {
+  for (const auto& p : abi::kPackets)
+    if (p.name == name) return p.max_dwords * 4u;
+  return 0;  // not in this version of the packet set
+}
+
+std::uint32_t round_up(std::uint64_t v, std::uint64_t a) { return static_cast<std::uint32_t>((v + a - 1) / a * a); }
+
+// Checks shared by DXGK_DEVICEINFO and DXGK_CONTEXTINFO. `what` names the structure.
+Status validate_common(const Adapter& adapter, const char* what, std::uint32_t dma_size, SegmentSet dma_set,
+                       std::uint32_t alloc_list, std::uint32_t patch_list) {
+  const CommandSizes cs = command_sizes();
+  if (dma_set.bits() & ~adapter.all_segments().bits())
+    return invalid(fmt::format("{}.DmaBufferSegmentSet {:#x} names segments that do not exist (adapter segments {:#x})",
+                               what, dma_set.bits(), adapter.all_segments().bits()));
+  const SegmentSet memory = dma_set.without(adapter.aperture_segments());
+  if (!memory.empty())
+    return invalid(fmt::format("{}.DmaBufferSegmentSet {:#x} names segment {}, a memory segment: DMA buffers may only "
+                               "be placed in aperture segments (or 0 = contiguous system memory)",
+                               what, dma_set.bits(), memory.first()));
+  if (dma_size < cs.min_dma_buffer_bytes())
+    return invalid(fmt::format("{}.DmaBufferSize {} is smaller than the largest non-splittable packet ({} bytes) plus "
+                               "a Present of one RECT ({} bytes)",
+                               what, dma_size, cs.largest_packet_bytes, cs.present_rect_bytes));
+  if (dma_size % 4 != 0) return invalid(fmt::format("{}.DmaBufferSize {} is not a multiple of 4", what, dma_size));
+  if (alloc_list < cs.present_allocations)
+    return invalid(fmt::format("{}.AllocationListSize {} cannot hold a Present ({} entries)", what, alloc_list,
+                               cs.present_allocations));
+  if (patch_list < cs.present_patch_locations)
+    return invalid(fmt::format("{}.PatchLocationListSize {} cannot hold a Present ({} entries)", what, patch_list,
+                               cs.present_patch_locations));
+  return ok_status();
+}
+
+}  // namespace
+
+CommandSizes command_sizes() {
+  std::uint32_t largest = 0;
+  for (const auto& p : abi::kPackets) largest = std::max(largest, p.max_dwords * 4u);
+  // A Present of one RECT is one rectangle blit or colour fill, then a fence.
+  const std::uint32_t rect = std::max(packet_bytes("BLIT_RECT"), packet_bytes("FILL_RECT"));
+  return CommandSizes{largest, rect + packet_bytes("FENCE"), 3, 2};
+}
+
+DxgkDeviceInfo DefaultSizingPolicy::device_info(const Adapter& adapter, CreateDeviceFlags flags) const {
+  const DxgkContextInfo c = DefaultSizingPolicy::context_info(adapter, flags, CreateContextFlags{}, 0);
+  DxgkDeviceInfo d;
+  d.dma_buffer_size = c.dma_buffer_size;
+  d.dma_buffer_segment_set = c.dma_buffer_segment_set;
+  d.dma_buffer_private_data_size = c.dma_buffer_private_data_size;
+  d.allocation_list_size = flags.gdi_device() ? kGdiContextAllocationListSize : kAllocationListSize;
+  d.patch_location_list_size = flags.gdi_device() ? kGdiContextAllocationListSize : kPatchLocationListSize;
+  return d;
+}
+
+DxgkContextInfo DefaultSizingPolicy::context_info(const Adapter& adapter, CreateDeviceFlags, CreateContextFlags flags,
+                                                  std::uint32_t) const {
+  DxgkContextInfo c;
+  c.dma_buffer_size =
+      round_up(std::max<std::uint32_t>(kDmaBufferBytes, command_sizes().min_dma_buffer_bytes()), adapter.page_size());
+  // DMA buffers in the aperture when there is one (the GPU reads them through the GART);
+  // otherwise contiguous page-locked system memory.
+  if (auto ap = adapter.aperture_segment()) c.dma_buffer_segment_set = SegmentSet::of(*ap);
+  c.dma_buffer_private_data_size = sizeof(DmaBufferPrivateData);
+  c.allocation_list_size = flags.gdi_context() ? kGdiContextAllocationListSize : kAllocationListSize;
+  c.patch_location_list_size = flags.gdi_context() ? kGdiContextAllocationListSize : kPatchLocationListSize;
+  c.paging_companion_node_id = adapter.caps().paging_node;
+  return c;
+}
+
+Status validate_device_info(const Adapter& adapter, const DxgkDeviceInfo& info) {
+  if (info.flags.value & ~DeviceInfoFlags::kDefined)
+    return invalid(fmt::format("DXGK_DEVICEINFO.Flags {:#x} sets reserved bits {:#x}", info.flags.value,
+                               info.flags.value & ~DeviceInfoFlags::kDefined));
+  return validate_common(adapter, "DXGK_DEVICEINFO", info.dma_buffer_size, info.dma_buffer_segment_set,
+                         info.allocation_list_size, info.patch_location_list_size);
+}
+
+Status validate_context_info(const Adapter& adapter, const DxgkContextInfo& info, CreateContextFlags flags) {
+  if (info.reserved != 0) return invalid(fmt::format("DXGK_CONTEXTINFO.Reserved is {:#x}, must be 0", info.reserved));
+  if (info.caps.value != 0)
+    return invalid(fmt::format("DXGK_CONTEXTINFO.Caps {:#x}: NoPatchingRequired, DriverManagesResidency and UseIoMmu "
+                               "are WDDM 2 features; a physical-addressing context must leave Caps 0",
+                               info.caps.value));
+  if (info.paging_companion_node_id >= adapter.caps().node_count)
+    return invalid(fmt::format("DXGK_CONTEXTINFO.PagingCompanionNodeId {} is not a node (adapter has {})",
+                               info.paging_companion_node_id, adapter.caps().node_count));
+  if (flags.gdi_context() && info.allocation_list_size != kGdiContextAllocationListSize)
+    return invalid(fmt::format("DXGK_CONTEXTINFO.AllocationListSize {} of a GDI context must be exactly {}",
+                               info.allocation_list_size, kGdiContextAllocationListSize));
+  return validate_common(adapter, "DXGK_CONTEXTINFO", info.dma_buffer_size, info.dma_buffer_segment_set,
+                         info.allocation_list_size, info.patch_location_list_size);
+}
+
+}  // namespace sgpu::kmd
