@@ -1,0 +1,383 @@
+// Burst write master of the copy engine: writes rows [addr, addr + len) from a packed byte
+// stream (byte i of a row in lane i mod bus bytes of the row's input beat i / bus bytes, as
+// sgpu_dma_rd delivers it) through AXI4 INCR bursts.
+//
+//   rows ─┬─▶ u_plan_fifo ─▶ burst planner ─▶ AW register ─▶ AW
+//         │                       ├──────────▶ u_wdesc_fifo (burst lengths) ─┐
+//         │                       └──────────▶ u_rsp_fifo (addresses, until B)│
+//         └─▶ u_wrow_fifo ─▶ realigner ◀── in (packed stream)                 │
+//                               └──▶ W register ─▶ W  ◀── bursts whose AW was accepted
+//
+// - Bursts are full-width, bus-aligned, at most MaxBurstBeats beats and never cross 4 KiB.
+// - The realigner shifts the packed stream to the destination lane: output beat k of a row
+//   takes the top bytes of input beat k - 1 and the low bytes of input beat k. Strobes cover
+//   exactly the row's bytes, so nothing outside [addr, addr + len) is ever written.
+// - At most MaxOutstanding bursts are between AW and B. A W beat is only sent for a burst whose
+//   AW was accepted. W and AW run ahead of B, so writes overlap the reads feeding them.
+// - flush_i (level): no new AW; queued rows and input are dropped; bursts whose AW was issued
+//   are completed with zero strobes (AXI needs every beat); responses are still awaited.
+`default_nettype none
+
+module sgpu_dma_wr #(
+  /// AXI data width in bits: a power of two, 64..512.
+  parameter int unsigned DataWidth = 64,
+  /// AXI ID width.
+  parameter int unsigned IdWidth = 4,
+  /// ID of every write (one ID: responses return in order).
+  parameter logic [IdWidth-1:0] AxiId = '0,
+  /// Longest burst in beats, 1..256.
+  parameter int unsigned MaxBurstBeats = 256,
+  /// Most bursts between AW and B.
+  parameter int unsigned MaxOutstanding = 8,
+  /// Rows queued ahead of the one being written.
+  parameter int unsigned RowDepth = 4
+) (
+  /// Clock.
+  input  wire logic                           clk_i,
+  /// Asynchronous reset, active low.
+  input  wire logic                           rst_ni,
+  /// Stop: no new bursts, drop queued rows and input, finish issued bursts with no strobes.
+  input  wire logic                           flush_i,
+
+  /// Row channel (valid/ready).
+  input  wire logic                           row_valid_i,
+  /// A row is accepted; depends only on internal state.
+  output      logic                           row_ready_o,
+  /// {addr, len >= 1}.
+  input  wire sgpu_copy_pkg::wr_row_t         row_i,
+
+  /// Packed input stream (valid/ready); beats beyond a row's length are never taken.
+  input  wire logic                           in_valid_i,
+  /// Taken; never depends on in_valid_i.
+  output      logic                           in_ready_o,
+  /// Data; lanes beyond the row's last byte are ignored.
+  input  wire logic [DataWidth-1:0]           in_data_i,
+  /// One-cycle pulse: the last input beat of a row was taken.
+  output      logic                           in_row_done_o,
+  /// Input beats taken of the current row, in bytes.
+  output      logic [31:0]                    in_row_bytes_o,
+
+  /// No row queued, no burst planned or in flight, no response outstanding.
+  output      logic                           idle_o,
+  /// One-cycle pulse: a write response carried SLVERR/DECERR; err_addr_o is its burst address.
+  output      logic                           err_o,
+  /// Address of the failing burst.
+  output      sgpu_pkg::addr_t                err_addr_o,
+
+  /// AXI4 write address channel.
+  output      logic                           m_axi_awvalid,
+  input  wire logic                           m_axi_awready,
+  output      logic [IdWidth-1:0]             m_axi_awid,
+  output      logic [63:0]                    m_axi_awaddr,
+  output      logic [7:0]                     m_axi_awlen,
+  output      logic [2:0]                     m_axi_awsize,
+  output      logic [1:0]                     m_axi_awburst,
+  /// AXI4 write data channel.
+  output      logic                           m_axi_wvalid,
+  input  wire logic                           m_axi_wready,
+  output      logic [DataWidth-1:0]           m_axi_wdata,
+  output      logic [DataWidth/8-1:0]         m_axi_wstrb,
+  output      logic                           m_axi_wlast,
+  /// AXI4 write response channel; bready is always high.
+  input  wire logic                           m_axi_bvalid,
+  output      logic                           m_axi_bready,
+  input  wire logic [IdWidth-1:0]             m_axi_bid,
+  input  wire logic [1:0]                     m_axi_bresp
+);
+
+  import sgpu_copy_pkg::*;
+
+  localparam int unsigned BusBytes  = DataWidth / 8;
+  localparam int unsigned LaneBits  = $clog2(BusBytes);
+  localparam int unsigned PageShift = sgpu_pkg::PageShift;
+  localparam int unsigned PageBeats = sgpu_pkg::PageBytes / BusBytes;
+  localparam int unsigned BurstBeats = (MaxBurstBeats < PageBeats) ? MaxBurstBeats : PageBeats;
+  /// Beats of a row: up to (2^32 + BusBytes) / BusBytes.
+  localparam int unsigned BeatsWidth = 33 - LaneBits + 1;
+  localparam int unsigned CreditWidth = $clog2(MaxOutstanding + 1) + 1;
+
+  typedef logic [LaneBits-1:0]   lane_t;
+  localparam logic [33:0] BusM1 = 34'(BusBytes) - 34'd1;
+  typedef logic [BeatsWidth-1:0] beats_t;
+
+  /// Beats a row covers on the bus.
+  function automatic beats_t out_beats(wr_row_t r);
+    return beats_t'((34'(r.addr[LaneBits-1:0]) + 34'(r.len) + BusM1) >> LaneBits);
+  endfunction
+  /// Input beats of a row.
+  function automatic beats_t in_beats(logic [31:0] len);
+    return beats_t'((34'(len) + BusM1) >> LaneBits);
+  endfunction
+
+  //////////
+  // Rows //
+  //////////
+
+  logic    pf_in_ready, pf_valid, pf_pop;
+  wr_row_t pf_head;
+  logic    wf_in_ready, wf_valid, wf_pop;
+  wr_row_t wf_head;
+
+  assign row_ready_o = pf_in_ready && wf_in_ready && !flush_i;
+
+  sgpu_fifo #(.Width($bits(wr_row_t)), .Depth(RowDepth)) u_plan_fifo (
+    .clk_i, .rst_ni, .clear_i(flush_i),
+    .in_valid_i (row_valid_i && row_ready_o), .in_ready_o(pf_in_ready), .in_data_i(row_i),
+    .out_valid_o(pf_valid), .out_ready_i(pf_pop), .out_data_o(pf_head), .count_o()
+  );
+
+  sgpu_fifo #(.Width($bits(wr_row_t)), .Depth(RowDepth + 1)) u_wrow_fifo (
+    .clk_i, .rst_ni, .clear_i(flush_i),
+    .in_valid_i (row_valid_i && row_ready_o), .in_ready_o(wf_in_ready), .in_data_i(row_i),
+    .out_valid_o(wf_valid), .out_ready_i(wf_pop), .out_data_o(wf_head), .count_o()
+  );
+
+  ////////////////////
+  // Burst planner  //
+  ////////////////////
+
+  logic            pl_active_q, pl_active_d;
+  sgpu_pkg::addr_t pl_addr_q, pl_addr_d;   // bus-aligned address of the next beat
+  beats_t          pl_left_q, pl_left_d;   // beats of the row not yet planned
+  beats_t          pl_room, pl_burst;
+  logic            pl_issue;
+  logic            awvalid_q, awvalid_d;
+  sgpu_pkg::addr_t awaddr_q, awaddr_d;
+  logic [7:0]      awlen_q, awlen_d;
+  logic            wd_in_ready, wd_valid, wd_pop;
+  logic [7:0]      wd_head;
+  logic            rsp_in_ready, rsp_valid;
+  sgpu_pkg::addr_t rsp_head;
+
+  assign pl_room  = beats_t'((sgpu_pkg::PageBytes - 32'(pl_addr_q[PageShift-1:0])) >> LaneBits);
+  always_comb begin
+    pl_burst = pl_left_q;
+    if (pl_burst > beats_t'(BurstBeats)) pl_burst = beats_t'(BurstBeats);
+    if (pl_burst > pl_room) pl_burst = pl_room;
+  end
+  assign pl_issue = pl_active_q && !flush_i && (!awvalid_q || m_axi_awready) && wd_in_ready &&
+                    rsp_in_ready;
+  assign pf_pop   = !pl_active_q && pf_valid && !flush_i;
+
+  always_comb begin
+    pl_active_d = pl_active_q;
+    pl_addr_d   = pl_addr_q;
+    pl_left_d   = pl_left_q;
+    awvalid_d   = awvalid_q && !m_axi_awready;
+    awaddr_d    = awaddr_q;
+    awlen_d     = awlen_q;
+    if (pf_pop) begin
+      pl_active_d = 1'b1;
+      pl_addr_d   = {pf_head.addr[63:LaneBits], lane_t'(0)};
+      pl_left_d   = out_beats(pf_head);
+    end
+    if (pl_issue) begin
+      awvalid_d   = 1'b1;
+      awaddr_d    = pl_addr_q;
+      awlen_d     = 8'(pl_burst - 1'b1);
+      pl_addr_d   = pl_addr_q + sgpu_pkg::addr_t'({pl_burst, lane_t'(0)});
+      pl_left_d   = pl_left_q - pl_burst;
+      pl_active_d = (pl_left_q != pl_burst);
+    end
+    if (flush_i) pl_active_d = 1'b0;
+  end
+
+  assign m_axi_awvalid = awvalid_q;
+  assign m_axi_awid    = AxiId;
+  assign m_axi_awaddr  = awaddr_q;
+  assign m_axi_awlen   = awlen_q;
+  assign m_axi_awsize  = 3'(LaneBits);
+  assign m_axi_awburst = sgpu_pkg::AxiBurstIncr;
+
+  // Lengths of planned bursts, for the W side (never cleared: each was issued on AW).
+  sgpu_fifo #(.Width(8), .Depth(MaxOutstanding)) u_wdesc_fifo (
+    .clk_i, .rst_ni, .clear_i(1'b0),
+    .in_valid_i (pl_issue), .in_ready_o(wd_in_ready), .in_data_i(8'(pl_burst - 1'b1)),
+    .out_valid_o(wd_valid), .out_ready_i(wd_pop), .out_data_o(wd_head), .count_o()
+  );
+
+  // Addresses of bursts between AW and B: its fill level is the outstanding-write count.
+  sgpu_fifo #(.Width(64), .Depth(MaxOutstanding)) u_rsp_fifo (
+    .clk_i, .rst_ni, .clear_i(1'b0),
+    .in_valid_i (pl_issue), .in_ready_o(rsp_in_ready), .in_data_i(pl_addr_q),
+    .out_valid_o(rsp_valid), .out_ready_i(m_axi_bvalid), .out_data_o(rsp_head), .count_o()
+  );
+
+  assign m_axi_bready = 1'b1;
+  assign err_o        = m_axi_bvalid && m_axi_bresp[1];
+  assign err_addr_o   = rsp_head;
+
+  /////////////////////////
+  // Realigner and W side //
+  /////////////////////////
+
+  logic [CreditWidth-1:0] aw_credit_q, aw_credit_d;  // AWs accepted whose burst has not started
+  logic [8:0]             burst_left_q, burst_left_d;
+  beats_t                 k_q, k_d;                  // output beat of the current row
+  beats_t                 in_cnt_q, in_cnt_d;        // input beats taken of the current row
+  logic [DataWidth-1:0]   prev_q, prev_d;
+  logic                   wvalid_q, wvalid_d, wlast_q, wlast_d;
+  logic [DataWidth-1:0]   wdata_q, wdata_d;
+  logic [BusBytes-1:0]    wstrb_q, wstrb_d;
+
+  logic                   w_free, burst_ok, start_burst, needs_in, produce, row_last;
+  logic [8:0]             burst_beats;               // beats of the burst this beat belongs to
+  lane_t                  lane_d, lane_hi;
+  beats_t                 row_out_beats, row_in_beats;
+  logic [DataWidth-1:0]   data_in, data_out;
+  logic [BusBytes-1:0]    strb_out;
+
+  assign w_free        = !wvalid_q || m_axi_wready;
+  assign start_burst   = (burst_left_q == '0);
+  assign burst_ok      = !start_burst || (wd_valid && aw_credit_q != '0);
+  assign lane_d        = wf_head.addr[LaneBits-1:0];
+  assign lane_hi       = lane_t'(32'(lane_d) + wf_head.len - 32'd1);
+  assign row_out_beats = out_beats(wf_head);
+  assign row_in_beats  = in_beats(wf_head.len);
+  assign needs_in      = (k_q < row_in_beats);
+  assign row_last      = (k_q == row_out_beats - 1'b1);
+  assign in_ready_o    = !flush_i && w_free && burst_ok && wf_valid && needs_in;
+  assign produce       = w_free && burst_ok &&
+                         (flush_i || (wf_valid && (!needs_in || in_valid_i)));
+
+  assign burst_beats = start_burst ? 9'(wd_head) + 9'd1 : burst_left_q;
+  assign data_in = needs_in ? in_data_i : '0;
+  always_comb begin
+    if (lane_d == '0) begin
+      data_out = data_in;
+    end else begin
+      data_out = (data_in << {lane_d, 3'b000}) | (prev_q >> {lane_t'(BusBytes) - lane_d, 3'b000});
+    end
+    for (int unsigned j = 0; j < BusBytes; j++) begin
+      strb_out[j] = !((k_q == '0) && (lane_t'(j) < lane_d)) && !(row_last && (lane_t'(j) > lane_hi));
+    end
+  end
+
+  always_comb begin
+    aw_credit_d  = aw_credit_q + CreditWidth'(m_axi_awvalid && m_axi_awready);
+    burst_left_d = burst_left_q;
+    k_d          = k_q;
+    in_cnt_d     = in_cnt_q;
+    prev_d       = prev_q;
+    wvalid_d     = wvalid_q && !m_axi_wready;
+    wlast_d      = wlast_q;
+    wdata_d      = wdata_q;
+    wstrb_d      = wstrb_q;
+    wd_pop       = 1'b0;
+    wf_pop       = 1'b0;
+    in_row_done_o = 1'b0;
+    if (produce) begin
+      if (start_burst) begin
+        wd_pop      = 1'b1;
+        aw_credit_d = aw_credit_d - 1'b1;
+      end
+      burst_left_d = burst_beats - 9'd1;
+      wvalid_d     = 1'b1;
+      wlast_d      = (burst_beats == 9'd1);
+      if (flush_i) begin
+        wdata_d = '0;
+        wstrb_d = '0;
+      end else begin
+        wdata_d = data_out;
+        wstrb_d = strb_out;
+        if (needs_in) begin
+          prev_d = in_data_i;
+          if (in_cnt_q == row_in_beats - 1'b1) begin
+            in_cnt_d      = '0;
+            in_row_done_o = 1'b1;
+          end else begin
+            in_cnt_d = in_cnt_q + 1'b1;
+          end
+        end
+        if (row_last) begin
+          wf_pop = 1'b1;
+          k_d    = '0;
+          prev_d = '0;
+        end else begin
+          k_d = k_q + 1'b1;
+        end
+      end
+    end
+    if (flush_i) begin
+      k_d      = '0;
+      in_cnt_d = '0;
+      prev_d   = '0;
+    end
+  end
+
+  assign in_row_bytes_o = 32'({in_cnt_q, lane_t'(0)});
+
+  assign m_axi_wvalid = wvalid_q;
+  assign m_axi_wdata  = wdata_q;
+  assign m_axi_wstrb  = wstrb_q;
+  assign m_axi_wlast  = wlast_q;
+
+  assign idle_o = !pf_valid && !wf_valid && !pl_active_q && !awvalid_q && !wd_valid && !rsp_valid &&
+                  (burst_left_q == '0) && !wvalid_q;
+
+  ///////////////
+  // Registers //
+  ///////////////
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pl_active_q  <= 1'b0;
+      awvalid_q    <= 1'b0;
+      aw_credit_q  <= '0;
+      burst_left_q <= '0;
+      k_q          <= '0;
+      in_cnt_q     <= '0;
+      wvalid_q     <= 1'b0;
+    end else begin
+      pl_active_q  <= pl_active_d;
+      awvalid_q    <= awvalid_d;
+      aw_credit_q  <= aw_credit_d;
+      burst_left_q <= burst_left_d;
+      k_q          <= k_d;
+      in_cnt_q     <= in_cnt_d;
+      wvalid_q     <= wvalid_d;
+    end
+  end
+
+  // Payload registers: read only while the valid/state bits above say they hold something.
+  always_ff @(posedge clk_i) begin
+    pl_addr_q <= pl_addr_d;
+    pl_left_q <= pl_left_d;
+    awaddr_q  <= awaddr_d;
+    awlen_q   <= awlen_d;
+    prev_q    <= prev_d;
+    wlast_q   <= wlast_d;
+    wdata_q   <= wdata_d;
+    wstrb_q   <= wstrb_d;
+  end
+
+  // One ID, and only bit 1 of a response tells an error.
+  logic unused_b;
+  assign unused_b = ^{m_axi_bid, m_axi_bresp[0]};
+
+  //////////////////////////////
+  // Elaboration-time checks  //
+  //////////////////////////////
+
+  if (DataWidth < 64 || DataWidth > 512 || (DataWidth & (DataWidth - 1)) != 0) begin : g_bad_width
+    $error("%m: DataWidth must be a power of two between 64 and 512");
+  end
+  if (MaxBurstBeats < 1 || MaxBurstBeats > 256) begin : g_bad_burst
+    $error("%m: MaxBurstBeats must be 1..256 (AXI4 INCR)");
+  end
+  if (MaxOutstanding < 1) begin : g_bad_outstanding
+    $error("%m: MaxOutstanding must be at least 1");
+  end
+
+`ifndef SYNTHESIS
+  ResponseHasBurst: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      m_axi_bvalid |-> rsp_valid);
+  BurstInPage: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      pl_issue |-> (32'(pl_addr_q[PageShift-1:0]) + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes));
+  CreditNeverNegative: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      (produce && start_burst) |-> aw_credit_q != '0);
+`endif
+
+endmodule
+
+`default_nettype wire

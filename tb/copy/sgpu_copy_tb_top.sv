@@ -1,0 +1,131 @@
+// Simulation top for the copy engine's tests and benchmark (Verilator): flattens the struct
+// ports and offers the RTL identity translator (use_identity_i = 1) or the xlate_* ports
+// (driven by a C++ translator that can refuse pages).
+`default_nettype none
+
+module sgpu_copy_tb_top #(
+  /// AXI data width in bits.
+  parameter int unsigned DataWidth = 64
+) (
+  input  wire logic                   clk_i,
+  input  wire logic                   rst_ni,
+  /// Request, flattened (op: 0 copy, 1 fill).
+  input  wire logic                   req_valid_i,
+  output      logic                   req_ready_o,
+  input  wire logic                   req_op_i,
+  input  wire logic [63:0]            req_src_i,
+  input  wire logic [63:0]            req_dst_i,
+  input  wire logic [31:0]            req_width_i,
+  input  wire logic [31:0]            req_height_i,
+  input  wire logic [31:0]            req_src_pitch_i,
+  input  wire logic [31:0]            req_dst_pitch_i,
+  input  wire logic [31:0]            req_pattern_i,
+  /// Status, flattened.
+  output      logic                   status_valid_o,
+  input  wire logic                   status_ready_i,
+  output      logic [2:0]             status_err_o,
+  output      logic [63:0]            status_addr_o,
+  input  wire logic                   abort_i,
+  output      logic                   busy_o,
+  /// 1: the RTL identity translator; 0: the xlate_* ports.
+  input  wire logic                   use_identity_i,
+  output      logic                   xlate_req_valid_o,
+  input  wire logic                   xlate_req_ready_i,
+  output      logic [51:0]            xlate_req_vpn_o,
+  input  wire logic                   xlate_rsp_valid_i,
+  output      logic                   xlate_rsp_ready_o,
+  input  wire logic [51:0]            xlate_rsp_ppn_i,
+  input  wire logic                   xlate_rsp_fault_i,
+  /// AXI4 master (reads and writes).
+  output      logic                   m_axi_arvalid,
+  input  wire logic                   m_axi_arready,
+  output      logic [3:0]             m_axi_arid,
+  output      logic [63:0]            m_axi_araddr,
+  output      logic [7:0]             m_axi_arlen,
+  output      logic [2:0]             m_axi_arsize,
+  output      logic [1:0]             m_axi_arburst,
+  input  wire logic                   m_axi_rvalid,
+  output      logic                   m_axi_rready,
+  input  wire logic [3:0]             m_axi_rid,
+  input  wire logic [DataWidth-1:0]   m_axi_rdata,
+  input  wire logic [1:0]             m_axi_rresp,
+  input  wire logic                   m_axi_rlast,
+  output      logic                   m_axi_awvalid,
+  input  wire logic                   m_axi_awready,
+  output      logic [3:0]             m_axi_awid,
+  output      logic [63:0]            m_axi_awaddr,
+  output      logic [7:0]             m_axi_awlen,
+  output      logic [2:0]             m_axi_awsize,
+  output      logic [1:0]             m_axi_awburst,
+  output      logic                   m_axi_wvalid,
+  input  wire logic                   m_axi_wready,
+  output      logic [DataWidth-1:0]   m_axi_wdata,
+  output      logic [DataWidth/8-1:0] m_axi_wstrb,
+  output      logic                   m_axi_wlast,
+  input  wire logic                   m_axi_bvalid,
+  output      logic                   m_axi_bready,
+  input  wire logic [3:0]             m_axi_bid,
+  input  wire logic [1:0]             m_axi_bresp
+);
+
+  sgpu_copy_pkg::copy_status_t status;
+  sgpu_dma_pkg::xlate_req_t    xreq;
+  sgpu_dma_pkg::xlate_rsp_t    xrsp, id_rsp;
+  logic                        xreq_valid, xreq_ready, xrsp_valid, xrsp_ready;
+  logic                        id_req_ready, id_rsp_valid;
+
+  sgpu_copy #(
+    .DataWidth(DataWidth)
+  ) u_dut (
+    .clk_i, .rst_ni,
+    .req_valid_i,
+    .req_ready_o,
+    .req_i            ('{op: sgpu_copy_pkg::copy_op_e'(req_op_i), src: req_src_i, dst: req_dst_i,
+                         width: req_width_i, height: req_height_i, src_pitch: req_src_pitch_i,
+                         dst_pitch: req_dst_pitch_i, pattern: req_pattern_i}),
+    .status_valid_o,
+    .status_ready_i,
+    .status_o         (status),
+    .abort_i,
+    .busy_o,
+    .xlate_req_valid_o(xreq_valid),
+    .xlate_req_ready_i(xreq_ready),
+    .xlate_req_o      (xreq),
+    .xlate_rsp_valid_i(xrsp_valid),
+    .xlate_rsp_ready_o(xrsp_ready),
+    .xlate_rsp_i      (xrsp),
+    .m_axi_arvalid, .m_axi_arready, .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize,
+    .m_axi_arburst, .m_axi_rvalid, .m_axi_rready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
+    .m_axi_rlast,
+    .m_axi_awvalid, .m_axi_awready, .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize,
+    .m_axi_awburst, .m_axi_wvalid, .m_axi_wready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast,
+    .m_axi_bvalid, .m_axi_bready, .m_axi_bid, .m_axi_bresp
+  );
+
+  assign status_err_o  = status.err;
+  assign status_addr_o = status.addr;
+
+  sgpu_xlate_identity u_identity (
+    .clk_i, .rst_ni,
+    .xlate_req_valid_i(xreq_valid && use_identity_i),
+    .xlate_req_ready_o(id_req_ready),
+    .xlate_req_i      (xreq),
+    .xlate_rsp_valid_o(id_rsp_valid),
+    .xlate_rsp_ready_i(xrsp_ready && use_identity_i),
+    .xlate_rsp_o      (id_rsp)
+  );
+
+  assign xlate_req_valid_o = xreq_valid && !use_identity_i;
+  assign xlate_req_vpn_o   = xreq.vpn;
+  assign xlate_rsp_ready_o = xrsp_ready && !use_identity_i;
+  assign xreq_ready        = use_identity_i ? id_req_ready : xlate_req_ready_i;
+  assign xrsp_valid        = use_identity_i ? id_rsp_valid : xlate_rsp_valid_i;
+  assign xrsp              = use_identity_i ? id_rsp : '{ppn: xlate_rsp_ppn_i, fault: xlate_rsp_fault_i};
+
+  // The copy engine only reads through translation (write = 0).
+  logic unused_xreq;
+  assign unused_xreq = xreq.write;
+
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,271 @@
+#include "diff/generator.hpp"
+
+#include <sstream>
+
+#include "model/bus.hpp"
+
+namespace sgpu::diff {
+
+const char* to_string(Inject inject) {
+  switch (inject) {
+    case Inject::None: return "none";
+    case Inject::IllegalOpcode: return "illegal-opcode";
+    case Inject::BadLength: return "bad-length";
+    case Inject::ReservedBits: return "reserved-bits";
+    case Inject::PrivilegedPacket: return "privileged-packet";
+    case Inject::Overrun: return "overrun";
+    case Inject::BadAlignment: return "bad-alignment";
+    case Inject::BadRingEntry: return "bad-ring-entry";
+    case Inject::BufferReadError: return "buffer-read-error";
+    case Inject::RingReadError: return "ring-read-error";
+    case Inject::WriteError: return "write-error";
+    case Inject::Count: break;
+  }
+  return "?";
+}
+
+std::string StepPlan::describe() const {
+  std::ostringstream s;
+  s << std::hex;
+  if (disabled_doorbell) s << "  (doorbell rung with CTRL.enable = 0 first)\n";
+  for (const auto& e : entries) {
+    s << "  entry buf=0x" << e.entry.buf_addr << " [0x" << e.entry.start_offset << ", 0x" << e.entry.end_offset
+      << ") fence=0x" << e.entry.fence << " flags=0x" << e.entry.flags << " inject=" << to_string(e.inject)
+      << std::dec << " packets=" << e.packets << std::hex << "\n   ";
+    const std::size_t first = e.entry.start_offset / 4;
+    const std::size_t last = std::min<std::size_t>(e.buffer.size(), e.entry.end_offset / 4);
+    for (std::size_t i = first; i < last && i < first + 48; ++i) s << " " << e.buffer[i];
+    if (last > first + 48) s << " ...";
+    s << "\n";
+  }
+  for (const auto& r : errors) s << "  error [0x" << r.lo << ", 0x" << r.hi << ") resp " << unsigned{r.resp} << "\n";
+  return s.str();
+}
+
+Generator::Generator(std::uint64_t seed, GeneratorConfig config) : config_(config), rng_(seed) {
+  // Fences sometimes start above 4 Gi so the high halves are exercised too.
+  fence_ = chance(0.5) ? uniform(1, 1000) : (uniform(1, 0xffff) << 32);
+}
+
+std::uint64_t Generator::uniform(std::uint64_t lo, std::uint64_t hi) {
+  return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng_);
+}
+
+bool Generator::chance(double p) { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < p; }
+
+std::uint64_t Generator::data_addr(std::uint64_t bytes, std::uint64_t align) {
+  const std::uint64_t slots = (config_.layout.data_bytes - bytes) / align;
+  return config_.layout.data + align * uniform(0, slots);
+}
+
+void Generator::valid_packet(model::PacketStream& s) {
+  const std::uint64_t kind = uniform(0, 99);
+  if (kind < 30) {
+    const std::uint64_t r = uniform(0, 9);
+    const auto n = static_cast<std::uint32_t>(r < 5 ? 1 : r < 9 ? uniform(2, 8) : uniform(9, 300));
+    s.nop(n, static_cast<std::uint32_t>(rng_()));
+  } else if (kind < 72) {
+    const std::uint64_t r = uniform(0, 19);
+    const std::uint64_t n = r < 6 ? 1 : r < 18 ? uniform(2, 16) : uniform(17, 200);
+    std::vector<std::uint32_t> data(n);
+    for (auto& d : data) d = static_cast<std::uint32_t>(rng_());
+    s.write_data(data_addr(4 * n, 4), data);
+  } else {
+    std::uint8_t flags = chance(0.3) ? abi::fence_flags::kIrq : 0;
+    const bool v64 = chance(0.5);
+    if (v64) flags |= abi::fence_flags::kValue64;
+    s.fence(data_addr(8, v64 ? 8 : 4), rng_(), flags);
+  }
+}
+
+// Appends the invalid packet of `inject` (stream-level kinds only). `last`: the packet must end
+// the buffer (an overrun is only one at the end).
+void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last) {
+  const auto flags_random = static_cast<std::uint8_t>(uniform(0, 255));
+  switch (inject) {
+    case Inject::IllegalOpcode: {
+      std::uint8_t op = 0;
+      do op = static_cast<std::uint8_t>(uniform(0, 255));
+      while (abi::find_packet(op) != nullptr);
+      s.raw((std::uint32_t{static_cast<std::uint16_t>(uniform(0, 0xffff))} << 16) |
+            (std::uint32_t{flags_random} << 8) | op);
+      break;
+    }
+    case Inject::BadLength: {
+      // A packet whose length range is not everything, with a length outside it (and maybe
+      // also reserved flags: the length check comes first).
+      const abi::PacketInfo* info = nullptr;
+      do info = &abi::kPackets[uniform(0, abi::kPackets.size() - 1)];
+      while (info->min_dwords == 0 && info->max_dwords == 0xffff);
+      std::uint32_t dw = 0;
+      if (info->min_dwords > 0 && (info->max_dwords == 0xffff || chance(0.5))) {
+        dw = static_cast<std::uint32_t>(uniform(0, info->min_dwords - 1));
+      } else {
+        dw = static_cast<std::uint32_t>(uniform(info->max_dwords + 1, std::min<std::uint32_t>(0xffff, info->max_dwords + 40)));
+      }
+      const std::uint8_t fl = chance(0.5) ? flags_random : 0;
+      s.raw(abi::make_header(info->opcode, dw, fl));
+      for (std::uint32_t i = 1; i < std::min<std::uint32_t>(dw, 8); ++i) s.raw(static_cast<std::uint32_t>(rng_()));
+      break;
+    }
+    case Inject::ReservedBits: {
+      // A valid packet with an undefined flag bit set.
+      model::PacketStream p;
+      valid_packet(p);
+      const abi::PacketInfo* info = abi::find_packet(abi::header_opcode(p.words()[0]));
+      std::uint8_t bad = 0;
+      do bad = static_cast<std::uint8_t>(uniform(1, 255));
+      while ((bad & ~info->flags_mask) == 0);
+      p.words()[0] |= std::uint32_t{bad} << abi::header::kFlagsLsb;
+      s.append(p);
+      break;
+    }
+    case Inject::PrivilegedPacket: {
+      for (const auto& info : abi::kPackets) {
+        if (!info.privileged) continue;
+        s.raw(abi::make_header(info.opcode, info.min_dwords, 0));
+        for (std::uint32_t i = 1; i < info.min_dwords; ++i) s.raw(0);
+        return;
+      }
+      // No privileged packet in this ABI version: a valid packet instead.
+      valid_packet(s);
+      break;
+    }
+    case Inject::Overrun: {
+      model::PacketStream p;
+      if (chance(0.3)) {
+        p.nop(static_cast<std::uint32_t>(uniform(2, 64)));
+      } else {
+        while (p.words().size() < 2) {
+          p = model::PacketStream();
+          valid_packet(p);
+        }
+      }
+      const std::uint64_t cut = uniform(1, p.words().size() - 1);
+      p.words().resize(p.words().size() - cut);
+      s.append(p);
+      last = true;
+      break;
+    }
+    case Inject::BadAlignment: {
+      const std::uint64_t r = uniform(0, 2);
+      if (r == 0) {
+        s.write_data(data_addr(64, 4) + uniform(1, 3), {1, 2, 3});
+      } else if (r == 1) {
+        s.fence(data_addr(16, 8) + (chance(0.5) ? 4 : uniform(1, 7)), rng_(), abi::fence_flags::kValue64);
+      } else {
+        s.fence(data_addr(16, 4) + uniform(1, 3), rng_(), chance(0.5) ? abi::fence_flags::kIrq : 0);
+      }
+      break;
+    }
+    case Inject::WriteError: {
+      const auto& l = config_.layout;
+      const std::uint64_t poison = chance(0.5) ? l.poison_slverr : l.poison_decerr;
+      if (chance(0.3)) {
+        s.fence(poison + 8 * uniform(0, 16), rng_(), static_cast<std::uint8_t>(uniform(0, 3)));
+      } else {
+        // Possibly starting in good memory and running into the poison (SLVERR page follows the
+        // data region directly).
+        const std::uint64_t n = uniform(1, 12);
+        const std::uint64_t start = (poison == l.poison_slverr && chance(0.5))
+                                        ? l.poison_slverr - 4 * uniform(1, n)
+                                        : poison + 4 * uniform(0, 64);
+        std::vector<std::uint32_t> data(n);
+        for (auto& d : data) d = static_cast<std::uint32_t>(rng_());
+        s.write_data(start, data);
+      }
+      break;
+    }
+    default: valid_packet(s); break;
+  }
+}
+
+EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uint64_t entry_addr, StepPlan& step) {
+  EntryPlan plan;
+  plan.inject = inject;
+  auto& e = plan.entry;
+  e.fence = ++fence_;
+  e.context_id = static_cast<std::uint32_t>(uniform(0, 15));
+  const std::uint64_t fr = uniform(0, 99);
+  e.flags = fr < 10 ? abi::ring_flags::kPresent : fr < 18 ? abi::ring_flags::kPrivileged
+          : fr < 22 ? abi::ring_flags::kPaging : fr < 26 ? abi::ring_flags::kNullRender : 0;
+  e.buf_addr = slot_addr;
+
+  // Garbage before start_offset and after end_offset must never be decoded.
+  const std::uint32_t prefix = chance(0.25) ? static_cast<std::uint32_t>(uniform(1, 16)) : 0;
+  for (std::uint32_t i = 0; i < prefix; ++i) plan.buffer.push_back(static_cast<std::uint32_t>(rng_()));
+  e.start_offset = 4 * prefix;
+
+  const bool zero_length = inject != Inject::BufferReadError && inject != Inject::WriteError &&
+                           inject != Inject::Overrun && chance(0.06);
+  model::PacketStream s;
+  if (!zero_length) {
+    const bool stream_inject = inject != Inject::None && inject != Inject::BadRingEntry &&
+                               inject != Inject::RingReadError && inject != Inject::BufferReadError;
+    const auto n = static_cast<unsigned>(uniform(1, config_.max_packets_per_entry));
+    const auto at = static_cast<unsigned>(uniform(0, n - 1));
+    bool last = false;
+    for (unsigned i = 0; i < n && !last; ++i) {
+      if (stream_inject && i == at) {
+        invalid_packet(s, inject, last);
+      } else {
+        valid_packet(s);
+      }
+      ++plan.packets;
+    }
+    // An overrun needs a null-render-free entry to be seen; other kinds may meet null_render.
+    if (inject == Inject::WriteError || inject == Inject::Overrun || inject == Inject::BufferReadError) {
+      e.flags &= ~abi::ring_flags::kNullRender;
+    }
+  }
+  plan.buffer.insert(plan.buffer.end(), s.words().begin(), s.words().end());
+  e.end_offset = e.start_offset + s.bytes();
+  const std::uint32_t suffix = chance(0.25) ? static_cast<std::uint32_t>(uniform(1, 8)) : 0;
+  for (std::uint32_t i = 0; i < suffix; ++i) plan.buffer.push_back(static_cast<std::uint32_t>(rng_()));
+  if (zero_length && chance(0.5)) {
+    // Nothing is read: any (aligned) address and equal offsets will do.
+    e.buf_addr = (rng_() & ~std::uint64_t{3}) & 0x0000'ffff'ffff'fffcull;
+    e.start_offset = e.end_offset = static_cast<std::uint32_t>(4 * uniform(0, 1000));
+    plan.buffer.clear();
+  }
+
+  if (inject == Inject::BadRingEntry) {
+    switch (uniform(0, 4)) {
+      case 0: e.buf_addr |= uniform(1, 3); break;
+      case 1: e.start_offset |= static_cast<std::uint32_t>(uniform(1, 3)); break;
+      case 2: e.end_offset |= static_cast<std::uint32_t>(uniform(1, 3)); break;
+      case 3: e.start_offset = e.end_offset + 4 * static_cast<std::uint32_t>(uniform(1, 8)); break;
+      default: e.flags |= 1u << uniform(4, 31); break;
+    }
+  } else if (inject == Inject::RingReadError) {
+    const std::uint64_t lo = entry_addr + uniform(0, 31);
+    step.errors.push_back({lo, lo + uniform(1, 32), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
+  } else if (inject == Inject::BufferReadError && e.end_offset > e.start_offset) {
+    const std::uint64_t first = e.buf_addr + e.start_offset;
+    const std::uint64_t lo = first + uniform(0, e.end_offset - e.start_offset - 1);
+    step.errors.push_back({lo, lo + uniform(1, 64), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
+  }
+  return plan;
+}
+
+StepPlan Generator::next_step(std::uint32_t first_index) {
+  StepPlan step;
+  const std::uint32_t entries = 1u << config_.ring_log2;
+  const auto n = static_cast<unsigned>(uniform(1, std::min<std::uint32_t>(config_.max_entries_per_step, entries - 1)));
+  const bool invalid = chance(config_.invalid_rate);
+  const auto bad_at = static_cast<unsigned>(uniform(0, n - 1));
+  for (unsigned i = 0; i < n; ++i) {
+    Inject inject = Inject::None;
+    if (invalid && i == bad_at) {
+      inject = static_cast<Inject>(uniform(1, static_cast<std::uint64_t>(Inject::Count) - 1));
+    }
+    const std::uint64_t slot = config_.layout.buffers + config_.layout.buffer_slot_bytes * next_slot_;
+    next_slot_ = (next_slot_ + 1) % config_.layout.buffer_slots;
+    const std::uint64_t entry_addr = config_.layout.ring + 32ull * ((first_index + i) & (entries - 1));
+    step.entries.push_back(make_entry(slot, inject, entry_addr, step));
+  }
+  step.disabled_doorbell = chance(0.03);
+  return step;
+}
+
+}  // namespace sgpu::diff

@@ -1,0 +1,99 @@
+// Random ring entries and packet streams, valid and invalid, for the differential tests.
+// Everything comes from one seed, so a failing run is reproduced by its seed alone.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/stream.hpp"
+#include "sgpu/gen/abi.hpp"
+
+namespace sgpu::diff {
+
+/// Where things live in the simulated host memory (bus addresses).
+struct Layout {
+  std::uint64_t ring = 0x1'0000'0000;
+  std::uint64_t writeback = 0x1'0001'0000;
+  std::uint64_t buffers = 0x1'0010'0000;   ///< pool of buffer slots, reused round-robin
+  std::uint64_t buffer_slot_bytes = 0x8000;
+  unsigned buffer_slots = 32;
+  std::uint64_t data = 0x1'0100'0000;      ///< target of WRITE_DATA and FENCE packets
+  std::uint64_t data_bytes = 0x10000;
+  /// Right after the data region, so writes can run from good memory into bad.
+  std::uint64_t poison_slverr = 0x1'0101'0000;  ///< 4 KiB answering SLVERR, for the whole run
+  std::uint64_t poison_decerr = 0x1'0101'1000;  ///< 4 KiB answering DECERR
+};
+
+/// What an entry is meant to provoke (the generator's intent; the model decides the outcome).
+enum class Inject : std::uint8_t {
+  None,
+  IllegalOpcode,
+  BadLength,
+  ReservedBits,
+  PrivilegedPacket,
+  Overrun,
+  BadAlignment,
+  BadRingEntry,
+  BufferReadError,
+  RingReadError,
+  WriteError,
+  Count
+};
+const char* to_string(Inject inject);
+
+struct ErrorRange {
+  std::uint64_t lo;
+  std::uint64_t hi;
+  std::uint8_t resp;
+};
+
+struct EntryPlan {
+  abi::RingEntry entry{};
+  std::vector<std::uint32_t> buffer;  ///< whole buffer from buf_addr (garbage around the packets)
+  unsigned packets = 0;               ///< packets in [start, end), including an invalid one
+  Inject inject = Inject::None;
+};
+
+struct StepPlan {
+  std::vector<EntryPlan> entries;
+  std::vector<ErrorRange> errors;     ///< injected for this step only
+  bool disabled_doorbell = false;     ///< ring the doorbell with CTRL.enable = 0 first
+  std::string describe() const;
+};
+
+struct GeneratorConfig {
+  Layout layout;
+  unsigned ring_log2 = 4;
+  /// Probability that a step contains one invalid entry.
+  double invalid_rate = 0.45;
+  unsigned max_entries_per_step = 4;
+  unsigned max_packets_per_entry = 12;
+};
+
+class Generator {
+ public:
+  Generator(std::uint64_t seed, GeneratorConfig config);
+
+  /// The next step; `first_index` is the ring index its first entry goes to.
+  StepPlan next_step(std::uint32_t first_index);
+  /// Fence IDs are unique and increasing over the whole run (also across engine resets).
+  std::uint64_t last_fence() const { return fence_; }
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  std::uint64_t uniform(std::uint64_t lo, std::uint64_t hi);  // inclusive
+  bool chance(double p);
+  void valid_packet(model::PacketStream& s);
+  void invalid_packet(model::PacketStream& s, Inject inject, bool& last);
+  std::uint64_t data_addr(std::uint64_t bytes, std::uint64_t align);
+  EntryPlan make_entry(std::uint64_t slot_addr, Inject inject, std::uint64_t entry_addr, StepPlan& step);
+
+  GeneratorConfig config_;
+  std::mt19937_64 rng_;
+  std::uint64_t fence_;
+  unsigned next_slot_ = 0;
+};
+
+}  // namespace sgpu::diff

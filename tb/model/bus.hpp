@@ -1,0 +1,69 @@
+// The host-memory bus as the front end sees it: a memory image, injected error ranges, and the
+// beat granularity of the RTL's AXI port. The reference model reads and writes only through
+// this class, so the bus rules the RTL exposes (which bytes of a failed read still reach the
+// decoder, what a failed write leaves in memory) live in one place.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "common/host_memory.hpp"
+
+namespace sgpu::model {
+
+/// Why a fetch ended early, as the fetch engine reports it (sgpu_dma_pkg::dma_err_e values:
+/// they appear in FAULT_DETAIL).
+enum class FetchError : std::uint8_t { Ok = 0, SlvErr = 1, DecErr = 2, Translation = 3 };
+
+/// AXI response codes (as on the wires).
+inline constexpr std::uint8_t kRespOkay = 0;
+inline constexpr std::uint8_t kRespSlvErr = 2;
+inline constexpr std::uint8_t kRespDecErr = 3;
+
+class Bus {
+ public:
+  /// `bus_bytes`: data width of the host-memory port (CAP_BUS.data_bytes).
+  Bus(tb::HostMemory& memory, unsigned bus_bytes);
+
+  /// Reads and writes touching [lo, hi) get `resp` (SLVERR or DECERR), exactly like
+  /// tb::AxiMemoryModel::inject_error; failed writes change nothing.
+  void inject_error(std::uint64_t lo, std::uint64_t hi, std::uint8_t resp);
+  void clear_errors() { errors_.clear(); }
+
+  /// What the fetch engine delivers for a request of [addr, addr + len): `delivered` bytes
+  /// (a prefix of the request), then `error` (Ok when everything arrived).
+  struct Fetch {
+    std::uint64_t delivered = 0;
+    FetchError error = FetchError::Ok;
+  };
+  Fetch fetch(std::uint64_t addr, std::uint64_t len) const;
+
+  /// One request of the write master: the 64-bit word at addr & ~7 with byte strobes. Returns
+  /// the AXI response. `uncertain`: the RTL may or may not perform this write (it follows a
+  /// failed write that the engine has not noticed yet); the bytes are written and remembered
+  /// as timing-dependent.
+  std::uint8_t write64(std::uint64_t addr, std::uint64_t data, std::uint8_t strb, bool uncertain);
+
+  tb::HostMemory& memory() { return memory_; }
+  const tb::HostMemory& memory() const { return memory_; }
+  unsigned bus_bytes() const { return bus_bytes_; }
+
+  /// Byte addresses whose final content depends on timing (see write64).
+  const std::set<std::uint64_t>& uncertain_bytes() const { return uncertain_; }
+
+ private:
+  struct ErrorRange {
+    std::uint64_t lo;
+    std::uint64_t hi;
+    std::uint8_t resp;
+  };
+  std::uint8_t error_for(std::uint64_t lo, std::uint64_t hi) const;
+
+  tb::HostMemory& memory_;
+  unsigned bus_bytes_;
+  std::vector<ErrorRange> errors_;
+  std::set<std::uint64_t> uncertain_;
+};
+
+}  // namespace sgpu::model

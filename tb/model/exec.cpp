@@ -1,0 +1,120 @@
+#include "model/exec.hpp"
+
+#include "sgpu/gen/sgpu_regs.h"
+
+namespace sgpu::model {
+namespace {
+
+abi::Fault fetch_fault(FetchError e) {
+  return e == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError;
+}
+
+}  // namespace
+
+Exec::Exec(Model& model, const abi::RingEntry& entry) : m_(model), entry_(entry) {}
+
+bool Exec::privileged() const {
+  return (entry_.flags & (abi::ring_flags::kPrivileged | abi::ring_flags::kPaging)) != 0;
+}
+
+std::uint64_t Exec::next_addr() const {
+  return entry_.buf_addr + entry_.start_offset + 4 * pos_;
+}
+
+bool Exec::take(std::uint32_t& dword) {
+  if (stopped_) return false;
+  if (pos_ >= delivered_dwords_) {
+    // The decoder waits for a dword that will never come and takes the error status instead.
+    fault(fetch_fault(fetch_error_), next_addr(), static_cast<std::uint32_t>(fetch_error_));
+    return false;
+  }
+  dword = m_.bus_.memory().read32(next_addr());
+  ++pos_;
+  return true;
+}
+
+void Exec::write64(std::uint64_t addr, std::uint64_t value, std::uint8_t strb) {
+  if (stopped_) return;
+  const std::uint8_t resp = m_.bus_.write64(addr, value, strb, write_failed_);
+  if (resp != kRespOkay && !write_failed_) {
+    write_failed_ = true;
+    failed_addr_ = addr;  // the write master reports the address it was given
+  }
+}
+
+void Exec::write32(std::uint64_t addr, std::uint32_t value) {
+  // The RTL writes a dword as the 64-bit word at addr & ~7 with the strobes of its half.
+  const bool upper = (addr & 4) != 0;
+  write64(addr & ~std::uint64_t{7}, upper ? std::uint64_t{value} << 32 : value,
+          upper ? std::uint8_t{0xf0} : std::uint8_t{0x0f});
+}
+
+bool Exec::drain() {
+  if (stopped_) return false;
+  if (!write_failed_) return true;
+  write_failed_ = false;
+  fault(abi::Fault::BusError, failed_addr_, 0);
+  return false;
+}
+
+void Exec::fault(abi::Fault reason, std::uint64_t addr, std::uint32_t detail) {
+  if (stopped_) return;
+  // A failed write still in flight races with this fault in the RTL: either may be reported.
+  if (write_failed_) m_.ambiguous_ = true;
+  stopped_ = true;
+  FaultRecord r;
+  r.reason = reason;
+  r.ring_index = m_.head_ & 0xffffffu;
+  r.addr = addr;
+  r.fence = entry_.fence;
+  r.detail = detail;
+  m_.raise_fault(r);
+}
+
+void Exec::signal_completed() { m_.int_status_ |= SGPU_REGS__INT_STATUS__DMA_COMPLETED_bm; }
+
+void Exec::run() {
+  const bool empty = entry_.start_offset == entry_.end_offset;
+  if (!empty && !(entry_.flags & abi::ring_flags::kNullRender)) run_buffer();
+  if (!stopped_) retire();
+}
+
+void Exec::run_buffer() {
+  const std::uint64_t bytes = entry_.end_offset - entry_.start_offset;
+  total_dwords_ = bytes / 4;
+  const Bus::Fetch f = m_.bus_.fetch(entry_.buf_addr + entry_.start_offset, bytes);
+  delivered_dwords_ = f.delivered / 4;
+  fetch_error_ = f.error;
+
+  while (!stopped_ && pos_ < total_dwords_) {
+    const std::uint64_t header_addr = next_addr();
+    const std::uint64_t buf_left = total_dwords_ - pos_;
+    std::uint32_t header = 0;
+    if (!take(header)) return;
+    ++m_.stats_.packets;
+    const abi::Fault f_hdr = check_header(header, buf_left, privileged());
+    if (f_hdr != abi::Fault::None) {
+      fault(f_hdr, header_addr, header);
+      return;
+    }
+    ++m_.stats_.packets_by_opcode[abi::header_opcode(header)];
+    find_handler(abi::header_opcode(header))(*this, header);
+  }
+}
+
+// The write-back record: the fence after every write of the submission was acknowledged, then
+// {head, 0}; both acknowledged before the registers and the interrupt change.
+void Exec::retire() {
+  if (!drain()) return;
+  const std::uint32_t head_next = (m_.head_ + 1) & m_.ring_mask();
+  write64(m_.wb_addr_, entry_.fence);
+  write64(m_.wb_addr_ + 8, head_next);
+  if (!drain()) return;
+  m_.head_ = head_next;
+  m_.fence_done_ = entry_.fence;
+  m_.int_status_ |= SGPU_REGS__INT_STATUS__DMA_COMPLETED_bm;
+  m_.retired_.push_back(entry_.fence);
+  ++m_.stats_.retired;
+}
+
+}  // namespace sgpu::model

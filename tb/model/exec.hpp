@@ -1,0 +1,70 @@
+// Execution of one ring entry in the reference model, and the per-opcode packet handlers.
+//
+// Adding a packet to spec/abi.toml means adding one handler to the table in packets.cpp: the
+// header checks (opcode, length, flags, privilege, overrun) are driven by the generated
+// abi::kPackets table, and test_model fails while a packet of that table has no handler.
+#pragma once
+
+#include <cstdint>
+
+#include "model/model.hpp"
+
+namespace sgpu::model {
+
+/// The services a packet handler uses; one Exec lives for one ring entry.
+///
+/// The write master is modelled as the RTL's: writes are posted, and a failed write is only
+/// noticed at the next drain point (a FENCE, retirement). Until then later writes of the
+/// submission may or may not reach memory in the RTL, so the model marks them uncertain.
+class Exec {
+ public:
+  Exec(Model& model, const abi::RingEntry& entry);
+
+  /// Next dword of the buffer. False when the fetch ended here (bus error): the fault is
+  /// recorded with the address of this dword, and the handler must return.
+  bool take(std::uint32_t& dword);
+  /// A dword write (addr 4-byte aligned) through the write master.
+  void write32(std::uint64_t addr, std::uint32_t value);
+  /// A write of the 64-bit word at addr & ~7 with byte strobes.
+  void write64(std::uint64_t addr, std::uint64_t value, std::uint8_t strb = 0xff);
+  /// Waits until every write was acknowledged. False if one failed (the fault is recorded).
+  bool drain();
+  /// Stops the entry with a fault (packet decode or execution).
+  void fault(abi::Fault reason, std::uint64_t addr, std::uint32_t detail);
+  /// INT_STATUS.dma_completed (a FENCE with irq).
+  void signal_completed();
+
+  bool stopped() const { return stopped_; }
+  const abi::RingEntry& entry() const { return entry_; }
+  bool privileged() const;
+
+  /// Decodes and executes the submitted bytes, then retires the entry unless it faulted.
+  void run();
+
+ private:
+  void run_buffer();
+  void retire();
+  std::uint64_t next_addr() const;
+
+  Model& m_;
+  abi::RingEntry entry_;
+  std::uint64_t total_dwords_ = 0;
+  std::uint64_t pos_ = 0;            ///< dwords consumed
+  std::uint64_t delivered_dwords_ = 0;
+  FetchError fetch_error_ = FetchError::Ok;
+  bool stopped_ = false;
+  bool write_failed_ = false;        ///< a write failed and the engine has not noticed yet
+  std::uint64_t failed_addr_ = 0;
+};
+
+/// Executes one packet whose header passed the checks; payload comes from Exec::take.
+using PacketHandler = void (*)(Exec& exec, std::uint32_t header);
+
+/// The handler of a known opcode, or nullptr.
+PacketHandler find_handler(std::uint8_t opcode);
+
+/// The first failing header check, in the documented order, or Fault::None.
+/// `buf_left_dwords`: dwords of the buffer from this header to end_offset.
+abi::Fault check_header(std::uint32_t header, std::uint64_t buf_left_dwords, bool privileged);
+
+}  // namespace sgpu::model

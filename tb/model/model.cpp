@@ -1,0 +1,182 @@
+#include "model/model.hpp"
+
+#include <cstddef>
+#include <sstream>
+#include <stdexcept>
+
+#include "model/exec.hpp"
+#include "sgpu/gen/sgpu_regs.h"
+
+namespace sgpu::model {
+namespace {
+
+#define SGPU_MODEL_REG(name) static_cast<std::uint32_t>(offsetof(sgpu_regs_t, name))
+
+constexpr std::uint32_t kIntStatusMask =
+    SGPU_REGS__INT_STATUS__DMA_COMPLETED_bm | SGPU_REGS__INT_STATUS__FAULT_bm |
+    SGPU_REGS__INT_STATUS__PREEMPTED_bm | SGPU_REGS__INT_STATUS__GART_FAULT_bm;
+constexpr std::uint32_t kIntEnableMask =
+    SGPU_REGS__INT_ENABLE__DMA_COMPLETED_bm | SGPU_REGS__INT_ENABLE__FAULT_bm |
+    SGPU_REGS__INT_ENABLE__PREEMPTED_bm | SGPU_REGS__INT_ENABLE__GART_FAULT_bm;
+
+std::uint32_t lo32(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
+std::uint32_t hi32(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
+void set_lo(std::uint64_t& v, std::uint32_t x) { v = (v & ~std::uint64_t{0xffffffff}) | x; }
+void set_hi(std::uint64_t& v, std::uint32_t x) { v = (v & 0xffffffffull) | (std::uint64_t{x} << 32); }
+
+/// Registers that exist but that the model does not implement (they read 0): capabilities,
+/// the cycle counter and the GART block belong to other models.
+bool is_unmodelled_register(std::uint32_t offset) {
+  static constexpr std::uint32_t kOffsets[] = {
+      SGPU_MODEL_REG(ID_BUILD),           SGPU_MODEL_REG(CAP_BUS),
+      SGPU_MODEL_REG(CAP_MEM),            SGPU_MODEL_REG(CAP_FEATURES),
+      SGPU_MODEL_REG(CAP_MEMSEG_BASE_LO), SGPU_MODEL_REG(CAP_MEMSEG_BASE_HI),
+      SGPU_MODEL_REG(CAP_MEMSEG_SIZE_LO), SGPU_MODEL_REG(CAP_MEMSEG_SIZE_HI),
+      SGPU_MODEL_REG(CAP_APSEG_BASE_LO),  SGPU_MODEL_REG(CAP_APSEG_BASE_HI),
+      SGPU_MODEL_REG(CAP_APSEG_SIZE_LO),  SGPU_MODEL_REG(CAP_APSEG_SIZE_HI),
+      SGPU_MODEL_REG(CYCLE_LO),           SGPU_MODEL_REG(CYCLE_HI),
+  };
+  for (const std::uint32_t o : kOffsets) {
+    if (o == offset) return true;
+  }
+  // The GART block (0x200 up) is modelled elsewhere; its layout may grow without touching this.
+  return offset >= SGPU_MODEL_REG(GART_CTRL) && offset < 0x1000 && (offset & 3) == 0;
+}
+
+}  // namespace
+
+std::string FaultRecord::to_string() const {
+  std::ostringstream s;
+  s << abi::to_string(reason) << " ring_index=" << ring_index << " addr=0x" << std::hex << addr
+    << " fence=0x" << fence << " detail=0x" << detail;
+  return s.str();
+}
+
+Model::Model(tb::HostMemory& memory, Config config) : config_(config), bus_(memory, config.bus_bytes) {}
+
+std::uint32_t Model::ring_mask() const {
+  const std::uint32_t log2 = ring_log2_ > config_.max_ring_log2 ? config_.max_ring_log2 : ring_log2_;
+  return static_cast<std::uint32_t>((std::uint64_t{1} << log2) - 1);
+}
+
+std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
+  switch (offset) {
+    case SGPU_MODEL_REG(ID_MAGIC): return SGPU_REGS__ID_MAGIC__VALUE_reset;
+    case SGPU_MODEL_REG(ID_VERSION):
+      return (SGPU_REGS__ID_VERSION__MAJOR_reset << SGPU_REGS__ID_VERSION__MAJOR_bp) |
+             (SGPU_REGS__ID_VERSION__MINOR_reset << SGPU_REGS__ID_VERSION__MINOR_bp);
+    case SGPU_MODEL_REG(CTRL): return enable_ ? SGPU_REGS__CTRL__ENABLE_bm : 0;
+    case SGPU_MODEL_REG(RESET): return 0;  // write-only
+    case SGPU_MODEL_REG(STATUS):
+      // Untimed: between calls the model is always idle and never resetting.
+      return SGPU_REGS__STATUS__IDLE_bm | (faulted_ ? SGPU_REGS__STATUS__FAULTED_bm : 0);
+    case SGPU_MODEL_REG(RING_BASE_LO): return lo32(ring_base_);
+    case SGPU_MODEL_REG(RING_BASE_HI): return hi32(ring_base_);
+    case SGPU_MODEL_REG(RING_SIZE): return ring_log2_;
+    case SGPU_MODEL_REG(RING_TAIL): return ring_tail_;
+    case SGPU_MODEL_REG(RING_HEAD): return head_;
+    case SGPU_MODEL_REG(WB_ADDR_LO): return lo32(wb_addr_);
+    case SGPU_MODEL_REG(WB_ADDR_HI): return hi32(wb_addr_);
+    case SGPU_MODEL_REG(FENCE_DONE_LO): return lo32(fence_done_);
+    case SGPU_MODEL_REG(FENCE_DONE_HI): return hi32(fence_done_);
+    case SGPU_MODEL_REG(INT_STATUS): return int_status_;
+    case SGPU_MODEL_REG(INT_ENABLE): return int_enable_;
+    case SGPU_MODEL_REG(FAULT_STATUS):
+      return (static_cast<std::uint32_t>(fault_.reason) << SGPU_REGS__FAULT_STATUS__REASON_bp) |
+             ((fault_.ring_index << SGPU_REGS__FAULT_STATUS__RING_INDEX_bp) & SGPU_REGS__FAULT_STATUS__RING_INDEX_bm);
+    case SGPU_MODEL_REG(FAULT_ADDR_LO): return lo32(fault_.addr);
+    case SGPU_MODEL_REG(FAULT_ADDR_HI): return hi32(fault_.addr);
+    case SGPU_MODEL_REG(FAULT_FENCE_LO): return lo32(fault_.fence);
+    case SGPU_MODEL_REG(FAULT_FENCE_HI): return hi32(fault_.fence);
+    case SGPU_MODEL_REG(FAULT_DETAIL): return fault_.detail;
+    default: break;
+  }
+  if (is_unmodelled_register(offset)) return 0;
+  throw std::out_of_range("model: no register at BAR0 offset " + std::to_string(offset));
+}
+
+void Model::mmio_write32(std::uint32_t offset, std::uint32_t value) {
+  switch (offset) {
+    case SGPU_MODEL_REG(CTRL): enable_ = (value & SGPU_REGS__CTRL__ENABLE_bm) != 0; return;
+    case SGPU_MODEL_REG(RESET):
+      if (value & SGPU_REGS__RESET__ENGINE_bm) reset_engine();
+      return;
+    case SGPU_MODEL_REG(RING_BASE_LO): set_lo(ring_base_, value); return;
+    case SGPU_MODEL_REG(RING_BASE_HI): set_hi(ring_base_, value); return;
+    case SGPU_MODEL_REG(RING_SIZE): ring_log2_ = value & SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm; return;
+    case SGPU_MODEL_REG(RING_TAIL): ring_tail_ = value; return;
+    case SGPU_MODEL_REG(WB_ADDR_LO): set_lo(wb_addr_, value); return;
+    case SGPU_MODEL_REG(WB_ADDR_HI): set_hi(wb_addr_, value); return;
+    case SGPU_MODEL_REG(INT_STATUS): int_status_ &= ~(value & kIntStatusMask); return;  // W1C
+    case SGPU_MODEL_REG(INT_ENABLE): int_enable_ = value & kIntEnableMask; return;
+    // Read-only registers ignore writes, as the generated register block does.
+    case SGPU_MODEL_REG(ID_MAGIC):
+    case SGPU_MODEL_REG(ID_VERSION):
+    case SGPU_MODEL_REG(STATUS):
+    case SGPU_MODEL_REG(RING_HEAD):
+    case SGPU_MODEL_REG(FENCE_DONE_LO):
+    case SGPU_MODEL_REG(FENCE_DONE_HI):
+    case SGPU_MODEL_REG(FAULT_STATUS):
+    case SGPU_MODEL_REG(FAULT_ADDR_LO):
+    case SGPU_MODEL_REG(FAULT_ADDR_HI):
+    case SGPU_MODEL_REG(FAULT_FENCE_LO):
+    case SGPU_MODEL_REG(FAULT_FENCE_HI):
+    case SGPU_MODEL_REG(FAULT_DETAIL): return;
+    default: break;
+  }
+  if (is_unmodelled_register(offset)) return;
+  throw std::out_of_range("model: no register at BAR0 offset " + std::to_string(offset));
+}
+
+// The engine reset drains (nothing is in flight in an untimed model), clears the head and the
+// fault record, and keeps FENCE_DONE, INT_STATUS and every software-written register.
+void Model::reset_engine() {
+  head_ = 0;
+  faulted_ = false;
+  fault_ = FaultRecord{};
+}
+
+void Model::raise_fault(const FaultRecord& record) {
+  fault_ = record;
+  faulted_ = true;
+  int_status_ |= SGPU_REGS__INT_STATUS__FAULT_bm;
+  ++stats_.faults;
+  ++stats_.faults_by_reason[static_cast<std::uint8_t>(record.reason)];
+}
+
+void Model::run_until_idle() {
+  while (enable_ && !faulted_ && (head_ & ring_mask()) != (ring_tail_ & ring_mask())) execute_entry();
+}
+
+void Model::execute_entry() {
+  ++stats_.entries;
+  const std::uint64_t entry_addr = ring_base_ + (std::uint64_t{head_ & ring_mask()} << 5);
+  const Bus::Fetch f = bus_.fetch(entry_addr, sizeof(abi::RingEntry));
+  if (f.error != FetchError::Ok) {
+    // The entry could not be read: no fence is known yet.
+    FaultRecord r;
+    r.reason = f.error == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError;
+    r.ring_index = head_ & 0xffffffu;
+    r.addr = entry_addr;
+    r.fence = 0;
+    r.detail = static_cast<std::uint32_t>(f.error);
+    raise_fault(r);
+    return;
+  }
+  abi::RingEntry e{};
+  bus_.memory().read(entry_addr, &e, sizeof e);
+  if ((e.buf_addr & 3) != 0 || (e.start_offset & 3) != 0 || (e.end_offset & 3) != 0 ||
+      e.start_offset > e.end_offset || (e.flags & ~abi::ring_flags::kDefined) != 0) {
+    FaultRecord r;
+    r.reason = abi::Fault::BadRingEntry;
+    r.ring_index = head_ & 0xffffffu;
+    r.addr = entry_addr;
+    r.fence = e.fence;
+    r.detail = e.flags;
+    raise_fault(r);
+    return;
+  }
+  Exec(*this, e).run();
+}
+
+}  // namespace sgpu::model
