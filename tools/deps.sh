@@ -2,10 +2,11 @@
 # Installs what softgpu needs and is missing: Debian packages (apt-get, with sudo when not root)
 # and the pinned Python generators in a virtual environment. Does nothing when all is present.
 #
-#   tools/deps.sh <venv-dir>
+#   tools/deps.sh <venv-dir> [fpga]     (fpga: also the open-synthesis tools)
 set -euo pipefail
 
-venv=${1:?usage: deps.sh <venv-dir>}
+venv=${1:?usage: deps.sh <venv-dir> [fpga]}
+extra=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
@@ -35,4 +36,13 @@ if [ ! -x "$venv/bin/peakrdl" ] || ! cmp -s "$here/requirements.txt" "$stamp"; t
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
   cp "$here/requirements.txt" "$stamp"
+fi
+
+if [ "$extra" = fpga ]; then
+  stamp="$venv/.requirements-fpga"
+  if ! cmp -s "$here/requirements-fpga.txt" "$stamp"; then
+    echo "deps: installing open-synthesis tools into $venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements-fpga.txt"
+    cp "$here/requirements-fpga.txt" "$stamp"
+  fi
 fi

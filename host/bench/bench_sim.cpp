@@ -116,7 +116,8 @@ int main() {
   for (unsigned s = 0; s < kSubmissions; ++s) {
     const unsigned b = s % kBuffers;
     for (;;) {
-      auto fence = dev.submit({&buffers[b], 0, ends[b], 0, 0});
+      // Driver-built buffers in system memory: privileged (system-physical with the GART on).
+      auto fence = dev.submit({&buffers[b], 0, ends[b], 0, sgpu::abi::ring_flags::kPrivileged});
       if (fence) {
         last = *fence;
         break;

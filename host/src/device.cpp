@@ -42,11 +42,24 @@ auto guarded(F&& f) -> decltype(f()) {
 
 }  // namespace
 
+std::string to_string(const GartFaultRecord& g) {
+  static constexpr const char* kReasons[] = {"NONE", "INVALID_PTE", "WRITE_PROTECT", "OUT_OF_RANGE",
+                                             "PRIVILEGE", "WALK_ERROR"};
+  static constexpr const char* kClients[] = {"the fetch engine", "the CP write path", "the copy engine (read)",
+                                             "the copy engine (write)"};
+  const std::string reason = g.reason < 6 ? kReasons[g.reason] : fmt::format("reason {}", g.reason);
+  const std::string client = g.client < 4 ? kClients[g.client] : fmt::format("client {}", g.client);
+  return fmt::format("{} on a {} by {}{}, page {:#x}{}", reason, g.write ? "write" : "read", client,
+                     g.privileged ? " (privileged)" : "", g.page_address, g.more_faults ? ", more faults" : "");
+}
+
 std::string to_string(const FaultRecord& f) {
   std::string reason(abi::to_string(f.reason));
   if (reason == "UNKNOWN_FAULT") reason = fmt::format("unknown fault code {}", f.raw_reason);
-  return fmt::format("{} at ring index {} (fence {}), address {:#x}, detail {:#010x}", reason,
-                     f.ring_index, f.fence, f.address, f.detail);
+  std::string s = fmt::format("{} at ring index {} (fence {}), address {:#x}, detail {:#010x}", reason,
+                              f.ring_index, f.fence, f.address, f.detail);
+  if (f.gart) s += "; GART: " + to_string(*f.gart);
+  return s;
 }
 
 struct Device::State {
@@ -54,6 +67,7 @@ struct Device::State {
   DeviceOptions options;
   DeviceInfo info;
   DmaMemory control;             // ring entries, then the write-back record
+  std::unique_ptr<Aperture> aperture;  // when the GART is on; destroyed before `t`
   std::uint32_t log2_entries = 0;
   std::uint32_t tail = 0;        // next entry to write, as last written to RING_TAIL
   FenceId last_submitted = 0;
@@ -132,6 +146,11 @@ Status Device::State::read_identity() {
                          rd64(SGPU_REG(CAP_MEMSEG_SIZE_LO), SGPU_REG(CAP_MEMSEG_SIZE_HI))};
   info.aperture_segment = {rd64(SGPU_REG(CAP_APSEG_BASE_LO), SGPU_REG(CAP_APSEG_BASE_HI)),
                            rd64(SGPU_REG(CAP_APSEG_SIZE_LO), SGPU_REG(CAP_APSEG_SIZE_HI))};
+  if (info.has_gart) {
+    const std::uint32_t gcap = rd(SGPU_REG(GART_CAP));
+    info.gart_tlb_entries = SGPU_FIELD(GART_CAP, TLB_ENTRIES).get(gcap);
+    info.gart_sys_addr_bits = SGPU_FIELD(GART_CAP, SYS_ADDR_BITS).get(gcap);
+  }
 
   if (info.max_ring_log2 < 1)
     return Error{Errc::DeviceMismatch,
@@ -196,6 +215,23 @@ FaultRecord Device::State::read_fault() {
   const std::uint64_t fence_lo = rd(SGPU_REG(FAULT_FENCE_LO));
   f.fence = fence_lo | (std::uint64_t{rd(SGPU_REG(FAULT_FENCE_HI))} << 32);
   f.detail = rd(SGPU_REG(FAULT_DETAIL));
+  if (info.has_gart) {
+    const std::uint32_t gs = rd(SGPU_REG(GART_FAULT_STATUS));
+    if (SGPU_FIELD(GART_FAULT_STATUS, VALID).get(gs) != 0) {
+      GartFaultRecord g;
+      g.reason = SGPU_FIELD(GART_FAULT_STATUS, REASON).get(gs);
+      g.client = SGPU_FIELD(GART_FAULT_STATUS, CLIENT).get(gs);
+      g.write = SGPU_FIELD(GART_FAULT_STATUS, WRITE).get(gs) != 0;
+      g.privileged = SGPU_FIELD(GART_FAULT_STATUS, PRIVILEGED).get(gs) != 0;
+      g.more_faults = SGPU_FIELD(GART_FAULT_STATUS, MORE_FAULTS).get(gs) != 0;
+      const std::uint64_t a = rd(SGPU_REG(GART_FAULT_ADDR_LO));
+      g.page_address = a | (std::uint64_t{rd(SGPU_REG(GART_FAULT_ADDR_HI))} << 32);
+      const std::uint64_t fl = rd(SGPU_REG(GART_FAULT_FENCE_LO));
+      g.fence = fl | (std::uint64_t{rd(SGPU_REG(GART_FAULT_FENCE_HI))} << 32);
+      g.context_id = rd(SGPU_REG(GART_FAULT_CONTEXT));
+      f.gart = g;
+    }
+  }
   return f;
 }
 
@@ -228,6 +264,11 @@ Result<Device> Device::open(std::unique_ptr<Transport> transport, const DeviceOp
     if (!control) return std::move(control).error();
     s->control = std::move(*control);
     SGPU_RETURN_IF_ERROR(s->reset_and_wait());
+    if (s->info.has_gart && options.gart) {
+      auto ap = Aperture::create(*s->t, s->info, options.aperture);
+      if (!ap) return std::move(ap).error();
+      s->aperture = std::move(*ap);
+    }
     s->init_ring();
     return Device(std::move(s));
   });
@@ -235,6 +276,7 @@ Result<Device> Device::open(std::unique_ptr<Transport> transport, const DeviceOp
 
 const DeviceInfo& Device::info() const { return s_->info; }
 Transport& Device::transport() { return *s_->t; }
+Aperture* Device::aperture() { return s_->aperture.get(); }
 std::uint32_t Device::ring_entries() const { return s_->entries(); }
 FenceId Device::completed_fence() const { return s_->wb_fence(); }
 FenceId Device::last_submitted_fence() const { return s_->last_submitted; }
@@ -243,7 +285,11 @@ std::uint32_t Device::ring_tail() const { return s_->tail; }
 
 Result<FenceId> Device::submit(const Submission& sub) {
   // ---- validate: nothing below touches hardware until every check has passed
-  if (sub.buffer == nullptr || !*sub.buffer) return invalid("submission has no DMA buffer");
+  const bool by_gpu_address = sub.buffer == nullptr;
+  if (by_gpu_address && sub.gpu_address == 0) return invalid("submission has no DMA buffer and no GPU address");
+  if (!by_gpu_address && !*sub.buffer) return invalid("submission has no DMA buffer");
+  if (!by_gpu_address && sub.gpu_address != 0)
+    return invalid(fmt::format("submission names both a DMA buffer and GPU address {:#x}", sub.gpu_address));
   if (sub.start_offset % 4 != 0)
     return invalid(fmt::format("start_offset {:#x} is not 4-byte aligned", sub.start_offset));
   if (sub.end_offset % 4 != 0)
@@ -251,14 +297,47 @@ Result<FenceId> Device::submit(const Submission& sub) {
   if (sub.start_offset > sub.end_offset)
     return invalid(fmt::format("start_offset {:#x} is after end_offset {:#x}", sub.start_offset,
                                sub.end_offset));
-  if (sub.end_offset > sub.buffer->size())
-    return invalid(fmt::format("end_offset {:#x} is past the end of the {:#x}-byte buffer",
-                               sub.end_offset, sub.buffer->size()));
-  if (sub.buffer->bus_addr() % 4 != 0)
-    return invalid(fmt::format("buffer bus address {:#x} is not 4-byte aligned", sub.buffer->bus_addr()));
   if ((sub.flags & ~abi::ring_flags::kDefined) != 0)
     return invalid(fmt::format("flags {:#x} set undefined bits (defined: {:#x})", sub.flags,
                                abi::ring_flags::kDefined));
+  const bool privileged = (sub.flags & (abi::ring_flags::kPrivileged | abi::ring_flags::kPaging)) != 0;
+  std::uint64_t buf_addr = 0;
+  if (!by_gpu_address) {
+    if (sub.end_offset > sub.buffer->size())
+      return invalid(fmt::format("end_offset {:#x} is past the end of the {:#x}-byte buffer",
+                                 sub.end_offset, sub.buffer->size()));
+    if (sub.buffer->bus_addr() % 4 != 0)
+      return invalid(fmt::format("buffer bus address {:#x} is not 4-byte aligned", sub.buffer->bus_addr()));
+    if (s_->aperture && !privileged)
+      return invalid(fmt::format("DMA buffer at bus address {:#x} is system memory: with the GART on only "
+                                 "privileged or paging submissions may use system-physical addresses; map "
+                                 "it into the aperture and submit its GPU address",
+                                 sub.buffer->bus_addr()));
+    buf_addr = sub.buffer->bus_addr();
+  } else {
+    buf_addr = sub.gpu_address;
+    if (buf_addr % 4 != 0) return invalid(fmt::format("buffer GPU address {:#x} is not 4-byte aligned", buf_addr));
+    if (buf_addr > ~std::uint64_t{0} - sub.end_offset)
+      return invalid(fmt::format("buffer GPU address {:#x} + end_offset {:#x} overflows", buf_addr, sub.end_offset));
+    if (s_->aperture && sub.end_offset > sub.start_offset) {
+      // The executed bytes must lie in one segment the submission may use.
+      const std::uint64_t lo = buf_addr + sub.start_offset, hi = buf_addr + sub.end_offset;  // [lo, hi)
+      const Aperture& ap = *s_->aperture;
+      const SegmentInfo& ms = s_->info.memory_segment;
+      const bool in_ap = lo >= ap.base() && hi - ap.base() <= ap.size();
+      const bool in_ms = s_->info.has_memory_segment && lo >= ms.base && hi - ms.base <= ms.size;
+      const unsigned sys_bits = s_->info.gart_sys_addr_bits;
+      const bool in_sys = privileged && sys_bits > 0 && sys_bits < 64 && hi <= (std::uint64_t{1} << sys_bits);
+      if (!in_ap && !in_ms && !in_sys)
+        return invalid(fmt::format("bytes [{:#x}, {:#x}) of the buffer are not inside the aperture's usable "
+                                   "range [{:#x}, {:#x}){}{}",
+                                   lo, hi, ap.base(), ap.base() + ap.size(),
+                                   s_->info.has_memory_segment
+                                       ? fmt::format(" or the memory segment [{:#x}, {:#x})", ms.base, ms.base + ms.size)
+                                       : std::string(),
+                                   privileged ? " or system-physical memory" : ""));
+    }
+  }
   if (s_->fault)
     return Error{Errc::DeviceFault,
                  fmt::format("engine is stopped on a fault ({}); reset_engine() first", to_string(*s_->fault)),
@@ -274,7 +353,7 @@ Result<FenceId> Device::submit(const Submission& sub) {
   // ---- write the entry, then publish it
   const FenceId fence = s_->last_submitted + 1;
   abi::RingEntry e{};
-  e.buf_addr = sub.buffer->bus_addr();
+  e.buf_addr = buf_addr;
   e.start_offset = sub.start_offset;
   e.end_offset = sub.end_offset;
   e.fence = fence;

@@ -29,6 +29,9 @@ std::unique_ptr<Transport> sim_transport() {
 Device open_sim(unsigned ring_log2 = 6) {
   DeviceOptions opt;
   opt.ring_log2_entries = ring_log2;
+  // These tests exercise the ring protocol with buffers and targets at system-physical (bus)
+  // addresses, as in bring-up: the GART stays off. test_aperture_sim.cpp runs with it on.
+  opt.gart = false;
   auto d = Device::open(sim_transport(), opt);
   if (!d) FAIL(to_string(d.error()));
   return std::move(*d);

@@ -1,5 +1,6 @@
 // AXI4 write master for small writes: one 64-bit word (with byte strobes) per request, issued as
-// a single-beat burst. Used for WRITE_DATA, fences and the write-back record.
+// a single-beat burst. Used for WRITE_DATA, fences and the write-back record, behind the write
+// translation (sgpu_wr_xlate): addresses here are bus addresses.
 //
 // Writes are issued in request order with one AXI ID, so responses return in order. `idle_o`
 // is high when every issued write has been acknowledged: a fence waits for it before writing,
@@ -23,10 +24,12 @@ module sgpu_axi_wr #(
   input  wire sgpu_pkg::addr_t        req_addr_i,
   input  wire logic [63:0]            req_data_i,
   input  wire logic [7:0]             req_strb_i,
+  /// Address reported on an error (err_addr_o): the GPU address the write was translated from.
+  input  wire sgpu_pkg::addr_t        req_err_addr_i,
 
   /// No write is pending or in flight.
   output      logic                   idle_o,
-  /// One-cycle pulse: a write response carried SLVERR/DECERR; err_addr_o is its address.
+  /// One-cycle pulse: a write response carried SLVERR/DECERR; err_addr_o is its req_err_addr_i.
   output      logic                   err_o,
   output      sgpu_pkg::addr_t        err_addr_o,
 
@@ -102,7 +105,7 @@ module sgpu_axi_wr #(
   logic            rsp_valid;
   sgpu_fifo #(.Width(64), .Depth(MaxOutstanding)) u_rsp_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
-    .in_valid_i (accept), .in_ready_o(rsp_in_ready), .in_data_i(req_addr_i),
+    .in_valid_i (accept), .in_ready_o(rsp_in_ready), .in_data_i(req_err_addr_i),
     .out_valid_o(rsp_valid), .out_ready_i(m_axi_bvalid), .out_data_o(rsp_addr),
     .count_o    (in_flight)
   );
@@ -119,8 +122,9 @@ module sgpu_axi_wr #(
   assign err_addr_o = rsp_addr;
 
   // The ID is fixed and only bit 1 of a response tells an error (SLVERR/DECERR).
+  // The low address bits are carried by the strobes.
   logic unused_rsp;
-  assign unused_rsp = ^{m_axi_bid, m_axi_bresp[0]};
+  assign unused_rsp = ^{m_axi_bid, m_axi_bresp[0], req_addr_i[2:0]};
 
 `ifndef SYNTHESIS
   ResponseHasWrite: assert property (@(posedge clk_i) disable iff (!rst_ni)

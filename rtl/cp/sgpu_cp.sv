@@ -5,6 +5,8 @@
 //
 // Data path: fetch engine beats -> sgpu_cp_dwords -> one dword per cycle into the FSM below.
 // Ring entries and DMA buffers share the one fetch engine; the FSM knows which it is reading.
+// Writes leave with GPU addresses through sgpu_wr_xlate (a GART client): a write is offered
+// until it is taken or refused; a refusal stops the engine with TRANSLATION at that write.
 `default_nettype none
 
 module sgpu_cp
@@ -64,15 +66,22 @@ module sgpu_cp
   output      logic                   dma_abort_o,
   input  wire logic                   dma_busy_i,
 
-  // Write master (sgpu_axi_wr).
+  // Write path (sgpu_wr_xlate in front of sgpu_axi_wr). wr_addr_o is a GPU address; a write
+  // is offered until it is accepted or refused (wr_xlate_fault_i).
   output      logic                   wr_valid_o,
   input  wire logic                   wr_ready_i,
   output      sgpu_pkg::addr_t        wr_addr_o,
   output      logic [63:0]            wr_data_o,
   output      logic [7:0]             wr_strb_o,
+  /// The write may use system-physical addresses: the write-back record (the kernel's) and
+  /// every write of a privileged or paging entry.
+  output      logic                   wr_priv_o,
   input  wire logic                   wr_idle_i,
   input  wire logic                   wr_err_i,
-  input  wire sgpu_pkg::addr_t        wr_err_addr_i
+  input  wire sgpu_pkg::addr_t        wr_err_addr_i,
+  /// One-cycle pulse: the GART refused the write being offered (never issued); its GPU address.
+  input  wire logic                   wr_xlate_fault_i,
+  input  wire sgpu_pkg::addr_t        wr_xlate_fault_addr_i
 );
 
   typedef enum logic [3:0] {
@@ -211,10 +220,6 @@ module sgpu_cp
     dma_abort_o         = 1'b0;
     dw_ready            = 1'b0;
     dw_clear            = 1'b0;
-    wr_valid_o          = 1'b0;
-    wr_addr_o           = '0;
-    wr_data_o           = '0;
-    wr_strb_o           = '0;
     evt_dma_completed_o = 1'b0;
     evt_fault_o         = 1'b0;
 
@@ -249,7 +254,6 @@ module sgpu_cp
       StRingStatus: begin
         dma_status_ready_o = 1'b1;
         if (dma_status_valid_i) begin
-          fault_fence_d = {entry_q.fence_hi, entry_q.fence_lo};
           if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
             state_d        = StFaultDrain;
             fault_reason_d = dma_fault(dma_status_i.err);
@@ -262,6 +266,7 @@ module sgpu_cp
             state_d        = StFaultDrain;
             fault_reason_d = FaultBadRingEntry;
             fault_addr_d   = entry_addr;
+            fault_fence_d  = {entry_q.fence_hi, entry_q.fence_lo};
             fault_detail_d = entry_q.flags;
           end else if (entry_q.start_offset == entry_q.end_offset
                        || entry_q.flags[RingFlagNullRenderBit]) begin
@@ -326,10 +331,7 @@ module sgpu_cp
                   fault_detail_d = 32'(pkt_q);
                 end
               end else begin
-                wr_valid_o = 1'b1;
-                wr_addr_o  = {pkt_addr_q[63:3], 3'b000};
-                wr_data_o  = pkt_addr_q[2] ? {dw, 32'h0} : {32'h0, dw};
-                wr_strb_o  = pkt_addr_q[2] ? 8'hf0 : 8'h0f;
+                // A data dword: the write request offers it (below); it leaves when taken.
                 dw_ready   = wr_ready_i;
                 if (wr_ready_i) pkt_addr_d = pkt_addr_q + sgpu_pkg::addr_t'(4);
               end
@@ -377,15 +379,6 @@ module sgpu_cp
       end
 
       StFenceWrite: begin
-        wr_valid_o = 1'b1;
-        wr_addr_o  = {pkt_addr_q[63:3], 3'b000};
-        if (fence_value64) begin
-          wr_data_o = pkt_value_q;
-          wr_strb_o = 8'hff;
-        end else begin
-          wr_data_o = pkt_addr_q[2] ? {pkt_value_q[31:0], 32'h0} : {32'h0, pkt_value_q[31:0]};
-          wr_strb_o = pkt_addr_q[2] ? 8'hf0 : 8'h0f;
-        end
         if (wr_ready_i) state_d = StFenceAck;
       end
 
@@ -414,20 +407,9 @@ module sgpu_cp
       StRetireDrain: begin
         // Write-back record: the fence first, then {reserved, head}; both after all writes of
         // the submission were acknowledged (the first write waits for idle, the second follows).
-        if (wr_idle_i || wb_second_q) begin
-          wr_valid_o = 1'b1;
-          wr_strb_o  = 8'hff;
-          if (!wb_second_q) begin
-            wr_addr_o = wb_addr_i;
-            wr_data_o = {entry_q.fence_hi, entry_q.fence_lo};
-          end else begin
-            wr_addr_o = wb_addr_i + sgpu_pkg::addr_t'(8);
-            wr_data_o = {32'h0, head_next};
-          end
-          if (wr_ready_i) begin
-            wb_second_d = 1'b1;
-            if (wb_second_q) state_d = StRetireAck;
-          end
+        if ((wr_idle_i || wb_second_q) && wr_ready_i) begin
+          wb_second_d = 1'b1;
+          if (wb_second_q) state_d = StRetireAck;
         end
       end
 
@@ -468,6 +450,16 @@ module sgpu_cp
       default: state_d = StReset;
     endcase
 
+    // A refused write translation faults at the write being offered (WRITE_DATA, FENCE or the
+    // write-back record): nothing after it was executed. FAULT_DETAIL is the packet header, 0
+    // for the write-back record. A bus error (below) belongs to an earlier write and wins.
+    if (wr_xlate_fault_i && !(state_q inside {StFaultDrain, StFaulted, StReset})) begin
+      state_d        = StFaultDrain;
+      fault_reason_d = FaultTranslation;
+      fault_addr_d   = wr_xlate_fault_addr_i;
+      fault_detail_d = (state_q == StRetireDrain) ? '0 : 32'(pkt_q);
+    end
+
     // A failed write faults the submission wherever the FSM is (it cannot be pending in Idle:
     // retiring waits for every acknowledgement).
     if (wr_err_i && !(state_q inside {StFaultDrain, StFaulted, StReset})) begin
@@ -488,6 +480,43 @@ module sgpu_cp
     // The fetch engine latches an abort: one pulse when draining starts stops it, and it reports
     // not-busy once every read it issued has returned.
     dma_abort_o = (state_d inside {StFaultDrain, StReset}) && !(state_q inside {StFaultDrain, StReset});
+  end
+
+  // ------------------------------------------------------------------ write request
+  // A function of registered state and the dword at the head of the stream, never of
+  // wr_ready_i: the write path's ready depends on the address (sgpu_wr_xlate accepts a write
+  // once its page is translated), so a request that depended on ready would close a loop.
+  logic wr_data_dword;  // the stream head is a WRITE_DATA data dword
+  assign wr_data_dword = (state_q == StPktBody) && dw_valid && (pkt_q.opcode == OpWriteData)
+                         && (pkt_idx_q >= 16'd2);
+
+  always_comb begin
+    wr_valid_o = 1'b0;
+    wr_addr_o  = '0;
+    wr_data_o  = '0;
+    wr_strb_o  = '0;
+    if (wr_data_dword) begin
+      wr_valid_o = 1'b1;
+      wr_addr_o  = {pkt_addr_q[63:3], 3'b000};
+      wr_data_o  = pkt_addr_q[2] ? {dw, 32'h0} : {32'h0, dw};
+      wr_strb_o  = pkt_addr_q[2] ? 8'hf0 : 8'h0f;
+    end else if (state_q == StFenceWrite) begin
+      wr_valid_o = 1'b1;
+      wr_addr_o  = {pkt_addr_q[63:3], 3'b000};
+      if (fence_value64) begin
+        wr_data_o = pkt_value_q;
+        wr_strb_o = 8'hff;
+      end else begin
+        wr_data_o = pkt_addr_q[2] ? {pkt_value_q[31:0], 32'h0} : {32'h0, pkt_value_q[31:0]};
+        wr_strb_o = pkt_addr_q[2] ? 8'hf0 : 8'h0f;
+      end
+    end else if (state_q == StRetireDrain && (wr_idle_i || wb_second_q)) begin
+      // Write-back record: the fence first, then {reserved, head}.
+      wr_valid_o = 1'b1;
+      wr_strb_o  = 8'hff;
+      wr_addr_o  = wb_second_q ? wb_addr_i + sgpu_pkg::addr_t'(8) : wb_addr_i;
+      wr_data_o  = wb_second_q ? {32'h0, head_next} : {entry_q.fence_hi, entry_q.fence_lo};
+    end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -547,6 +576,7 @@ module sgpu_cp
   assign exec_privileged_o = reading_ring || privileged;
   assign exec_fence_o      = reading_ring ? '0 : {entry_q.fence_hi, entry_q.fence_lo};
   assign exec_context_o    = reading_ring ? '0 : entry_q.context_id;
+  assign wr_priv_o         = (state_q == StRetireDrain) || privileged;
 
 `ifndef SYNTHESIS
   // A status belongs to the request the FSM is reading (except while draining, which drops all).

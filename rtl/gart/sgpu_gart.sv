@@ -9,6 +9,9 @@
 //
 // With enable_i low every page is its own bus page and nothing faults (bring-up).
 //
+// One translation port; several clients share it through sgpu_gart_arb, which passes each
+// request's privilege and client number (xlate_src_i) for the privilege check and the record.
+//
 // A refused translation answers {fault: 1}: the client issues no access for the page. The GART
 // records the first fault (address, read/write, reason, the submission's fence and context)
 // with a sticky more-faults bit, and pulses fault_evt_o.
@@ -55,7 +58,7 @@ module sgpu_gart #(
   input  wire sgpu_pkg::addr_t             table_base_i,
   /// PTEs in the table (clamped to the aperture's pages).
   input  wire logic [31:0]                 table_size_i,
-  /// The submission the client is executing: privilege, and fence/context for fault records.
+  /// The submission being executed: fence and context for fault records.
   input  wire sgpu_gart_pkg::exec_info_t   exec_i,
 
   /// Translation request (valid/ready), as sgpu_dma_rd's translation port.
@@ -64,6 +67,8 @@ module sgpu_gart #(
   output      logic                        xlate_req_ready_o,
   /// {vpn, write}.
   input  wire sgpu_dma_pkg::xlate_req_t    xlate_req_i,
+  /// With the request: its privilege and client (sgpu_gart_arb supplies them).
+  input  wire sgpu_gart_pkg::xlate_src_t   xlate_src_i,
   /// Translation response, in request order (valid/ready).
   output      logic                        xlate_rsp_valid_o,
   /// The client takes the response.
@@ -154,6 +159,7 @@ module sgpu_gart #(
   sgpu_pkg::pfn_t cur_vpn_q, cur_vpn_d;
   logic           cur_write_q, cur_write_d;
   logic           cur_priv_q, cur_priv_d;
+  logic [ClientWidth-1:0] cur_client_q, cur_client_d;
   logic           cur_missed_q, cur_missed_d;   // counted as a miss already
   logic           res_valid_q, res_valid_d;     // PTE for cur captured from a walk
   logic           res_err_q, res_err_d;         // ... or the walk for it failed
@@ -372,7 +378,7 @@ module sgpu_gart #(
                   write:      cur_write_q,
                   privileged: cur_priv_q,
                   reason:     fault,
-                  client:     4'd0,
+                  client:     cur_client_q,
                   addr:       {cur_vpn_q, {PageShift{1'b0}}},
                   fence:      exec_i.fence,
                   context_id: exec_i.context_id};
@@ -407,6 +413,7 @@ module sgpu_gart #(
     cur_vpn_d    = cur_vpn_q;
     cur_write_d  = cur_write_q;
     cur_priv_d   = cur_priv_q;
+    cur_client_d = cur_client_q;
     cur_missed_d = cur_missed_q;
     res_valid_d  = res_valid_q;
     res_err_d    = res_err_q;
@@ -476,7 +483,8 @@ module sgpu_gart #(
       cur_valid_d  = 1'b1;
       cur_vpn_d    = xlate_req_i.vpn;
       cur_write_d  = xlate_req_i.write;
-      cur_priv_d   = exec_i.privileged;
+      cur_priv_d   = xlate_src_i.priv;
+      cur_client_d = xlate_src_i.client;
       cur_missed_d = 1'b0;
       res_valid_d  = 1'b0;
     end
@@ -533,6 +541,7 @@ module sgpu_gart #(
     cur_vpn_q   <= cur_vpn_d;
     cur_write_q <= cur_write_d;
     cur_priv_q  <= cur_priv_d;
+    cur_client_q <= cur_client_d;
     res_err_q   <= res_err_d;
     res_pte_q   <= res_pte_d;
     rsp_ppn_q   <= rsp_ppn_d;

@@ -29,6 +29,24 @@ package sgpu_gart_pkg;
     logic           valid;
   } pte_t;
 
+  /////////////
+  // Clients //
+  /////////////
+
+  /// Clients of the GART's translation port, in front of it through sgpu_gart_arb. The number
+  /// is the arbiter port and appears in GART_FAULT_STATUS.client.
+  localparam int unsigned ClientWidth  = 4;
+  localparam int unsigned ClientFetch  = 0;  ///< DMA fetch engine (ring entries, DMA buffers)
+  localparam int unsigned ClientCpWr   = 1;  ///< CP write path (WRITE_DATA, FENCE, write-back)
+  localparam int unsigned ClientCopyRd = 2;  ///< copy engine source (reserved)
+  localparam int unsigned ClientCopyWr = 3;  ///< copy engine destination (reserved)
+
+  /// Who asks, passed with each translation request.
+  typedef struct packed {
+    logic                   priv;    ///< system-physical addresses are allowed
+    logic [ClientWidth-1:0] client;  ///< recorded in the fault record
+  } xlate_src_t;
+
   ////////////
   // Faults //
   ////////////
@@ -44,15 +62,15 @@ package sgpu_gart_pkg;
 
   /// The fault record (GART_FAULT_*): the first refused translation since the last clear.
   typedef struct packed {
-    logic            valid;
-    logic            more;        ///< later faults happened (sticky)
-    logic            write;
-    logic            privileged;
-    gart_fault_e     reason;
-    logic [3:0]      client;      ///< 0 = DMA fetch engine
-    sgpu_pkg::addr_t addr;        ///< GPU address of the page
-    logic [63:0]     fence;       ///< of the submission being executed
-    logic [31:0]     context_id;
+    logic                   valid;
+    logic                   more;        ///< later faults happened (sticky)
+    logic                   write;
+    logic                   privileged;
+    gart_fault_e            reason;
+    logic [ClientWidth-1:0] client;      ///< Client* above
+    sgpu_pkg::addr_t        addr;        ///< GPU address of the page
+    logic [63:0]            fence;       ///< of the submission being executed
+    logic [31:0]            context_id;
   } fault_rec_t;
 
   //////////////////
@@ -67,9 +85,8 @@ package sgpu_gart_pkg;
     logic [31:0] count;
   } inv_req_t;
 
-  /// What the client executing a submission tells the GART (for privilege and fault records).
+  /// The submission being executed, for the fault record.
   typedef struct packed {
-    logic        privileged;  ///< system-physical addresses are allowed
     logic [63:0] fence;
     logic [31:0] context_id;
   } exec_info_t;

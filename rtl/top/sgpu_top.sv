@@ -200,8 +200,62 @@ module sgpu_top #(
   logic                        gart_rsp_snoop;
   logic [31:0]                 gart_lookups, gart_misses, gart_walks;
 
-  assign exec_info = '{privileged: cp_exec_privileged, fence: cp_exec_fence,
-                       context_id: cp_exec_context};
+  assign exec_info = '{fence: cp_exec_fence, context_id: cp_exec_context};
+
+  // Translation-port clients (sgpu_gart_pkg::Client*): 0 the fetch engine, with the privilege
+  // of what the CP is reading; 1 the CP's write path, with the privilege of each write. The
+  // copy engine's source and destination will be clients 2 and 3.
+  localparam int unsigned XlateClients = 2;
+
+  logic                     [XlateClients-1:0] cl_req_valid, cl_req_ready, cl_priv;
+  logic                     [XlateClients-1:0] cl_rsp_valid, cl_rsp_ready;
+  sgpu_dma_pkg::xlate_req_t [XlateClients-1:0] cl_req;
+  sgpu_dma_pkg::xlate_rsp_t [XlateClients-1:0] cl_rsp;
+  logic                     [XlateClients-1:0] cl_rsp_snoop;
+  logic                                        g_req_valid, g_req_ready, g_rsp_valid, g_rsp_ready;
+  sgpu_dma_pkg::xlate_req_t                    g_req;
+  sgpu_gart_pkg::xlate_src_t                   g_src;
+  sgpu_dma_pkg::xlate_rsp_t                    g_rsp;
+  logic                                        xw_req_valid, xw_req_ready, xw_priv;
+  logic                                        xw_rsp_valid, xw_rsp_ready;
+  sgpu_dma_pkg::xlate_req_t                    xw_req;
+
+  assign cl_req_valid[sgpu_gart_pkg::ClientFetch] = xlate_req_valid;
+  assign cl_req[sgpu_gart_pkg::ClientFetch]       = xlate_req;
+  assign cl_priv[sgpu_gart_pkg::ClientFetch]      = cp_exec_privileged;
+  assign cl_rsp_ready[sgpu_gart_pkg::ClientFetch] = xlate_rsp_ready;
+  assign xlate_req_ready = cl_req_ready[sgpu_gart_pkg::ClientFetch];
+  assign xlate_rsp_valid = cl_rsp_valid[sgpu_gart_pkg::ClientFetch];
+  assign xlate_rsp       = cl_rsp[sgpu_gart_pkg::ClientFetch];
+
+  assign cl_req_valid[sgpu_gart_pkg::ClientCpWr] = xw_req_valid;
+  assign cl_req[sgpu_gart_pkg::ClientCpWr]       = xw_req;
+  assign cl_priv[sgpu_gart_pkg::ClientCpWr]      = xw_priv;
+  assign cl_rsp_ready[sgpu_gart_pkg::ClientCpWr] = xw_rsp_ready;
+  assign xw_req_ready = cl_req_ready[sgpu_gart_pkg::ClientCpWr];
+  assign xw_rsp_valid = cl_rsp_valid[sgpu_gart_pkg::ClientCpWr];
+
+  sgpu_gart_arb #(
+    .Clients(XlateClients)
+  ) u_gart_arb (
+    .clk_i, .rst_ni,
+    .cl_req_valid_i   (cl_req_valid),
+    .cl_req_ready_o   (cl_req_ready),
+    .cl_req_i         (cl_req),
+    .cl_priv_i        (cl_priv),
+    .cl_rsp_valid_o   (cl_rsp_valid),
+    .cl_rsp_ready_i   (cl_rsp_ready),
+    .cl_rsp_o         (cl_rsp),
+    .cl_rsp_snoop_o   (cl_rsp_snoop),
+    .xlate_req_valid_o(g_req_valid),
+    .xlate_req_ready_i(g_req_ready),
+    .xlate_req_o      (g_req),
+    .xlate_src_o      (g_src),
+    .xlate_rsp_valid_i(g_rsp_valid),
+    .xlate_rsp_ready_o(g_rsp_ready),
+    .xlate_rsp_i      (g_rsp),
+    .xlate_rsp_snoop_i(gart_rsp_snoop)
+  );
 
   // Invalidation commands from GART_CMD wait here until the GART takes them. A command that
   // arrives while another waits turns it into an invalidate-all (always safe).
@@ -250,12 +304,13 @@ module sgpu_top #(
                         hwif_out.GART_TABLE_BASE_LO.value.value}),
     .table_size_i     (hwif_out.GART_TABLE_SIZE.entries.value),
     .exec_i           (exec_info),
-    .xlate_req_valid_i(xlate_req_valid),
-    .xlate_req_ready_o(xlate_req_ready),
-    .xlate_req_i      (xlate_req),
-    .xlate_rsp_valid_o(xlate_rsp_valid),
-    .xlate_rsp_ready_i(xlate_rsp_ready),
-    .xlate_rsp_o      (xlate_rsp),
+    .xlate_req_valid_i(g_req_valid),
+    .xlate_req_ready_o(g_req_ready),
+    .xlate_req_i      (g_req),
+    .xlate_src_i      (g_src),
+    .xlate_rsp_valid_o(g_rsp_valid),
+    .xlate_rsp_ready_i(g_rsp_ready),
+    .xlate_rsp_o      (g_rsp),
     .xlate_rsp_snoop_o(gart_rsp_snoop),
     .inv_valid_i      (inv_pend_q),
     .inv_ready_o      (gart_inv_ready),
@@ -284,9 +339,9 @@ module sgpu_top #(
     .m_axi_rlast      (wk_rlast)
   );
 
-  // The host-memory port has no ARCACHE yet: the snoop hint has nowhere to go.
+  // The host-memory port has no ARCACHE/AWCACHE yet: the snoop hint has nowhere to go.
   logic unused_snoop;
-  assign unused_snoop = gart_rsp_snoop;
+  assign unused_snoop = ^cl_rsp_snoop;
 
   // ------------------------------------------------------------------ read arbiter
   sgpu_axi_rd_arb #(
@@ -315,11 +370,49 @@ module sgpu_top #(
   logic unused_last;
   assign unused_last = dma_data_last;
 
-  // ------------------------------------------------------------------ write master
-  logic            wr_valid, wr_ready, wr_idle, wr_err;
+  // ------------------------------------------------------------------ write path
+  // CP (GPU addresses) -> write translation (GART client 1) -> write master (bus addresses).
+  logic            wr_valid, wr_ready, wr_idle, wr_err, wr_priv;
   sgpu_pkg::addr_t wr_addr, wr_err_addr;
   logic [63:0]     wr_data;
   logic [7:0]      wr_strb;
+  logic            wr_xlate_fault, xw_idle;
+  sgpu_pkg::addr_t wr_xlate_fault_addr;
+  logic            aw_valid, aw_ready, aw_idle;
+  sgpu_pkg::addr_t aw_addr, aw_gpu_addr;
+  logic [63:0]     aw_data;
+  logic [7:0]      aw_strb;
+
+  sgpu_wr_xlate u_wr_xlate (
+    .clk_i, .rst_ni,
+    .enable_i         (hwif_out.GART_CTRL.enable.value),
+    .inv_busy_i       (inv_pend_q || gart_inv_busy),
+    .req_valid_i      (wr_valid),
+    .req_ready_o      (wr_ready),
+    .req_addr_i       (wr_addr),
+    .req_data_i       (wr_data),
+    .req_strb_i       (wr_strb),
+    .req_priv_i       (wr_priv),
+    .out_valid_o      (aw_valid),
+    .out_ready_i      (aw_ready),
+    .out_addr_o       (aw_addr),
+    .out_data_o       (aw_data),
+    .out_strb_o       (aw_strb),
+    .out_gpu_addr_o   (aw_gpu_addr),
+    .idle_o           (xw_idle),
+    .fault_o          (wr_xlate_fault),
+    .fault_addr_o     (wr_xlate_fault_addr),
+    .xlate_req_valid_o(xw_req_valid),
+    .xlate_req_ready_i(xw_req_ready),
+    .xlate_req_o      (xw_req),
+    .xlate_priv_o     (xw_priv),
+    .xlate_rsp_valid_i(xw_rsp_valid),
+    .xlate_rsp_ready_o(xw_rsp_ready),
+    .xlate_rsp_i      (cl_rsp[sgpu_gart_pkg::ClientCpWr])
+  );
+
+  // The CP waits for both: no translation owed and every issued write acknowledged.
+  assign wr_idle = xw_idle && aw_idle;
 
   sgpu_axi_wr #(
     .DataWidth     (DataWidth),
@@ -328,9 +421,10 @@ module sgpu_top #(
     .MaxOutstanding(MaxWritesInFlight)
   ) u_axi_wr (
     .clk_i, .rst_ni,
-    .req_valid_i(wr_valid), .req_ready_o(wr_ready),
-    .req_addr_i (wr_addr),  .req_data_i (wr_data), .req_strb_i(wr_strb),
-    .idle_o     (wr_idle),  .err_o      (wr_err),  .err_addr_o(wr_err_addr),
+    .req_valid_i(aw_valid), .req_ready_o(aw_ready),
+    .req_addr_i (aw_addr),  .req_data_i (aw_data), .req_strb_i(aw_strb),
+    .req_err_addr_i(aw_gpu_addr),
+    .idle_o     (aw_idle),  .err_o      (wr_err),  .err_addr_o(wr_err_addr),
     .m_axi_awvalid, .m_axi_awready, .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize,
     .m_axi_awburst, .m_axi_wvalid, .m_axi_wready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast,
     .m_axi_bvalid, .m_axi_bready, .m_axi_bid, .m_axi_bresp
@@ -392,9 +486,12 @@ module sgpu_top #(
     .wr_addr_o         (wr_addr),
     .wr_data_o         (wr_data),
     .wr_strb_o         (wr_strb),
+    .wr_priv_o         (wr_priv),
     .wr_idle_i         (wr_idle),
     .wr_err_i          (wr_err),
-    .wr_err_addr_i     (wr_err_addr)
+    .wr_err_addr_i     (wr_err_addr),
+    .wr_xlate_fault_i  (wr_xlate_fault),
+    .wr_xlate_fault_addr_i(wr_xlate_fault_addr)
   );
 
   // ------------------------------------------------------------------ cycle counter

@@ -143,23 +143,11 @@ void Runner::engine_reset() {
 
 bool Runner::compare_state(const char* when) {
   std::ostringstream diffs;
-  bool fault_fence_only = true;  // for known issue CP-1
-  bool any = false;
-  std::ostringstream cp1;
   for (const auto& r : kCompared) {
     const std::uint32_t m = model_.mmio_read32(r.offset);
     const std::uint32_t h = rtl_.mmio_read32(r.offset);
     if (m == h) continue;
-    any = true;
-    const bool is_fence = r.offset == DIFF_REG(FAULT_FENCE_LO) || r.offset == DIFF_REG(FAULT_FENCE_HI);
-    if (!is_fence) fault_fence_only = false;
-    (is_fence ? cp1 : diffs) << "  " << r.name << ": model " << hex(m) << ", rtl " << hex(h) << "\n";
-  }
-  if (any && fault_fence_only && model_.model().fault().reason == abi::Fault::None) {
-    // Known RTL issue CP-1 (see KnownIssue): reported, not a failure.
-    ++result_.known_issues[0];
-  } else {
-    diffs << cp1.str();
+    diffs << "  " << r.name << ": model " << hex(m) << ", rtl " << hex(h) << "\n";
   }
   if (model_.irq() != rtl_.irq()) diffs << "  irq: model " << model_.irq() << ", rtl " << rtl_.irq() << "\n";
   const std::uint64_t wb = config_.gen.layout.writeback;
@@ -260,9 +248,6 @@ std::string RunResult::summary() const {
   s << "\n  faults:";
   for (unsigned f = 1; f < 16; ++f) {
     if (faults_by_reason[f]) s << " " << abi::to_string(static_cast<abi::Fault>(f)) << "=" << faults_by_reason[f];
-  }
-  for (std::size_t i = 0; i < known_issues.size(); ++i) {
-    if (known_issues[i]) s << "\n  known RTL issue " << kKnownIssues[i].id << " seen " << known_issues[i] << " times: " << kKnownIssues[i].what;
   }
   s << "\n  injected:";
   for (std::size_t i = 1; i < injected.size(); ++i) s << " " << to_string(static_cast<Inject>(i)) << "=" << injected[i];

@@ -34,21 +34,7 @@ struct RunResult {
   std::array<std::uint64_t, 256> faults_by_reason{};
   std::array<std::uint64_t, 256> packets_by_opcode{};
   std::array<std::uint64_t, static_cast<std::size_t>(Inject::Count)> injected{};
-  /// Mismatches explained by a known RTL issue (index = position in kKnownIssues).
-  std::array<std::uint64_t, 1> known_issues{};
   std::string summary() const;
-};
-
-/// RTL behaviour that differs from the documented semantics and is waiting for an RTL fix.
-/// The random runs count these instead of failing; tb/diff/test_known_issues.cpp holds the
-/// minimal directed case of each (tagged [!mayfail] until fixed).
-struct KnownIssue {
-  const char* id;
-  const char* what;
-};
-inline constexpr KnownIssue kKnownIssues[] = {
-    {"CP-1", "FAULT_FENCE_LO/HI take the fence of every ring entry the CP fetches, also without a fault "
-             "(FAULT_STATUS.reason stays NONE): sgpu_cp.sv, StRingStatus assigns fault_fence_d unconditionally"},
 };
 
 RunResult run_differential(const RunConfig& config);

@@ -309,11 +309,13 @@ public:
     Reason reason;
     uint64_t addr, fence;
     uint32_t context;
+    unsigned client;  ///< 0 = fetch engine, 1 = direct port
   };
   FaultRecord fault_record() const {
     const Model& t = *top_;
     return {t.fault_valid_o != 0, t.fault_more_o != 0, t.fault_write_o != 0, t.fault_priv_o != 0,
-            static_cast<Reason>(t.fault_reason_o), t.fault_addr_o, t.fault_fence_o, t.fault_context_o};
+            static_cast<Reason>(t.fault_reason_o), t.fault_addr_o, t.fault_fence_o, t.fault_context_o,
+            static_cast<unsigned>(t.fault_client_o)};
   }
   void clear_fault() { clear_fault_ = true; }
   uint64_t fault_events() const { return fault_events_; }

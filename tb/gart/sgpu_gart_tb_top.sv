@@ -3,12 +3,12 @@
 // one AXI4 read port through sgpu_axi_rd_arb, exactly as in sgpu_top. Struct ports are
 // flattened into plain vectors for the C++ harness.
 //
-// mode_i selects who uses the GART's translation port:
-//   0  the fetch engine (streaming, data, faults)
-//   1  the fetch engine, but translated by sgpu_xlate_identity (the GART is idle): the
-//      identity baseline of the benchmark
-//   2  the harness directly through the dx_* ports (exact per-request checks against the
-//      C++ model); the fetch engine must be idle
+// The GART's translation port is shared through sgpu_gart_arb, as in sgpu_top: client 0 is the
+// fetch engine, client 1 the harness's direct port (dx_*: exact per-request checks against the
+// C++ model; it stands in for the CP's write path). mode_i:
+//   0, 2  the fetch engine is translated by the GART (both clients may run at once)
+//   1     the fetch engine is translated by sgpu_xlate_identity (the GART sees only the direct
+//         port): the identity baseline of the benchmark
 `default_nettype none
 
 module sgpu_gart_tb_top #(
@@ -74,6 +74,7 @@ module sgpu_gart_tb_top #(
   output      logic                   fault_write_o,
   output      logic                   fault_priv_o,
   output      logic [3:0]             fault_reason_o,
+  output      logic [3:0]             fault_client_o,
   output      logic [63:0]            fault_addr_o,
   output      logic [63:0]            fault_fence_o,
   output      logic [31:0]            fault_context_o,
@@ -108,10 +109,10 @@ module sgpu_gart_tb_top #(
   logic                      fe_xreq_valid, fe_xreq_ready, fe_xrsp_valid, fe_xrsp_ready;
   logic                      g_xreq_valid, g_xreq_ready, g_xrsp_valid, g_xrsp_ready;
   logic                      id_xreq_ready, id_xrsp_valid;
-  logic                      use_identity, direct;
+  logic                      use_identity;
+  sgpu_gart_pkg::xlate_src_t g_src;
 
   assign use_identity = (mode_i == 2'd1);
-  assign direct       = (mode_i == 2'd2);
 
   logic                 fe_arvalid, fe_arready, fe_rvalid, fe_rready, fe_rlast;
   logic [3:0]           fe_arid, fe_rid;
@@ -178,18 +179,52 @@ module sgpu_gart_tb_top #(
     .xlate_rsp_o      (id_xrsp)
   );
 
-  // Who drives the GART's port.
-  assign g_xreq_valid   = direct ? dx_req_valid_i : (fe_xreq_valid && !use_identity);
-  assign g_xreq         = direct ? '{vpn: dx_req_vpn_i, write: dx_req_write_i} : fe_xreq;
-  assign g_xrsp_ready   = direct ? dx_rsp_ready_i : (fe_xrsp_ready && !use_identity);
-  assign dx_req_ready_o = direct && g_xreq_ready;
-  assign dx_rsp_valid_o = direct && g_xrsp_valid;
-  assign dx_rsp_ppn_o   = g_xrsp.ppn;
-  assign dx_rsp_fault_o = g_xrsp.fault;
+  // The GART's clients: the fetch engine (unless identity-translated) and the direct port.
+  logic                     [1:0] cl_req_valid, cl_req_ready, cl_rsp_valid, cl_rsp_ready;
+  sgpu_dma_pkg::xlate_req_t [1:0] cl_req;
+  sgpu_dma_pkg::xlate_rsp_t [1:0] cl_rsp;
+  logic                     [1:0] cl_rsp_snoop;
+  logic                           g_xrsp_snoop;
 
-  assign fe_xreq_ready = use_identity ? id_xreq_ready : (!direct && g_xreq_ready);
-  assign fe_xrsp_valid = use_identity ? id_xrsp_valid : (!direct && g_xrsp_valid);
-  assign fe_xrsp       = use_identity ? id_xrsp : g_xrsp;
+  assign cl_req_valid[0] = fe_xreq_valid && !use_identity;
+  assign cl_req[0]       = fe_xreq;
+  assign cl_rsp_ready[0] = fe_xrsp_ready && !use_identity;
+  assign cl_req_valid[1] = dx_req_valid_i;
+  assign cl_req[1]       = '{vpn: dx_req_vpn_i, write: dx_req_write_i};
+  assign cl_rsp_ready[1] = dx_rsp_ready_i;
+
+  sgpu_gart_arb #(
+    .Clients(2)
+  ) u_gart_arb (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .cl_req_valid_i   (cl_req_valid),
+    .cl_req_ready_o   (cl_req_ready),
+    .cl_req_i         (cl_req),
+    .cl_priv_i        ({priv_i, priv_i}),
+    .cl_rsp_valid_o   (cl_rsp_valid),
+    .cl_rsp_ready_i   (cl_rsp_ready),
+    .cl_rsp_o         (cl_rsp),
+    .cl_rsp_snoop_o   (cl_rsp_snoop),
+    .xlate_req_valid_o(g_xreq_valid),
+    .xlate_req_ready_i(g_xreq_ready),
+    .xlate_req_o      (g_xreq),
+    .xlate_src_o      (g_src),
+    .xlate_rsp_valid_i(g_xrsp_valid),
+    .xlate_rsp_ready_o(g_xrsp_ready),
+    .xlate_rsp_i      (g_xrsp),
+    .xlate_rsp_snoop_i(g_xrsp_snoop)
+  );
+
+  assign dx_req_ready_o = cl_req_ready[1];
+  assign dx_rsp_valid_o = cl_rsp_valid[1];
+  assign dx_rsp_ppn_o   = cl_rsp[1].ppn;
+  assign dx_rsp_fault_o = cl_rsp[1].fault;
+  assign dx_rsp_snoop_o = cl_rsp_snoop[1];
+
+  assign fe_xreq_ready = use_identity ? id_xreq_ready : cl_req_ready[0];
+  assign fe_xrsp_valid = use_identity ? id_xrsp_valid : cl_rsp_valid[0];
+  assign fe_xrsp       = use_identity ? id_xrsp : cl_rsp[0];
 
   sgpu_gart_pkg::fault_rec_t fault;
 
@@ -204,14 +239,15 @@ module sgpu_gart_tb_top #(
     .enable_i         (enable_i),
     .table_base_i     (table_base_i),
     .table_size_i     (table_size_i),
-    .exec_i           ('{privileged: priv_i, fence: fence_i, context_id: context_i}),
+    .exec_i           ('{fence: fence_i, context_id: context_i}),
     .xlate_req_valid_i(g_xreq_valid),
     .xlate_req_ready_o(g_xreq_ready),
     .xlate_req_i      (g_xreq),
+    .xlate_src_i      (g_src),
     .xlate_rsp_valid_o(g_xrsp_valid),
     .xlate_rsp_ready_i(g_xrsp_ready),
     .xlate_rsp_o      (g_xrsp),
-    .xlate_rsp_snoop_o(dx_rsp_snoop_o),
+    .xlate_rsp_snoop_o(g_xrsp_snoop),
     .inv_valid_i      (inv_valid_i),
     .inv_ready_o      (inv_ready_o),
     .inv_i            ('{all: inv_all_i, first: inv_first_i, count: inv_count_i}),
@@ -244,6 +280,7 @@ module sgpu_gart_tb_top #(
   assign fault_write_o   = fault.write;
   assign fault_priv_o    = fault.privileged;
   assign fault_reason_o  = 4'(fault.reason);
+  assign fault_client_o  = fault.client;
   assign fault_addr_o    = fault.addr;
   assign fault_fence_o   = fault.fence;
   assign fault_context_o = fault.context_id;

@@ -62,7 +62,7 @@ TEST_CASE("a miss walks one line of PTEs; the rest of the line hits", "[gart][tl
     const DxReq r = h.translate_one(GartHarness::ap_vpn(i));
     CHECK_FALSE(r.got.fault);
     CHECK(r.got.ppn == pages[i] >> 12);
-    CHECK(r.rsp_cycle - r.accept_cycle <= 2);  // a hit answers in two cycles
+    CHECK(r.rsp_cycle - r.accept_cycle <= 3);  // a hit: two cycles in the GART, one in the arbiter
   }
   CHECK(h.perf_misses() == 1);
   CHECK(h.perf_lookups() == 9);
@@ -85,7 +85,7 @@ TEST_CASE("hits answer one translation per cycle", "[gart][tlb]") {
   REQUIRE(h.ok());
 }
 
-TEST_CASE("prefetch: streaming through consecutive pages misses only on the first", "[gart][prefetch]") {
+TEST_CASE("prefetch: streaming through consecutive pages walks each line once", "[gart][prefetch]") {
   GartHarness h(config(256));
   h.set_mode(0);
   const uint32_t n = 64;
@@ -97,7 +97,10 @@ TEST_CASE("prefetch: streaming through consecutive pages misses only on the firs
   REQUIRE(h.fetches()[0].data.size() == n * 4096);
   h.check_fetch_data(h.fetches()[0], [&](uint64_t a) { return bus_of(h, a); }, n * 4096);
   CHECK(h.perf_lookups() == n);
-  CHECK(h.perf_misses() == 1);
+  // The first page misses; the engine's look-ahead (its own buffers plus the arbiter's answer
+  // FIFO) may reach the next line while its prefetch is still in flight: that lookup waits for
+  // the prefetch (counted as a miss) but never walks again.
+  CHECK(h.perf_misses() <= 2);
   CHECK(h.perf_walks() == n / 8);
   REQUIRE(h.ok());
 }
@@ -198,6 +201,7 @@ TEST_CASE("an invalid PTE faults: no bus access, record, event, resume after fix
   CHECK_FALSE(rec.priv);
   CHECK(rec.fence == 0x1234'5678'9abc'def0ull);
   CHECK(rec.context == 42);
+  CHECK(rec.client == 0);  // the fetch engine
   CHECK(h.fault_events() >= 1);
   CHECK(rec.more == (h.fault_events() > 1));
 
@@ -255,6 +259,7 @@ TEST_CASE("write-protect: reads of a read-only page pass, writes fault", "[gart]
   CHECK(rec.reason == Reason::WriteProtect);
   CHECK(rec.write);
   CHECK(rec.addr == GartHarness::ap_addr(5));
+  CHECK(rec.client == 1);  // the direct port (arbiter client 1, the CP write path in sgpu_top)
   const DxReq wr_ok = h.translate_one(GartHarness::ap_vpn(4), true);
   CHECK_FALSE(wr_ok.got.fault);
   CHECK(wr_ok.got.ppn == pages[4] >> 12);
@@ -442,5 +447,49 @@ TEST_CASE("random traffic: RTL matches the C++ translation model", "[gart][rando
   CHECK(h.fault_events() == faults_seen);
   CHECK(checked > 5000);
   INFO(h.report());
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("two clients share the translation port: each gets its own answers, in order", "[gart][arb]") {
+  HarnessConfig cfg = config(96);
+  cfg.dx_req_prob = 0.5;
+  cfg.dx_rsp_ready_prob = 0.6;
+  cfg.data_ready_prob = 0.8;
+  GartHarness h(cfg);
+  h.set_mode(0);
+  const uint32_t n = 48;
+  const auto pages = map_scattered(h, n);
+  h.write_pte(45, pte(pages[45], kPteValid));  // read-only: direct writes to it fault
+  h.set_table_size(n);
+  // The fetch engine streams pages 0..31 while the direct port translates random pages.
+  h.fetch(kApBase, 32 * 4096);
+  auto& rng = h.rng();
+  std::vector<std::pair<uint64_t, bool>> asked;
+  for (int k = 0; k < 400; ++k) {
+    const uint64_t idx = rng() % n;
+    const bool write = rng() % 2 == 0;
+    asked.emplace_back(idx, write);
+    h.translate(GartHarness::ap_vpn(idx), write);
+  }
+  REQUIRE(h.run_until_idle(2'000'000));
+  const FetchReq& f = h.fetches()[0];
+  REQUIRE(f.err == DmaErr::Ok);
+  REQUIRE(f.data.size() == 32 * 4096);
+  h.check_fetch_data(f, [&](uint64_t a) { return bus_of(h, a); }, f.len);
+  REQUIRE(h.dx().size() == asked.size());
+  size_t faults = 0;
+  for (size_t k = 0; k < asked.size(); ++k) {
+    const DxReq& r = h.dx()[k];
+    REQUIRE(r.answered);
+    const bool want_fault = asked[k].first == 45 && asked[k].second;
+    CHECK(r.got.fault == want_fault);
+    if (!want_fault) CHECK(r.got.ppn == pages[asked[k].first] >> 12);
+    faults += want_fault;
+  }
+  CHECK(h.fault_events() == faults);
+  if (faults > 0) {
+    CHECK(h.fault_record().client == 1);
+    CHECK(h.fault_record().reason == Reason::WriteProtect);
+  }
   REQUIRE(h.ok());
 }

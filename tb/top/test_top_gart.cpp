@@ -22,7 +22,13 @@ constexpr std::uint64_t kDummyAddr = 0x1'03ff'f000;   // the dummy page
 constexpr std::uint32_t kPoison = 0xDEADBEEF;
 
 constexpr std::uint64_t kPteValid = 1, kPteWritable = 2;
-enum GartReason : std::uint32_t { kInvalidPte = 1, kPrivilege = 4 };
+enum GartReason : std::uint32_t { kInvalidPte = 1, kWriteProtect = 2, kPrivilege = 4 };
+enum GartClient : std::uint32_t { kClientFetch = 0, kClientCpWrite = 1 };
+
+// Aperture pages [kDataPage, +kDataPages) are mapped to the data pages at kDataAddr: ordinary
+// (non-privileged) submissions write there through the aperture.
+constexpr std::uint32_t kDataPage = 40;
+constexpr std::uint32_t kDataPages = 4;
 
 std::uint64_t reg64(RingHarness& h, std::uint32_t lo, std::uint32_t hi) {
   const std::uint64_t l = h.reg(lo);
@@ -48,6 +54,13 @@ struct Gart {
   }
   void set_pte(std::uint32_t idx, std::uint64_t value) { h.mem().write64(kTableAddr + 8ull * idx, value); }
   void map(std::uint32_t idx, std::uint64_t bus) { set_pte(idx, bus | kPteValid | kPteWritable); }
+  void map_ro(std::uint32_t idx, std::uint64_t bus) { set_pte(idx, bus | kPteValid); }
+  /// Maps the data pages (see kDataPage) and returns the GPU address of kDataAddr.
+  std::uint64_t map_data() {
+    for (std::uint32_t k = 0; k < kDataPages; ++k) map(kDataPage + k, kDataAddr + 0x1000ull * k);
+    invalidate(kDataPage, kDataPages);
+    return addr(kDataPage);
+  }
   void unmap(std::uint32_t idx) { set_pte(idx, kDummyAddr | kPteValid); }
   void wait_idle() {
     for (int i = 0; i < 100 && (h.reg(SGPU_REG(GART_STATUS)) & SGPU_REGS__GART_STATUS__INV_BUSY_bm); ++i) h.dev().step(8);
@@ -74,6 +87,7 @@ struct Gart {
       h.mem().write(bus, bytes + off, std::min<std::uint32_t>(4096, p.bytes() - off));
       map(i, bus);
     }
+    invalidate(first, (p.bytes() + 4095) / 4096);
     return addr(first);
   }
 };
@@ -92,12 +106,15 @@ std::uint32_t submit(RingHarness& h, std::uint64_t buf, std::uint32_t bytes, std
   return h.wait_irq();
 }
 
-/// A buffer of `n` WRITE_DATA packets, each writing one dword, spanning several pages.
-Packets writes(std::uint32_t n) {
+/// A buffer of `n` WRITE_DATA packets, each writing one dword at `target` + 4 i, spanning
+/// several pages.
+Packets writes(std::uint32_t n, std::uint64_t target) {
   Packets p;
-  for (std::uint32_t i = 0; i < n; ++i) p.write_data(kDataAddr + 4ull * i, {0x1000u + i});
+  for (std::uint32_t i = 0; i < n; ++i) p.write_data(target + 4ull * i, {0x1000u + i});
   return p;
 }
+
+std::uint32_t field(std::uint32_t v, std::uint32_t mask, unsigned lsb) { return (v & mask) >> lsb; }
 
 }  // namespace
 
@@ -127,7 +144,7 @@ TEST_CASE("capabilities describe the GPU address map", "[top][gart]") {
 TEST_CASE("the CP fetches a DMA buffer spanning scattered aperture pages", "[top][gart]") {
   RingHarness h;
   Gart g(h, 64);
-  const Packets p = writes(1200);  // 1200 x 16 bytes: five pages
+  const Packets p = writes(1200, g.map_data());  // 1200 x 16 bytes: five pages
   const std::uint64_t buf = g.place(p, 3);
   const std::uint32_t st = submit(h, buf, p.bytes(), 11);  // an ordinary (non-privileged) buffer
   REQUIRE(st & kIntDone);
@@ -144,8 +161,8 @@ TEST_CASE("the CP fetches a DMA buffer spanning scattered aperture pages", "[top
 TEST_CASE("a buffer hitting an unmapped page faults with TRANSLATION and the GART names the page",
           "[top][gart][fault]") {
   RingHarness h;
-  Gart g(h, 16);
-  const Packets p = writes(600);  // ~2.3 pages
+  Gart g(h, 64);
+  const Packets p = writes(600, g.map_data());  // ~2.3 pages
   const std::uint64_t buf = g.place(p, 0);
   g.set_pte(1, 0);  // page 1: valid = 0
   g.invalidate(1, 1);
@@ -198,8 +215,8 @@ TEST_CASE("system-physical buffers need the privileged flag once the GART is on"
 
 TEST_CASE("an unmapped page reads as the dummy page's poison, never as a hole", "[top][gart]") {
   RingHarness h;
-  Gart g(h, 8);
-  const Packets p = writes(600);
+  Gart g(h, 64);
+  const Packets p = writes(600, g.map_data());
   const std::uint64_t buf = g.place(p, 0);
   g.unmap(1);  // UnmapApertureSegment: re-pointed at the dummy page
   g.invalidate(1, 1);
@@ -211,4 +228,206 @@ TEST_CASE("an unmapped page reads as the dummy page's poison, never as a hole", 
         static_cast<std::uint32_t>(abi::Fault::IllegalOpcode));
   CHECK(h.reg(SGPU_REG(FAULT_DETAIL)) == kPoison);  // the decoder saw the poison pattern
   CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == g.addr(1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The write path through the GART (client 1): WRITE_DATA, FENCE and the write-back record.
+
+TEST_CASE("WRITE_DATA and FENCE through aperture pages land at the mapped bus pages", "[top][gart][write]") {
+  RingHarness h;
+  Gart g(h, 64);
+  // Aperture pages 50..52 -> three scattered bus pages, in reverse order.
+  const std::uint64_t bus[3] = {kPagesAddr + 0x90000, kPagesAddr + 0x31000, kPagesAddr + 0x77000};
+  for (std::uint32_t k = 0; k < 3; ++k) g.map(50 + k, bus[k]);
+  g.invalidate(50, 3);
+  Packets p;
+  // One WRITE_DATA crossing from page 50 into page 51, one into page 52, a 64-bit fence.
+  std::vector<std::uint32_t> run;
+  for (std::uint32_t i = 0; i < 8; ++i) run.push_back(0xa000u + i);
+  p.write_data(g.addr(50) + 4096 - 16, run);
+  p.write_data(g.addr(52) + 0x124, {0xbeef});
+  p.fence(g.addr(52) + 0x800, 0x1122334455667788ull, abi::fence_flags::kValue64);
+  const std::uint64_t buf = g.place(p, 0);
+  const std::uint32_t st = submit(h, buf, p.bytes(), 41);  // ordinary submission
+  REQUIRE(st & kIntDone);
+  CHECK_FALSE(st & (kIntFault | kIntGartFault));
+  for (std::uint32_t i = 0; i < 4; ++i) CHECK(h.mem().read32(bus[0] + 4096 - 16 + 4 * i) == 0xa000u + i);
+  for (std::uint32_t i = 4; i < 8; ++i) CHECK(h.mem().read32(bus[1] + 4 * (i - 4)) == 0xa000u + i);
+  CHECK(h.mem().read32(bus[2] + 0x124) == 0xbeef);
+  CHECK(h.mem().read64(bus[2] + 0x800) == 0x1122334455667788ull);
+  // Nothing went to the GPU addresses themselves or to the untranslated offsets.
+  CHECK(h.mem().read32(kDataAddr) == 0);
+  CHECK(h.writeback().fence == 41);  // the write-back record (system physical) works with the GART on
+  CHECK(h.writeback().head == h.tail());
+}
+
+TEST_CASE("a write to a read-only page faults with TRANSLATION; nothing is written from it on",
+          "[top][gart][write][fault]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t data = g.map_data();
+  const std::uint64_t ro_bus = kPagesAddr + 0x55000;
+  g.map_ro(60, ro_bus);
+  g.invalidate(60, 1);
+  h.mem().fill(ro_bus, 0x77, 4096);
+  Packets p;
+  p.write_data(data, {0x1111});                       // lands
+  p.write_data(g.addr(60) + 0x10, {0x2222, 0x3333});  // refused
+  p.write_data(data + 4, {0x4444});                   // never executed
+  p.fence(data + 8, 0x5555, 0);                       // never executed
+  const std::uint64_t buf = g.place(p, 0);
+  const std::uint32_t st = submit(h, buf, p.bytes(), 51, 0, 9);
+  REQUIRE(st & kIntFault);
+  CHECK(st & kIntGartFault);
+  const std::uint32_t fs = h.reg(SGPU_REG(FAULT_STATUS));
+  CHECK(field(fs, SGPU_REGS__FAULT_STATUS__REASON_bm, SGPU_REGS__FAULT_STATUS__REASON_bp) ==
+        static_cast<std::uint32_t>(abi::Fault::Translation));
+  CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == g.addr(60) + 0x10);
+  CHECK(reg64(h, SGPU_REG(FAULT_FENCE_LO), SGPU_REG(FAULT_FENCE_HI)) == 51);
+  CHECK(h.reg(SGPU_REG(FAULT_DETAIL)) == abi::make_header(abi::Opcode::WriteData, 5));
+  const std::uint32_t gs = h.reg(SGPU_REG(GART_FAULT_STATUS));
+  CHECK(gs & SGPU_REGS__GART_FAULT_STATUS__VALID_bm);
+  CHECK(gs & SGPU_REGS__GART_FAULT_STATUS__WRITE_bm);
+  CHECK_FALSE(gs & SGPU_REGS__GART_FAULT_STATUS__PRIVILEGED_bm);
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__REASON_bm, SGPU_REGS__GART_FAULT_STATUS__REASON_bp) == kWriteProtect);
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp) == kClientCpWrite);
+  CHECK(reg64(h, SGPU_REG(GART_FAULT_ADDR_LO), SGPU_REG(GART_FAULT_ADDR_HI)) == g.addr(60));
+  CHECK(reg64(h, SGPU_REG(GART_FAULT_FENCE_LO), SGPU_REG(GART_FAULT_FENCE_HI)) == 51);
+  CHECK(h.reg(SGPU_REG(GART_FAULT_CONTEXT)) == 9);
+  // Memory: the first write landed; the read-only page and everything after are untouched.
+  CHECK(h.mem().read32(kDataAddr) == 0x1111);
+  for (unsigned b = 0; b < 4096; b += 4) {
+    if (h.mem().read32(ro_bus + b) != 0x77777777u) FAIL("read-only page written at " << b);
+  }
+  CHECK(h.mem().read32(kDataAddr + 4) == 0);
+  CHECK(h.mem().read32(kDataAddr + 8) == 0);
+  CHECK(h.writeback().fence == 0);  // not retired
+
+  // Recovery: make the page writable, invalidate, reset, resubmit.
+  g.map(60, ro_bus);
+  g.invalidate(60, 1);
+  REQUIRE(h.reset_engine());
+  CHECK_FALSE(h.reg(SGPU_REG(GART_FAULT_STATUS)) & SGPU_REGS__GART_FAULT_STATUS__VALID_bm);
+  const std::uint32_t st2 = submit(h, buf, p.bytes(), 52);
+  REQUIRE(st2 & kIntDone);
+  CHECK(h.mem().read32(ro_bus + 0x10) == 0x2222);
+  CHECK(h.mem().read32(ro_bus + 0x14) == 0x3333);
+  CHECK(h.mem().read32(kDataAddr + 4) == 0x4444);
+  CHECK(h.mem().read32(kDataAddr + 8) == 0x5555);
+  CHECK(h.writeback().fence == 52);
+}
+
+TEST_CASE("a write or fence to an unmapped page faults and writes nothing", "[top][gart][write][fault]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t data = g.map_data();
+  const std::uint64_t trap = kPagesAddr + 0x66000;
+  g.set_pte(61, trap);  // valid = 0, pointing at a page that must never be written
+  g.invalidate(61, 1);
+  SECTION("WRITE_DATA") {
+    Packets p;
+    p.write_data(g.addr(61) + 0x20, {0xdead});
+    p.write_data(data, {0x1});
+    const std::uint64_t buf = g.place(p, 0);
+    const std::uint32_t st = submit(h, buf, p.bytes(), 61);
+    REQUIRE(st & kIntFault);
+    CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == g.addr(61) + 0x20);
+  }
+  SECTION("FENCE (32-bit, upper dword)") {
+    Packets p;
+    p.write_data(data, {0x1});
+    p.fence(g.addr(61) + 0x44, 0xfe, 0);
+    const std::uint64_t buf = g.place(p, 0);
+    const std::uint32_t st = submit(h, buf, p.bytes(), 61);
+    REQUIRE(st & kIntFault);
+    CHECK(h.mem().read32(kDataAddr) == 0x1);  // the write before the fence landed first
+    CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == g.addr(61) + 0x44);
+    CHECK(h.reg(SGPU_REG(FAULT_DETAIL)) == abi::make_header(abi::Opcode::Fence, 5));
+  }
+  const std::uint32_t fs = h.reg(SGPU_REG(FAULT_STATUS));
+  CHECK(field(fs, SGPU_REGS__FAULT_STATUS__REASON_bm, SGPU_REGS__FAULT_STATUS__REASON_bp) ==
+        static_cast<std::uint32_t>(abi::Fault::Translation));
+  const std::uint32_t gs = h.reg(SGPU_REG(GART_FAULT_STATUS));
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__REASON_bm, SGPU_REGS__GART_FAULT_STATUS__REASON_bp) == kInvalidPte);
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp) == kClientCpWrite);
+  CHECK(gs & SGPU_REGS__GART_FAULT_STATUS__WRITE_bm);
+  CHECK(reg64(h, SGPU_REG(GART_FAULT_ADDR_LO), SGPU_REG(GART_FAULT_ADDR_HI)) == g.addr(61));
+  for (unsigned b = 0; b < 4096; b += 4) {
+    if (h.mem().read32(trap + b) != 0) FAIL("trap page written at " << b);
+  }
+  CHECK(h.writeback().fence == 0);
+  REQUIRE(h.reset_engine());
+  // The engine runs again after the reset.
+  Packets q;
+  q.write_data(data + 0x100, {0x77});
+  const std::uint32_t st = submit(h, g.place(q, 8), q.bytes(), 62);
+  REQUIRE(st & kIntDone);
+  CHECK(h.mem().read32(kDataAddr + 0x100) == 0x77);
+}
+
+TEST_CASE("ordinary writes to system-physical addresses fault PRIVILEGE; privileged ones pass",
+          "[top][gart][write][fault]") {
+  RingHarness h;
+  Gart g(h, 64);
+  Packets p;
+  p.write_data(kDataAddr + 0x200, {0xabc});
+  const std::uint64_t buf = g.place(p, 0);  // the buffer itself is in the aperture
+  std::uint32_t st = submit(h, buf, p.bytes(), 71);
+  REQUIRE(st & kIntFault);
+  std::uint32_t gs = h.reg(SGPU_REG(GART_FAULT_STATUS));
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__REASON_bm, SGPU_REGS__GART_FAULT_STATUS__REASON_bp) == kPrivilege);
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp) == kClientCpWrite);
+  CHECK(h.mem().read32(kDataAddr + 0x200) == 0);
+  REQUIRE(h.reset_engine());
+  st = submit(h, buf, p.bytes(), 72, abi::ring_flags::kPrivileged);
+  REQUIRE(st & kIntDone);
+  CHECK(h.mem().read32(kDataAddr + 0x200) == 0xabc);
+  CHECK(h.writeback().fence == 72);
+}
+
+TEST_CASE("the write-back record may live in the aperture", "[top][gart][write]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t data = g.map_data();
+  const std::uint64_t wb_bus = kPagesAddr + 0x99000;
+  g.map(62, wb_bus);
+  g.invalidate(62, 1);
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(g.addr(62) + 0x40));
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>((g.addr(62) + 0x40) >> 32));
+  Packets p;
+  p.write_data(data, {0x42});
+  const std::uint32_t st = submit(h, g.place(p, 0), p.bytes(), 81);
+  REQUIRE(st & kIntDone);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 81);
+  CHECK(h.mem().read32(wb_bus + 0x48) == h.tail());
+  CHECK(h.mem().read32(kDataAddr) == 0x42);
+}
+
+TEST_CASE("a remapped write page takes effect after the invalidation, between submissions",
+          "[top][gart][write][invalidate]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t a = kPagesAddr + 0x11000, b = kPagesAddr + 0x12000;
+  g.map(63, a);
+  g.invalidate(63, 1);
+  // The write-back record on the same page, and privileged submissions: every write of a
+  // submission and its retirement use the same cached translation {page 63, privileged}.
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(g.addr(63) + 0x800));
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>((g.addr(63) + 0x800) >> 32));
+  Packets p;
+  p.write_data(g.addr(63) + 8, {0x1});
+  const std::uint64_t buf = g.place(p, 0);
+  REQUIRE(submit(h, buf, p.bytes(), 91, abi::ring_flags::kPrivileged) & kIntDone);
+  CHECK(h.mem().read32(a + 8) == 0x1);
+  CHECK(h.mem().read64(a + 0x800) == 91);
+  // Remap page 63 and write again: the cached translation must not survive the invalidation.
+  g.map(63, b);
+  g.invalidate(63, 1);
+  Packets q;
+  q.write_data(g.addr(63) + 8, {0x2});
+  REQUIRE(submit(h, g.place(q, 4), q.bytes(), 92, abi::ring_flags::kPrivileged) & kIntDone);
+  CHECK(h.mem().read32(a + 8) == 0x1);
+  CHECK(h.mem().read32(b + 8) == 0x2);
+  CHECK(h.mem().read64(b + 0x800) == 92);
+  CHECK(h.mem().read64(a + 0x800) == 91);
 }

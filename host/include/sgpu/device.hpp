@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sgpu/aperture.hpp"
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/transport.hpp"
@@ -53,10 +54,27 @@ struct DeviceInfo {
   bool has_preemption = false;
   bool has_memory_segment = false;
   SegmentInfo memory_segment;
-  SegmentInfo aperture_segment;
+  SegmentInfo aperture_segment;  ///< GPU range the GART translates (CAP_APSEG_*)
+  // GART_CAP (0 without a GART)
+  std::uint32_t gart_tlb_entries = 0;
+  std::uint32_t gart_sys_addr_bits = 0;  ///< system-physical GPU addresses are below 2^this
 
   std::uint64_t page_size() const { return page_shift < 64 ? std::uint64_t{1} << page_shift : 0; }
 };
+
+/// The GART's record of a refused translation (GART_FAULT_*).
+struct GartFaultRecord {
+  std::uint32_t reason = 0;      ///< 1 INVALID_PTE, 2 WRITE_PROTECT, 3 OUT_OF_RANGE, 4 PRIVILEGE, 5 WALK_ERROR
+  std::uint32_t client = 0;      ///< 0 fetch engine, 1 CP write path
+  bool write = false;
+  bool privileged = false;
+  bool more_faults = false;
+  std::uint64_t page_address = 0;  ///< GPU address of the refused page
+  FenceId fence = 0;
+  std::uint32_t context_id = 0;
+};
+/// E.g. "WRITE_PROTECT on a write by the CP write path, page 0x18000000003000".
+std::string to_string(const GartFaultRecord& g);
 
 /// Why and where the engine stopped (FAULT_* registers), valid while STATUS.faulted.
 struct FaultRecord {
@@ -66,6 +84,8 @@ struct FaultRecord {
   std::uint64_t address = 0;
   FenceId fence = 0;
   std::uint32_t detail = 0;
+  /// The GART's record, when the device has a GART and it recorded a fault.
+  std::optional<GartFaultRecord> gart;
 };
 /// One line, e.g. "ILLEGAL_OPCODE at ring index 3 (fence 4), address 0x..., detail 0x...".
 std::string to_string(const FaultRecord& f);
@@ -75,15 +95,26 @@ struct DeviceOptions {
   unsigned ring_log2_entries = 6;
   /// Longest wait for an engine reset to drain, in the transport's time.
   std::chrono::nanoseconds reset_timeout = std::chrono::milliseconds(1);
+  /// Set up the aperture (page table, dummy page) and enable the GART when the device has one
+  /// (CAP_FEATURES.gart). With the GART on, ordinary submissions reach memory only through
+  /// the aperture or the memory segment; system-physical addresses need the privileged or
+  /// paging flag. false = leave it off (bring-up: every GPU address is a bus address).
+  bool gart = true;
+  /// The aperture manager's options.
+  ApertureOptions aperture;
 };
 
-/// One submission: bytes [start_offset, end_offset) of `buffer` are executed as packets.
+/// One submission: bytes [start_offset, end_offset) of the DMA buffer are executed as packets.
+/// The buffer is either `buffer` (system memory, reached at its bus address: needs the
+/// privileged or paging flag while the GART is on) or, with `buffer` null, the GPU address
+/// `gpu_address` (e.g. Aperture::gpu_addr() of pages the buffer is mapped to).
 struct Submission {
   const DmaMemory* buffer = nullptr;
   std::uint32_t start_offset = 0;
   std::uint32_t end_offset = 0;
   std::uint32_t context_id = 0;
   std::uint32_t flags = 0;  ///< abi::ring_flags
+  std::uint64_t gpu_address = 0;  ///< used when buffer is null
 };
 
 class Device {
@@ -98,6 +129,8 @@ class Device {
 
   const DeviceInfo& info() const;
   Transport& transport();
+  /// The aperture manager, or nullptr if the device has no GART or DeviceOptions::gart is off.
+  Aperture* aperture();
   /// Ring size in entries; at most entries() - 1 submissions can be in flight.
   std::uint32_t ring_entries() const;
 
