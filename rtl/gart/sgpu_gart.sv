@@ -288,10 +288,10 @@ module sgpu_gart #(
     .m_axi_rlast  (m_axi_rlast)
   );
 
-  assign walk_busy_o = wk_busy || pf_pend_q;
-
   // Prefetch request and the lines walked most recently (not prefetched again).
   logic  pf_pend_q, pf_pend_d;
+
+  assign walk_busy_o = wk_busy || pf_pend_q;
   line_t pf_line_q, pf_line_d;
   logic  hist0_valid_q, hist0_valid_d, hist1_valid_q, hist1_valid_d;
   line_t hist0_q, hist0_d, hist1_q, hist1_d;
