@@ -35,6 +35,8 @@ def check(spec):
             sys.exit(f"abi: {pkt['name']} has no variable part but min != max")
         if pkt["min_dwords"] < fixed:
             sys.exit(f"abi: {pkt['name']} min_dwords {pkt['min_dwords']} < fixed part {fixed}")
+        if "variable" not in pkt and pkt["name"] != "NOP" and pkt["max_dwords"] != fixed:
+            sys.exit(f"abi: {pkt['name']} has {fixed} dwords of header and payload but max_dwords {pkt['max_dwords']}")
     codes = [f["code"] for f in spec["fault"]]
     if len(set(codes)) != len(codes):
         sys.exit("abi: duplicate fault code")

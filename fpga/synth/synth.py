@@ -21,7 +21,7 @@ import sys
 import time
 
 # Blocks reported by default, the whole design first.
-BLOCKS = ["sgpu_top", "sgpu_cp", "sgpu_dma_rd", "sgpu_gart", "sgpu_axi_wr", "sgpu_regs"]
+BLOCKS = ["sgpu_top", "sgpu_cp", "sgpu_dma_rd", "sgpu_gart", "sgpu_copy", "sgpu_axi_wr", "sgpu_regs"]
 
 FAMILIES = {
     # family: (synth command, stat options)

@@ -1,6 +1,7 @@
 #include "sgpu/packet_writer.hpp"
 
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -79,6 +80,104 @@ Status PacketWriter::fence(std::uint64_t addr, std::uint64_t value, std::uint8_t
   put(static_cast<std::uint32_t>(addr >> 32));
   put(static_cast<std::uint32_t>(value));
   put(static_cast<std::uint32_t>(value >> 32));
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::copy(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+  const auto below_end = [bytes](std::uint64_t a, std::uint64_t b) { return a < b || a - b < bytes; };
+  if (bytes != 0 && below_end(src, dst) && below_end(dst, src))
+    return invalid(fmt::format("COPY of {} bytes from {:#x} to {:#x}: source and destination overlap", bytes, src,
+                               dst));
+  const auto& p = info(abi::Opcode::Copy);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Copy, p.min_dwords));
+  put(abi::make_header(abi::Opcode::Copy, p.min_dwords));
+  put(static_cast<std::uint32_t>(src));
+  put(static_cast<std::uint32_t>(src >> 32));
+  put(static_cast<std::uint32_t>(dst));
+  put(static_cast<std::uint32_t>(dst >> 32));
+  put(bytes);
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::fill(std::uint64_t dst, std::uint32_t bytes, std::uint32_t pattern) {
+  const auto& p = info(abi::Opcode::Fill);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Fill, p.min_dwords));
+  put(abi::make_header(abi::Opcode::Fill, p.min_dwords));
+  put(static_cast<std::uint32_t>(dst));
+  put(static_cast<std::uint32_t>(dst >> 32));
+  put(bytes);
+  put(pattern);
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::blit_rect(std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
+                               std::uint32_t src_pitch, std::uint32_t dst_pitch) {
+  if (width != 0 && height != 0) {
+    // Extents (height - 1) * pitch + width may need 65 bits: compare without wrap-around.
+    const auto extent = [&](std::uint32_t pitch) {
+      const std::uint64_t body = std::uint64_t{height - 1} * pitch;
+      return std::pair<std::uint64_t, bool>{body + width, body + width < body};
+    };
+    const auto below_end = [](std::uint64_t a, std::uint64_t b, std::pair<std::uint64_t, bool> e) {
+      return a < b || e.second || a - b < e.first;
+    };
+    if (below_end(src, dst, extent(dst_pitch)) && below_end(dst, src, extent(src_pitch)))
+      return invalid(fmt::format("BLIT_RECT {}x{} from {:#x} (pitch {}) to {:#x} (pitch {}): source and "
+                                 "destination extents overlap",
+                                 width, height, src, src_pitch, dst, dst_pitch));
+  }
+  const auto& p = info(abi::Opcode::BlitRect);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::BlitRect, p.min_dwords));
+  put(abi::make_header(abi::Opcode::BlitRect, p.min_dwords));
+  put(static_cast<std::uint32_t>(src));
+  put(static_cast<std::uint32_t>(src >> 32));
+  put(static_cast<std::uint32_t>(dst));
+  put(static_cast<std::uint32_t>(dst >> 32));
+  put(width);
+  put(height);
+  put(src_pitch);
+  put(dst_pitch);
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::fill_rect(std::uint64_t dst, std::uint32_t width, std::uint32_t height, std::uint32_t dst_pitch,
+                               std::uint32_t pattern) {
+  const auto& p = info(abi::Opcode::FillRect);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::FillRect, p.min_dwords));
+  put(abi::make_header(abi::Opcode::FillRect, p.min_dwords));
+  put(static_cast<std::uint32_t>(dst));
+  put(static_cast<std::uint32_t>(dst >> 32));
+  put(width);
+  put(height);
+  put(dst_pitch);
+  put(pattern);
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::tlb_invalidate(std::uint32_t first_page, std::uint32_t count) {
+  if (count > ~first_page)
+    return invalid(fmt::format("TLB_INVALIDATE of {} pages from page {} wraps around the page index", count,
+                               first_page));
+  const auto& p = info(abi::Opcode::TlbInvalidate);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::TlbInvalidate, p.min_dwords));
+  put(abi::make_header(abi::Opcode::TlbInvalidate, p.min_dwords));
+  put(first_page);
+  put(count);
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::tlb_invalidate_all() {
+  const auto& p = info(abi::Opcode::TlbInvalidate);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::TlbInvalidate, p.min_dwords));
+  put(abi::make_header(abi::Opcode::TlbInvalidate, p.min_dwords, abi::tlb_invalidate_flags::kAll));
+  put(0);
+  put(0);
   ++packets_;
   return ok_status();
 }

@@ -68,3 +68,73 @@ TEST_CASE("packet writer fills a buffer exactly", "[packet_writer]") {
   CHECK_FALSE(w.nop());
   REQUIRE(w.raw({}));
 }
+
+TEST_CASE("packet writer encodes TLB_INVALIDATE (range and all)", "[packet_writer]") {
+  std::array<std::uint32_t, 8> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  REQUIRE(w.tlb_invalidate(40, 4));
+  REQUIRE(w.tlb_invalidate_all());
+  CHECK(w.packets() == 2);
+  CHECK(w.offset() == 4 * 6);
+  CHECK(buf[0] == abi::make_header(abi::Opcode::TlbInvalidate, 3));
+  CHECK(buf[1] == 40);
+  CHECK(buf[2] == 4);
+  CHECK(buf[3] == abi::make_header(abi::Opcode::TlbInvalidate, 3, abi::tlb_invalidate_flags::kAll));
+  CHECK(buf[4] == 0);
+  CHECK(buf[5] == 0);
+  CHECK_FALSE(w.tlb_invalidate(0xffff'fff0u, 0x20));  // the page range wraps
+  CHECK(w.offset() == 4 * 6);
+  CHECK_FALSE(w.tlb_invalidate(1, 1));  // 2 dwords left: does not fit
+  CHECK(w.offset() == 4 * 6);
+}
+
+TEST_CASE("packet writer encodes COPY and FILL and refuses overlapping copies", "[packet_writer]") {
+  std::array<std::uint32_t, 32> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  REQUIRE(w.copy(0x1'0000'0003, 0x2'0000'0005, 77));
+  REQUIRE(w.fill(0x3'0000'0001, 9, 0xa1b2c3d4));
+  CHECK(w.offset() == 4 * 11);
+  CHECK(buf[0] == abi::make_header(abi::Opcode::Copy, 6));
+  CHECK(buf[1] == 3);
+  CHECK(buf[2] == 1);
+  CHECK(buf[3] == 5);
+  CHECK(buf[4] == 2);
+  CHECK(buf[5] == 77);
+  CHECK(buf[6] == abi::make_header(abi::Opcode::Fill, 5));
+  CHECK(buf[7] == 1);
+  CHECK(buf[8] == 3);
+  CHECK(buf[9] == 9);
+  CHECK(buf[10] == 0xa1b2c3d4);
+  CHECK_FALSE(w.copy(0x1000, 0x1010, 0x11));  // overlap by one byte
+  CHECK(w.offset() == 4 * 11);
+  CHECK_FALSE(w.copy(0x1010, 0x1000, 0x11));
+  CHECK(w.copy(0x1000, 0x1010, 0));  // nothing to copy: no overlap
+}
+
+TEST_CASE("packet writer encodes BLIT_RECT and FILL_RECT and refuses overlapping extents", "[packet_writer]") {
+  std::array<std::uint32_t, 48> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  REQUIRE(w.blit_rect(0x1'0000'0000, 0x2'0000'0004, 1024, 256, 8192, 5120));
+  REQUIRE(w.fill_rect(0x3'0000'0000, 12, 3, 64, 0xff00ff00));
+  CHECK(w.offset() == 4 * 16);
+  CHECK(buf[0] == abi::make_header(abi::Opcode::BlitRect, 9));
+  CHECK(buf[1] == 0);
+  CHECK(buf[2] == 1);
+  CHECK(buf[3] == 4);
+  CHECK(buf[4] == 2);
+  CHECK(buf[5] == 1024);
+  CHECK(buf[6] == 256);
+  CHECK(buf[7] == 8192);
+  CHECK(buf[8] == 5120);
+  CHECK(buf[9] == abi::make_header(abi::Opcode::FillRect, 7));
+  CHECK(buf[10] == 0);
+  CHECK(buf[11] == 3);
+  CHECK(buf[12] == 12);
+  CHECK(buf[13] == 3);
+  CHECK(buf[14] == 64);
+  CHECK(buf[15] == 0xff00ff00);
+  CHECK_FALSE(w.blit_rect(0x1000, 0x1040, 0x20, 4, 0x100, 0x100));  // interleaved rows: extents overlap
+  CHECK(w.offset() == 4 * 16);
+  CHECK(w.blit_rect(0x1000, 0x1000 + 3 * 0x100 + 0x20, 0x20, 4, 0x100, 0x100));  // adjacent extents
+  CHECK(w.blit_rect(0x1000, 0x1000, 0, 4, 0x100, 0x100));  // empty: nothing to overlap
+}

@@ -60,6 +60,13 @@ module sgpu_copy #(
   input  wire logic                        xlate_rsp_valid_i,
   output      logic                        xlate_rsp_ready_o,
   input  wire sgpu_dma_pkg::xlate_rsp_t    xlate_rsp_i,
+  /// Translation port of the destination writes (write = 1; one request per new page).
+  output      logic                        wr_xlate_req_valid_o,
+  input  wire logic                        wr_xlate_req_ready_i,
+  output      sgpu_dma_pkg::xlate_req_t    wr_xlate_req_o,
+  input  wire logic                        wr_xlate_rsp_valid_i,
+  output      logic                        wr_xlate_rsp_ready_o,
+  input  wire sgpu_dma_pkg::xlate_rsp_t    wr_xlate_rsp_i,
 
   /// AXI4 read master (source).
   output      logic                        m_axi_arvalid,
@@ -163,7 +170,8 @@ module sgpu_copy #(
   ////////////
 
   logic                 wr_row_valid, wr_row_ready, wr_in_valid, wr_in_ready, wr_flush;
-  logic                 wr_in_row_done, wr_idle, wr_err;
+  logic                 wr_in_row_done, wr_idle, wr_err, wr_xerr;
+  sgpu_pkg::addr_t      wr_xerr_addr;
   logic [31:0]          wr_in_row_bytes;
   logic [DataWidth-1:0] wr_in_data;
   sgpu_pkg::addr_t      wr_err_addr;
@@ -177,6 +185,15 @@ module sgpu_copy #(
   ) u_wr (
     .clk_i, .rst_ni,
     .flush_i       (wr_flush),
+    .xlate_req_valid_o(wr_xlate_req_valid_o),
+    .xlate_req_ready_i(wr_xlate_req_ready_i),
+    .xlate_req_o      (wr_xlate_req_o),
+    .xlate_rsp_valid_i(wr_xlate_rsp_valid_i),
+    .xlate_rsp_ready_o(wr_xlate_rsp_ready_o),
+    .xlate_rsp_i      (wr_xlate_rsp_i),
+    .xlate_clear_i    (state_q == StIdle),
+    .xerr_o           (wr_xerr),
+    .xerr_addr_o      (wr_xerr_addr),
     .row_valid_i   (wr_row_valid),
     .row_ready_o   (wr_row_ready),
     .row_i         ('{addr: wr_addr_q, len: req_q.width}),
@@ -267,6 +284,10 @@ module sgpu_copy #(
           state_d    = StDrain;
           err_d      = CopyWriteError;
           err_addr_d = wr_err_addr;
+        end else if (wr_xerr && state_d == StRun) begin
+          state_d    = StDrain;
+          err_d      = CopyWrXlateFault;
+          err_addr_d = wr_xerr_addr;
         end else if (abort_i && state_d == StRun) begin
           state_d = StDrain;
           err_d   = CopyAborted;

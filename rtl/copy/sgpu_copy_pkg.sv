@@ -27,9 +27,11 @@ package sgpu_copy_pkg;
   typedef enum logic [2:0] {
     CopyOk         = 3'd0,
     CopyReadError  = 3'd1,  ///< a source read returned SLVERR/DECERR; addr: first byte not copied
-    CopyWriteError = 3'd2,  ///< a destination write returned SLVERR/DECERR; addr: the burst's address
+    CopyWriteError = 3'd2,  ///< a destination write returned SLVERR/DECERR; addr: the burst's GPU address
     CopyXlateFault = 3'd3,  ///< translation refused a source page; addr: first byte not copied
-    CopyAborted    = 3'd4   ///< abort_i before the request completed
+    CopyAborted    = 3'd4,  ///< abort_i before the request completed
+    CopyWrXlateFault = 3'd5 ///< translation refused a destination page; addr: GPU address of
+                            ///< the row's first byte in that page (nothing was written to it)
   } copy_err_e;
 
   typedef struct packed {

@@ -39,6 +39,23 @@ module sgpu_dma_wr #(
   /// Stop: no new bursts, drop queued rows and input, finish issued bursts with no strobes.
   input  wire logic                           flush_i,
 
+  /// Destination translation (GPU page -> bus page), one request per new page before the
+  /// first burst into it (sgpu_dma_pkg::xlate_* with write = 1). The last translation is kept
+  /// until xlate_clear_i (the engine starts a new request) or flush_i.
+  output      logic                           xlate_req_valid_o,
+  input  wire logic                           xlate_req_ready_i,
+  output      sgpu_dma_pkg::xlate_req_t       xlate_req_o,
+  input  wire logic                           xlate_rsp_valid_i,
+  /// Always 1: an answer is taken whenever it comes (also while flushing).
+  output      logic                           xlate_rsp_ready_o,
+  input  wire sgpu_dma_pkg::xlate_rsp_t       xlate_rsp_i,
+  /// Forget the kept translation (only while no row is queued or planned).
+  input  wire logic                           xlate_clear_i,
+  /// One-cycle pulse: translation refused a destination page; nothing was issued to it.
+  /// xerr_addr_o is the GPU address of the first byte of the row in that page.
+  output      logic                           xerr_o,
+  output      sgpu_pkg::addr_t                xerr_addr_o,
+
   /// Row channel (valid/ready).
   input  wire logic                           row_valid_i,
   /// A row is accepted; depends only on internal state.
@@ -155,8 +172,61 @@ module sgpu_dma_wr #(
     if (pl_burst > beats_t'(BurstBeats)) pl_burst = beats_t'(BurstBeats);
     if (pl_burst > pl_room) pl_burst = pl_room;
   end
-  assign pl_issue = pl_active_q && !flush_i && (!awvalid_q || m_axi_awready) && wd_in_ready &&
+  // Destination translation: the planner issues a burst only through a translated page.
+  logic            tr_valid_q, tr_valid_d;   // tr_vpn_q -> tr_ppn_q is known
+  sgpu_pkg::pfn_t  tr_vpn_q, tr_vpn_d, tr_ppn_q, tr_ppn_d;
+  logic            tr_req_q, tr_req_d;       // request offered to the translation port
+  logic            tr_pend_q, tr_pend_d;     // request accepted, answer not yet taken
+  logic            tr_fault_q, tr_fault_d;   // a page was refused: plan nothing until the flush
+  logic            tr_drop_q, tr_drop_d;     // the pending answer belongs to a flushed request
+  logic            pl_first_q, pl_first_d;   // next burst is the row's first
+  sgpu_pkg::addr_t pl_row_q, pl_row_d;       // GPU address of the row's first byte
+  logic            pl_hit;
+
+  assign pl_hit   = tr_valid_q && (tr_vpn_q == pl_addr_q[63:PageShift]);
+  assign pl_issue = pl_active_q && pl_hit && !flush_i && (!awvalid_q || m_axi_awready) && wd_in_ready &&
                     rsp_in_ready;
+
+  assign xlate_req_valid_o = tr_req_q;
+  assign xlate_req_o       = '{vpn: tr_vpn_q, write: 1'b1};
+  assign xlate_rsp_ready_o = 1'b1;
+  assign xerr_addr_o       = pl_first_q ? pl_row_q : pl_addr_q;
+
+  always_comb begin
+    tr_valid_d = tr_valid_q;
+    tr_vpn_d   = tr_vpn_q;
+    tr_ppn_d   = tr_ppn_q;
+    tr_req_d   = tr_req_q && !xlate_req_ready_i;
+    tr_pend_d  = tr_pend_q || (tr_req_q && xlate_req_ready_i);
+    tr_fault_d = tr_fault_q;
+    tr_drop_d  = tr_drop_q;
+    xerr_o     = 1'b0;
+    if (xlate_rsp_valid_i) begin
+      tr_pend_d = 1'b0;
+      tr_drop_d = 1'b0;
+      if (!tr_drop_q && !flush_i) begin
+        if (xlate_rsp_i.fault) begin
+          tr_fault_d = 1'b1;
+          xerr_o     = 1'b1;
+        end else begin
+          tr_valid_d = 1'b1;
+          tr_ppn_d   = xlate_rsp_i.ppn;
+        end
+      end
+    end
+    // A new page: ask once (the request is held until accepted, also across a flush).
+    if (pl_active_q && !pl_hit && !flush_i && !tr_req_q && !tr_pend_q && !tr_fault_q) begin
+      tr_req_d   = 1'b1;
+      tr_valid_d = 1'b0;
+      tr_vpn_d   = pl_addr_q[63:PageShift];
+    end
+    if (flush_i || xlate_clear_i) begin
+      tr_valid_d = 1'b0;
+      tr_fault_d = 1'b0;
+      // An answer still owed (or a request not yet taken) is dropped when it comes.
+      if (tr_req_d || tr_pend_d) tr_drop_d = 1'b1;
+    end
+  end
   assign pf_pop   = !pl_active_q && pf_valid && !flush_i;
 
   always_comb begin
@@ -166,14 +236,19 @@ module sgpu_dma_wr #(
     awvalid_d   = awvalid_q && !m_axi_awready;
     awaddr_d    = awaddr_q;
     awlen_d     = awlen_q;
+    pl_first_d  = pl_first_q;
+    pl_row_d    = pl_row_q;
     if (pf_pop) begin
       pl_active_d = 1'b1;
       pl_addr_d   = {pf_head.addr[63:LaneBits], lane_t'(0)};
       pl_left_d   = out_beats(pf_head);
+      pl_first_d  = 1'b1;
+      pl_row_d    = pf_head.addr;
     end
     if (pl_issue) begin
       awvalid_d   = 1'b1;
-      awaddr_d    = pl_addr_q;
+      awaddr_d    = {tr_ppn_q, pl_addr_q[PageShift-1:0]};
+      pl_first_d  = 1'b0;
       awlen_d     = 8'(pl_burst - 1'b1);
       pl_addr_d   = pl_addr_q + sgpu_pkg::addr_t'({pl_burst, lane_t'(0)});
       pl_left_d   = pl_left_q - pl_burst;
@@ -313,7 +388,7 @@ module sgpu_dma_wr #(
   assign m_axi_wlast  = wlast_q;
 
   assign idle_o = !pf_valid && !wf_valid && !pl_active_q && !awvalid_q && !wd_valid && !rsp_valid &&
-                  (burst_left_q == '0) && !wvalid_q;
+                  (burst_left_q == '0) && !wvalid_q && !tr_req_q && !tr_pend_q;
 
   ///////////////
   // Registers //
@@ -328,7 +403,17 @@ module sgpu_dma_wr #(
       k_q          <= '0;
       in_cnt_q     <= '0;
       wvalid_q     <= 1'b0;
+      tr_valid_q   <= 1'b0;
+      tr_req_q     <= 1'b0;
+      tr_pend_q    <= 1'b0;
+      tr_fault_q   <= 1'b0;
+      tr_drop_q    <= 1'b0;
     end else begin
+      tr_valid_q   <= tr_valid_d;
+      tr_req_q     <= tr_req_d;
+      tr_pend_q    <= tr_pend_d;
+      tr_fault_q   <= tr_fault_d;
+      tr_drop_q    <= tr_drop_d;
       pl_active_q  <= pl_active_d;
       awvalid_q    <= awvalid_d;
       aw_credit_q  <= aw_credit_d;
@@ -342,6 +427,10 @@ module sgpu_dma_wr #(
   // Payload registers: read only while the valid/state bits above say they hold something.
   always_ff @(posedge clk_i) begin
     pl_addr_q <= pl_addr_d;
+    pl_first_q <= pl_first_d;
+    pl_row_q  <= pl_row_d;
+    tr_vpn_q  <= tr_vpn_d;
+    tr_ppn_q  <= tr_ppn_d;
     pl_left_q <= pl_left_d;
     awaddr_q  <= awaddr_d;
     awlen_q   <= awlen_d;
@@ -374,6 +463,10 @@ module sgpu_dma_wr #(
       m_axi_bvalid |-> rsp_valid);
   BurstInPage: assert property (@(posedge clk_i) disable iff (!rst_ni)
       pl_issue |-> (32'(pl_addr_q[PageShift-1:0]) + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes));
+  XlateReqHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      xlate_req_valid_o && !xlate_req_ready_i |=> xlate_req_valid_o && $stable(xlate_req_o));
+  OneXlateInFlight: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      xlate_rsp_valid_i |-> tr_pend_q);
   CreditNeverNegative: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (produce && start_burst) |-> aw_credit_q != '0);
 `endif

@@ -7,6 +7,10 @@
 // Ring entries and DMA buffers share the one fetch engine; the FSM knows which it is reading.
 // Writes leave with GPU addresses through sgpu_wr_xlate (a GART client): a write is offered
 // until it is taken or refused; a refusal stops the engine with TRANSLATION at that write.
+// COPY, FILL, BLIT_RECT and FILL_RECT go to the copy engine (sgpu_copy) one at a time, after
+// every earlier write was acknowledged; the next packet waits for the engine's status. The
+// privileged TLB_INVALIDATE drains the writes, drives the GART's invalidation port (muxed with
+// the register path in sgpu_top) and waits until the sweep is done.
 `default_nettype none
 
 module sgpu_cp
@@ -81,10 +85,31 @@ module sgpu_cp
   input  wire sgpu_pkg::addr_t        wr_err_addr_i,
   /// One-cycle pulse: the GART refused the write being offered (never issued); its GPU address.
   input  wire logic                   wr_xlate_fault_i,
-  input  wire sgpu_pkg::addr_t        wr_xlate_fault_addr_i
+  input  wire sgpu_pkg::addr_t        wr_xlate_fault_addr_i,
+
+  // GART invalidation (TLB_INVALIDATE), muxed with the register path in sgpu_top.
+  /// Held from the first cycle until accepted (an engine reset withdraws it).
+  output      logic                   inv_valid_o,
+  input  wire logic                   inv_ready_i,
+  output      sgpu_gart_pkg::inv_req_t inv_o,
+  /// The GART has an invalidation pending or sweeping; it rises the cycle after acceptance
+  /// and falls when the sweep is done.
+  input  wire logic                   inv_busy_i,
+
+  // Copy engine (sgpu_copy): COPY, FILL, BLIT_RECT and FILL_RECT run one at a time; the CP
+  // waits for each status.
+  output      logic                   copy_req_valid_o,
+  input  wire logic                   copy_req_ready_i,
+  output      sgpu_copy_pkg::copy_req_t copy_req_o,
+  input  wire logic                   copy_status_valid_i,
+  output      logic                   copy_status_ready_o,
+  input  wire sgpu_copy_pkg::copy_status_t copy_status_i,
+  /// Level while the CP drains after a fault or for an engine reset.
+  output      logic                   copy_abort_o,
+  input  wire logic                   copy_busy_i
 );
 
-  typedef enum logic [3:0] {
+  typedef enum logic [4:0] {
     StIdle,         // waiting for head != tail
     StRingReq,      // requesting the ring entry
     StRingData,     // collecting its eight dwords
@@ -95,6 +120,13 @@ module sgpu_cp
     StFenceDrain,   // FENCE: waiting for every earlier write to be acknowledged
     StFenceWrite,   // FENCE: issuing the fence write
     StFenceAck,     // FENCE: waiting for its acknowledgement
+    StInvDrain,     // TLB_INVALIDATE: waiting for every earlier write to be acknowledged
+    StInvReq,       // TLB_INVALIDATE: offering the invalidation to the GART
+    StInvWait,      // TLB_INVALIDATE: waiting until the GART's sweep is done
+    StCopyCheck,    // copy engine packets: registering the source and destination extents
+    StCopyDrain,    // copy engine packets: overlap check; waiting for every earlier write
+    StCopyReq,      // copy engine packets: offering the request to the copy engine
+    StCopyWait,     // copy engine packets: waiting for the engine's status
     StBufStatus,    // all packets consumed; waiting for the fetch status
     StRetireDrain,  // waiting for the submission's writes, then writing the write-back record
     StRetireAck,    // waiting for the write-back record to be acknowledged
@@ -116,6 +148,13 @@ module sgpu_cp
   logic [15:0]     pkt_idx_q, pkt_idx_d;         // payload dwords consumed
   sgpu_pkg::addr_t pkt_addr_q, pkt_addr_d;
   logic [63:0]     pkt_value_q, pkt_value_d;
+  logic [31:0]     pkt_len_q, pkt_len_d;         // copy engine: bytes (per row)
+  logic [31:0]     pkt_pat_q, pkt_pat_d;         // FILL/FILL_RECT: pattern
+  logic [31:0]     pkt_rows_q, pkt_rows_d;       // copy engine: rows (1 for COPY/FILL)
+  logic [31:0]     pkt_spitch_q, pkt_spitch_d;   // BLIT_RECT: source pitch
+  logic [31:0]     pkt_dpitch_q, pkt_dpitch_d;   // BLIT_RECT/FILL_RECT: destination pitch
+  logic [64:0]     src_ext_q, src_ext_d;         // (rows - 1) * pitch + bytes: extents checked
+  logic [64:0]     dst_ext_q, dst_ext_d;         // for overlap
   logic            wb_second_q, wb_second_d;     // second dword pair of the write-back record
   logic [63:0]     fence_done_q, fence_done_d;
 
@@ -178,6 +217,31 @@ module sgpu_cp
         if (!(32'(hdr.dwords) inside {[PktFenceMinDwords:PktFenceMaxDwords]})) hdr_fault = FaultBadLength;
         else if ((hdr.flags & ~PktFenceFlagsMask) != '0) hdr_fault = FaultReservedBits;
       end
+      OpCopy: begin
+        hdr_privileged = PktCopyPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktCopyMinDwords:PktCopyMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktCopyFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpFill: begin
+        hdr_privileged = PktFillPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktFillMinDwords:PktFillMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktFillFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpBlitRect: begin
+        hdr_privileged = PktBlitRectPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktBlitRectMinDwords:PktBlitRectMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktBlitRectFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpFillRect: begin
+        hdr_privileged = PktFillRectPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktFillRectMinDwords:PktFillRectMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktFillRectFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpTlbInvalidate: begin
+        hdr_privileged = PktTlbInvalidatePrivileged;
+        if (!(32'(hdr.dwords) inside {[PktTlbInvalidateMinDwords:PktTlbInvalidateMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktTlbInvalidateFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
       default: hdr_fault = FaultIllegalOpcode;
     endcase
     if (hdr_fault == FaultNone && hdr_privileged && !privileged) hdr_fault = FaultPrivilegedPacket;
@@ -188,6 +252,20 @@ module sgpu_cp
   function automatic fault_e dma_fault(sgpu_dma_pkg::dma_err_e err);
     return (err == sgpu_dma_pkg::DmaXlateFault) ? FaultTranslation : FaultBusError;
   endfunction
+
+  // COPY / BLIT_RECT: the source extent [src, src + src_ext) and the destination extent
+  // [dst, dst + dst_ext) overlap (66-bit ends: nothing wraps past 2^64). For COPY the extents
+  // are the byte ranges (one row).
+  logic [31:0] rows_m1;  // rows - 1 (unused when rows = 0: such a request touches nothing)
+  assign rows_m1 = pkt_rows_q - 32'd1;
+
+  logic        copy_overlap;
+  logic [65:0] copy_src_end, copy_dst_end;
+  assign copy_src_end = {2'b00, pkt_value_q} + 66'(src_ext_q);
+  assign copy_dst_end = {2'b00, pkt_addr_q} + 66'(dst_ext_q);
+  assign copy_overlap = (pkt_q.opcode inside {OpCopy, OpBlitRect}) && (pkt_len_q != '0)
+                        && (pkt_rows_q != '0)
+                        && ({2'b00, pkt_value_q} < copy_dst_end) && ({2'b00, pkt_addr_q} < copy_src_end);
 
   logic fence_value64;
   assign fence_value64 = pkt_q.flags[PktFenceFlagValue64Bit];
@@ -206,6 +284,13 @@ module sgpu_cp
     pkt_idx_d      = pkt_idx_q;
     pkt_addr_d     = pkt_addr_q;
     pkt_value_d    = pkt_value_q;
+    pkt_len_d      = pkt_len_q;
+    pkt_pat_d      = pkt_pat_q;
+    pkt_rows_d     = pkt_rows_q;
+    pkt_spitch_d   = pkt_spitch_q;
+    pkt_dpitch_d   = pkt_dpitch_q;
+    src_ext_d      = src_ext_q;
+    dst_ext_d      = dst_ext_q;
     wb_second_d    = wb_second_q;
     fence_done_d   = fence_done_q;
     fault_reason_d = fault_reason_q;
@@ -214,6 +299,7 @@ module sgpu_cp
     fault_fence_d  = fault_fence_q;
     fault_detail_d = fault_detail_q;
 
+    copy_status_ready_o = 1'b0;
     dma_req_valid_o     = 1'b0;
     dma_req_o           = '0;
     dma_status_ready_o  = 1'b0;
@@ -296,6 +382,10 @@ module sgpu_cp
           offset_d     = offset_q + 32'd4;
           pkt_d        = hdr;
           pkt_idx_d    = '0;
+          // One row without pitches unless a 2-D packet's payload says otherwise.
+          pkt_rows_d   = 32'd1;
+          pkt_spitch_d = '0;
+          pkt_dpitch_d = '0;
           if (hdr_fault != FaultNone) begin
             state_d        = StFaultDrain;
             fault_reason_d = hdr_fault;
@@ -345,6 +435,58 @@ module sgpu_cp
                 default: pkt_value_d[63:32] = dw;
               endcase
             end
+            // COPY: src -> pkt_value, dst -> pkt_addr, bytes -> pkt_len.
+            OpCopy: begin
+              dw_ready = 1'b1;
+              unique case (pkt_idx_q[2:0])
+                3'd0: pkt_value_d[31:0]  = dw;
+                3'd1: pkt_value_d[63:32] = dw;
+                3'd2: pkt_addr_d[31:0]   = dw;
+                3'd3: pkt_addr_d[63:32]  = dw;
+                default: pkt_len_d       = dw;
+              endcase
+            end
+            // FILL: dst -> pkt_addr, bytes -> pkt_len, pattern -> pkt_pat.
+            OpFill: begin
+              dw_ready = 1'b1;
+              unique case (pkt_idx_q[1:0])
+                2'd0: pkt_addr_d[31:0]  = dw;
+                2'd1: pkt_addr_d[63:32] = dw;
+                2'd2: pkt_len_d         = dw;
+                default: pkt_pat_d      = dw;
+              endcase
+            end
+            // BLIT_RECT: src -> pkt_value, dst -> pkt_addr, width, height, pitches.
+            OpBlitRect: begin
+              dw_ready = 1'b1;
+              unique case (pkt_idx_q[2:0])
+                3'd0: pkt_value_d[31:0]  = dw;
+                3'd1: pkt_value_d[63:32] = dw;
+                3'd2: pkt_addr_d[31:0]   = dw;
+                3'd3: pkt_addr_d[63:32]  = dw;
+                3'd4: pkt_len_d          = dw;
+                3'd5: pkt_rows_d         = dw;
+                3'd6: pkt_spitch_d       = dw;
+                default: pkt_dpitch_d    = dw;
+              endcase
+            end
+            // FILL_RECT: dst -> pkt_addr, width, height, dst_pitch, pattern.
+            OpFillRect: begin
+              dw_ready = 1'b1;
+              unique case (pkt_idx_q[2:0])
+                3'd0: pkt_addr_d[31:0]  = dw;
+                3'd1: pkt_addr_d[63:32] = dw;
+                3'd2: pkt_len_d         = dw;
+                3'd3: pkt_rows_d        = dw;
+                3'd4: pkt_dpitch_d      = dw;
+                default: pkt_pat_d      = dw;
+              endcase
+            end
+            OpTlbInvalidate: begin
+              dw_ready = 1'b1;
+              if (pkt_idx_q[0]) pkt_value_d[63:32] = dw;  // count
+              else              pkt_value_d[31:0]  = dw;  // first_page
+            end
             default: dw_ready = 1'b1;  // NOP payload is skipped
           endcase
           if (dw_ready && state_d == StPktBody) begin
@@ -360,6 +502,10 @@ module sgpu_cp
                 end else begin
                   state_d = StFenceDrain;
                 end
+              end else if (pkt_q.opcode == OpTlbInvalidate) begin
+                state_d = StInvDrain;
+              end else if (pkt_q.opcode inside {OpCopy, OpFill, OpBlitRect, OpFillRect}) begin
+                state_d = StCopyCheck;
               end else begin
                 state_d = StPktHeader;
               end
@@ -386,6 +532,61 @@ module sgpu_cp
         if (wr_idle_i) begin
           evt_dma_completed_o = pkt_q.flags[PktFenceFlagIrqBit];
           state_d = StPktHeader;
+        end
+      end
+
+      // TLB_INVALIDATE: the page-table writes of earlier packets are in memory before the GART
+      // is asked, and the next packet starts only after the sweep.
+      StInvDrain: begin
+        if (wr_idle_i) state_d = StInvReq;
+      end
+
+      StInvReq: begin
+        if (inv_ready_i) state_d = StInvWait;
+      end
+
+      StInvWait: begin
+        if (!inv_busy_i) state_d = StPktHeader;
+      end
+
+      // Copy engine packets: an overlapping COPY or BLIT_RECT is refused; otherwise the packet writes of earlier
+      // packets are acknowledged before the engine reads (no read overtakes them), and the
+      // next packet starts after the engine reported (every copy write acknowledged).
+      // The extents are registered first: a 32 x 32 multiply stays out of the compare path.
+      StCopyCheck: begin
+        src_ext_d = {1'b0, 64'(rows_m1) * 64'(pkt_spitch_q)} + 65'(pkt_len_q);
+        dst_ext_d = {1'b0, 64'(rows_m1) * 64'(pkt_dpitch_q)} + 65'(pkt_len_q);
+        state_d   = StCopyDrain;
+      end
+
+      StCopyDrain: begin
+        if (copy_overlap) begin
+          state_d        = StFaultDrain;
+          fault_reason_d = FaultCopyOverlap;
+          fault_addr_d   = pkt_addr_q;
+          fault_detail_d = 32'(pkt_q);
+        end else if (wr_idle_i) begin
+          state_d = StCopyReq;
+        end
+      end
+
+      StCopyReq: begin
+        if (copy_req_ready_i) state_d = StCopyWait;
+      end
+
+      StCopyWait: begin
+        copy_status_ready_o = 1'b1;
+        if (copy_status_valid_i) begin
+          if (copy_status_i.err == sgpu_copy_pkg::CopyOk) begin
+            state_d = StPktHeader;
+          end else begin
+            state_d        = StFaultDrain;
+            fault_reason_d = (copy_status_i.err inside {sgpu_copy_pkg::CopyXlateFault,
+                                                        sgpu_copy_pkg::CopyWrXlateFault})
+                             ? FaultTranslation : FaultBusError;
+            fault_addr_d   = copy_status_i.addr;
+            fault_detail_d = 32'(pkt_q);
+          end
         end
       end
 
@@ -423,9 +624,10 @@ module sgpu_cp
       end
 
       StFaultDrain: begin
-        dma_status_ready_o = 1'b1;
-        dw_clear           = 1'b1;
-        if (!dma_busy_i && wr_idle_i) begin
+        dma_status_ready_o  = 1'b1;
+        copy_status_ready_o = 1'b1;
+        dw_clear            = 1'b1;
+        if (!dma_busy_i && wr_idle_i && !copy_busy_i) begin
           evt_fault_o = 1'b1;
           state_d     = StFaulted;
         end
@@ -434,9 +636,10 @@ module sgpu_cp
       StFaulted: ;
 
       StReset: begin
-        dma_status_ready_o = 1'b1;
-        dw_clear           = 1'b1;
-        if (!dma_busy_i && wr_idle_i) begin
+        dma_status_ready_o  = 1'b1;
+        copy_status_ready_o = 1'b1;
+        dw_clear            = 1'b1;
+        if (!dma_busy_i && wr_idle_i && !copy_busy_i) begin
           head_d         = '0;
           fault_reason_d = FaultNone;
           fault_index_d  = '0;
@@ -519,6 +722,24 @@ module sgpu_cp
     end
   end
 
+  assign inv_valid_o = (state_q == StInvReq);
+
+  assign copy_req_valid_o = (state_q == StCopyReq);
+  assign copy_req_o       = '{op:        (pkt_q.opcode inside {OpFill, OpFillRect})
+                                             ? sgpu_copy_pkg::CopyOpFill : sgpu_copy_pkg::CopyOpCopy,
+                              src:       pkt_value_q,
+                              dst:       pkt_addr_q,
+                              width:     pkt_len_q,
+                              height:    pkt_rows_q,
+                              src_pitch: pkt_spitch_q,
+                              dst_pitch: pkt_dpitch_q,
+                              pattern:   pkt_pat_q};
+  // Level: the engine drains (issued reads complete, issued bursts finish with zero strobes).
+  assign copy_abort_o     = state_q inside {StFaultDrain, StReset};
+  assign inv_o       = '{all:   pkt_q.flags[PktTlbInvalidateFlagAllBit],
+                         first: pkt_value_q[31:0],
+                         count: pkt_value_q[63:32]};
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q        <= StIdle;
@@ -557,13 +778,21 @@ module sgpu_cp
     pkt_q       <= pkt_d;
     pkt_addr_q  <= pkt_addr_d;
     pkt_value_q <= pkt_value_d;
+    pkt_len_q   <= pkt_len_d;
+    pkt_pat_q   <= pkt_pat_d;
+    pkt_rows_q  <= pkt_rows_d;
+    pkt_spitch_q <= pkt_spitch_d;
+    pkt_dpitch_q <= pkt_dpitch_d;
+    src_ext_q   <= src_ext_d;
+    dst_ext_q   <= dst_ext_d;
   end
 
   assign ring_head_o        = head_q;
   assign fence_done_o       = fence_done_q;
   assign faulted_o          = (state_q == StFaulted);
   assign resetting_o        = (state_q == StReset);
-  assign idle_o             = (state_q inside {StIdle, StFaulted}) && !dma_busy_i && wr_idle_i;
+  assign idle_o             = (state_q inside {StIdle, StFaulted}) && !dma_busy_i && wr_idle_i
+                              && !copy_busy_i;
   assign fault_reason_o     = fault_reason_q;
   assign fault_ring_index_o = fault_index_q;
   assign fault_addr_o       = fault_addr_q;
@@ -583,6 +812,11 @@ module sgpu_cp
   StatusMatchesRequest: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (dma_status_valid_i && dma_status_ready_o && !(state_q inside {StFaultDrain, StReset}))
       |-> dma_status_i.tag == ((state_q inside {StRingData, StRingStatus}) ? TagRing : TagBuffer));
+  // The invalidation request stays up until the GART takes it (only an engine reset ends it).
+  InvValidHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      inv_valid_o && !inv_ready_i && !engine_reset_i |=> inv_valid_o);
+  CopyReqHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      copy_req_valid_o && !copy_req_ready_i && !engine_reset_i |=> copy_req_valid_o);
   BodyHasPayload: assert property (@(posedge clk_i) disable iff (!rst_ni)
       state_q == StPktBody |-> pkt_q.dwords >= 16'd2);
 `endif

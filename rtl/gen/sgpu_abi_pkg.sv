@@ -7,7 +7,12 @@ package sgpu_abi_pkg;
   typedef enum logic [7:0] {
     OpNop = 8'h00,
     OpWriteData = 8'h01,
-    OpFence = 8'h02
+    OpFence = 8'h02,
+    OpCopy = 8'h03,
+    OpFill = 8'h04,
+    OpBlitRect = 8'h05,
+    OpFillRect = 8'h06,
+    OpTlbInvalidate = 8'h82
   } opcode_e;
 
   /// Packet header dword (fields listed from the most significant).
@@ -31,6 +36,27 @@ package sgpu_abi_pkg;
   localparam int unsigned PktFenceFlagIrqBit = 0;
   localparam int unsigned PktFenceFlagValue64Bit = 1;
   localparam logic [7:0] PktFenceFlagsMask = 8'h03;
+  localparam int unsigned PktCopyMinDwords = 6;
+  localparam int unsigned PktCopyMaxDwords = 6;
+  localparam bit PktCopyPrivileged = 1'b0;
+  localparam logic [7:0] PktCopyFlagsMask = 8'h00;
+  localparam int unsigned PktFillMinDwords = 5;
+  localparam int unsigned PktFillMaxDwords = 5;
+  localparam bit PktFillPrivileged = 1'b0;
+  localparam logic [7:0] PktFillFlagsMask = 8'h00;
+  localparam int unsigned PktBlitRectMinDwords = 9;
+  localparam int unsigned PktBlitRectMaxDwords = 9;
+  localparam bit PktBlitRectPrivileged = 1'b0;
+  localparam logic [7:0] PktBlitRectFlagsMask = 8'h00;
+  localparam int unsigned PktFillRectMinDwords = 7;
+  localparam int unsigned PktFillRectMaxDwords = 7;
+  localparam bit PktFillRectPrivileged = 1'b0;
+  localparam logic [7:0] PktFillRectFlagsMask = 8'h00;
+  localparam int unsigned PktTlbInvalidateMinDwords = 3;
+  localparam int unsigned PktTlbInvalidateMaxDwords = 3;
+  localparam bit PktTlbInvalidatePrivileged = 1'b1;
+  localparam int unsigned PktTlbInvalidateFlagAllBit = 0;
+  localparam logic [7:0] PktTlbInvalidateFlagsMask = 8'h01;
 
   localparam int unsigned RingEntryDwords = 8;
   localparam int unsigned RingEntryBytes = 32;
@@ -73,7 +99,8 @@ package sgpu_abi_pkg;
     FaultBadAlignment = 8'd6,
     FaultBusError = 8'd7,
     FaultTranslation = 8'd8,
-    FaultReservedBits = 8'd9
+    FaultReservedBits = 8'd9,
+    FaultCopyOverlap = 8'd10
   } fault_e;
 
 endpackage

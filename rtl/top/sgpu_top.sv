@@ -1,6 +1,7 @@
 // softgpu front end: registers (AXI4-Lite, BAR0), command processor, DMA fetch engine, GART
-// (aperture translation with its page-table walker) and the write master, sharing one AXI4
-// master port to host memory, and one interrupt line.
+// (aperture translation with its page-table walker), the write master and the copy/fill/blit
+// engine, sharing one AXI4 master port to host memory (two read arbiters, one write arbiter),
+// and one interrupt line.
 //
 // GPU address map (docs/gart.md): system-physical addresses [0, 2^SysAddrBits) (identity,
 // privileged submissions only), the memory segment [MemSegBase, +MemSegSize) (linear to
@@ -203,9 +204,9 @@ module sgpu_top #(
   assign exec_info = '{fence: cp_exec_fence, context_id: cp_exec_context};
 
   // Translation-port clients (sgpu_gart_pkg::Client*): 0 the fetch engine, with the privilege
-  // of what the CP is reading; 1 the CP's write path, with the privilege of each write. The
-  // copy engine's source and destination will be clients 2 and 3.
-  localparam int unsigned XlateClients = 2;
+  // of what the CP is reading; 1 the CP's write path, with the privilege of each write; 2 and
+  // 3 the copy engine's source reads and destination writes, with the submission's privilege.
+  localparam int unsigned XlateClients = 4;
 
   logic                     [XlateClients-1:0] cl_req_valid, cl_req_ready, cl_priv;
   logic                     [XlateClients-1:0] cl_rsp_valid, cl_rsp_ready;
@@ -235,6 +236,23 @@ module sgpu_top #(
   assign xw_req_ready = cl_req_ready[sgpu_gart_pkg::ClientCpWr];
   assign xw_rsp_valid = cl_rsp_valid[sgpu_gart_pkg::ClientCpWr];
 
+  logic                     cr_req_valid, cr_req_ready, cr_rsp_ready;
+  sgpu_dma_pkg::xlate_req_t cr_req;
+  logic                     cw_req_valid, cw_req_ready, cw_rsp_ready;
+  sgpu_dma_pkg::xlate_req_t cw_req;
+
+  assign cl_req_valid[sgpu_gart_pkg::ClientCopyRd] = cr_req_valid;
+  assign cl_req[sgpu_gart_pkg::ClientCopyRd]       = cr_req;
+  assign cl_priv[sgpu_gart_pkg::ClientCopyRd]      = cp_exec_privileged;
+  assign cl_rsp_ready[sgpu_gart_pkg::ClientCopyRd] = cr_rsp_ready;
+  assign cr_req_ready = cl_req_ready[sgpu_gart_pkg::ClientCopyRd];
+
+  assign cl_req_valid[sgpu_gart_pkg::ClientCopyWr] = cw_req_valid;
+  assign cl_req[sgpu_gart_pkg::ClientCopyWr]       = cw_req;
+  assign cl_priv[sgpu_gart_pkg::ClientCopyWr]      = cp_exec_privileged;
+  assign cl_rsp_ready[sgpu_gart_pkg::ClientCopyWr] = cw_rsp_ready;
+  assign cw_req_ready = cl_req_ready[sgpu_gart_pkg::ClientCopyWr];
+
   sgpu_gart_arb #(
     .Clients(XlateClients)
   ) u_gart_arb (
@@ -262,11 +280,22 @@ module sgpu_top #(
   logic                    inv_pend_q, inv_pend_d;
   sgpu_gart_pkg::inv_req_t inv_req_q, inv_req_d;
   logic                    inv_cmd;
+  // The GART's one invalidation port is shared by the register path and the command
+  // processor's TLB_INVALIDATE: the register path has priority, so a CP request waits (its
+  // ready is low) while a register command is pending; ready never depends on either valid.
+  logic                    cp_inv_valid, cp_inv_ready;
+  sgpu_gart_pkg::inv_req_t cp_inv_req;
+  logic                    g_inv_valid;
+  sgpu_gart_pkg::inv_req_t g_inv_req;
+
+  assign g_inv_valid  = inv_pend_q || cp_inv_valid;
+  assign g_inv_req    = inv_pend_q ? inv_req_q : cp_inv_req;
+  assign cp_inv_ready = gart_inv_ready && !inv_pend_q;
 
   assign inv_cmd = hwif_out.GART_CMD.inv_range.value || hwif_out.GART_CMD.inv_all.value;
 
   always_comb begin
-    inv_pend_d = inv_pend_q && !gart_inv_ready;
+    inv_pend_d = inv_pend_q && !gart_inv_ready;  // the register path wins the mux
     inv_req_d  = inv_req_q;
     if (inv_cmd) begin
       inv_pend_d = 1'b1;
@@ -312,9 +341,9 @@ module sgpu_top #(
     .xlate_rsp_ready_i(g_rsp_ready),
     .xlate_rsp_o      (g_rsp),
     .xlate_rsp_snoop_o(gart_rsp_snoop),
-    .inv_valid_i      (inv_pend_q),
+    .inv_valid_i      (g_inv_valid),
     .inv_ready_o      (gart_inv_ready),
-    .inv_i            (inv_req_q),
+    .inv_i            (g_inv_req),
     .inv_busy_o       (gart_inv_busy),
     .inv_done_o       (),
     .fault_clear_i    (hwif_out.GART_CMD.fault_clear.value || hwif_out.RESET.engine.value),
@@ -343,7 +372,25 @@ module sgpu_top #(
   logic unused_snoop;
   assign unused_snoop = ^cl_rsp_snoop;
 
-  // ------------------------------------------------------------------ read arbiter
+  // ------------------------------------------------------------------ read arbiters
+  // Fetch engine (ID 0) + walker (ID 1) -> u_rd_arb -> u_rd_arb_copy (+ copy engine, ID 2) -> port.
+  localparam logic [IdWidth-1:0] CopyAxiId = IdWidth'(2);
+
+  logic                        fw_arvalid, fw_arready, fw_rvalid, fw_rready, fw_rlast;
+  logic [IdWidth-1:0]          fw_arid, fw_rid;
+  logic [63:0]                 fw_araddr;
+  logic [7:0]                  fw_arlen;
+  logic [2:0]                  fw_arsize;
+  logic [1:0]                  fw_arburst, fw_rresp;
+  logic [DataWidth-1:0]        fw_rdata;
+  logic                        ce_arvalid, ce_arready, ce_rvalid, ce_rready, ce_rlast;
+  logic [IdWidth-1:0]          ce_arid, ce_rid;
+  logic [63:0]                 ce_araddr;
+  logic [7:0]                  ce_arlen;
+  logic [2:0]                  ce_arsize;
+  logic [1:0]                  ce_arburst, ce_rresp;
+  logic [DataWidth-1:0]        ce_rdata;
+
   sgpu_axi_rd_arb #(
     .DataWidth(DataWidth),
     .IdWidth  (IdWidth),
@@ -360,6 +407,29 @@ module sgpu_top #(
     .s1_axi_arburst(wk_arburst), .s1_axi_rvalid (wk_rvalid),  .s1_axi_rready(wk_rready),
     .s1_axi_rid    (wk_rid),     .s1_axi_rdata  (wk_rdata),   .s1_axi_rresp (wk_rresp),
     .s1_axi_rlast  (wk_rlast),
+    .m_axi_arvalid (fw_arvalid), .m_axi_arready(fw_arready), .m_axi_arid   (fw_arid),
+    .m_axi_araddr  (fw_araddr),  .m_axi_arlen  (fw_arlen),   .m_axi_arsize (fw_arsize),
+    .m_axi_arburst (fw_arburst), .m_axi_rvalid (fw_rvalid),  .m_axi_rready (fw_rready),
+    .m_axi_rid     (fw_rid),     .m_axi_rdata  (fw_rdata),   .m_axi_rresp  (fw_rresp),
+    .m_axi_rlast   (fw_rlast)
+  );
+
+  sgpu_axi_rd_arb #(
+    .DataWidth(DataWidth),
+    .IdWidth  (IdWidth),
+    .S1Id     (CopyAxiId)
+  ) u_rd_arb_copy (
+    .clk_i, .rst_ni,
+    .s0_axi_arvalid(fw_arvalid), .s0_axi_arready(fw_arready), .s0_axi_arid(fw_arid),
+    .s0_axi_araddr (fw_araddr),  .s0_axi_arlen  (fw_arlen),   .s0_axi_arsize(fw_arsize),
+    .s0_axi_arburst(fw_arburst), .s0_axi_rvalid (fw_rvalid),  .s0_axi_rready(fw_rready),
+    .s0_axi_rid    (fw_rid),     .s0_axi_rdata  (fw_rdata),   .s0_axi_rresp (fw_rresp),
+    .s0_axi_rlast  (fw_rlast),
+    .s1_axi_arvalid(ce_arvalid), .s1_axi_arready(ce_arready), .s1_axi_arid(ce_arid),
+    .s1_axi_araddr (ce_araddr),  .s1_axi_arlen  (ce_arlen),   .s1_axi_arsize(ce_arsize),
+    .s1_axi_arburst(ce_arburst), .s1_axi_rvalid (ce_rvalid),  .s1_axi_rready(ce_rready),
+    .s1_axi_rid    (ce_rid),     .s1_axi_rdata  (ce_rdata),   .s1_axi_rresp (ce_rresp),
+    .s1_axi_rlast  (ce_rlast),
     .m_axi_arvalid, .m_axi_arready, .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize,
     .m_axi_arburst, .m_axi_rvalid, .m_axi_rready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
     .m_axi_rlast
@@ -382,11 +452,20 @@ module sgpu_top #(
   sgpu_pkg::addr_t aw_addr, aw_gpu_addr;
   logic [63:0]     aw_data;
   logic [7:0]      aw_strb;
+  // The CP's write master before the write arbiter.
+  logic                   cw_awvalid, cw_awready, cw_wvalid, cw_wready, cw_wlast, cw_bvalid, cw_bready;
+  logic [IdWidth-1:0]     cw_awid, cw_bid;
+  logic [63:0]            cw_awaddr;
+  logic [7:0]             cw_awlen;
+  logic [2:0]             cw_awsize;
+  logic [1:0]             cw_awburst, cw_bresp;
+  logic [DataWidth-1:0]   cw_wdata;
+  logic [DataWidth/8-1:0] cw_wstrb;
 
   sgpu_wr_xlate u_wr_xlate (
     .clk_i, .rst_ni,
     .enable_i         (hwif_out.GART_CTRL.enable.value),
-    .inv_busy_i       (inv_pend_q || gart_inv_busy),
+    .inv_busy_i       (inv_pend_q || cp_inv_valid || gart_inv_busy),
     .req_valid_i      (wr_valid),
     .req_ready_o      (wr_ready),
     .req_addr_i       (wr_addr),
@@ -425,6 +504,93 @@ module sgpu_top #(
     .req_addr_i (aw_addr),  .req_data_i (aw_data), .req_strb_i(aw_strb),
     .req_err_addr_i(aw_gpu_addr),
     .idle_o     (aw_idle),  .err_o      (wr_err),  .err_addr_o(wr_err_addr),
+    .m_axi_awvalid(cw_awvalid), .m_axi_awready(cw_awready), .m_axi_awid  (cw_awid),
+    .m_axi_awaddr (cw_awaddr),  .m_axi_awlen  (cw_awlen),   .m_axi_awsize(cw_awsize),
+    .m_axi_awburst(cw_awburst), .m_axi_wvalid (cw_wvalid),  .m_axi_wready(cw_wready),
+    .m_axi_wdata  (cw_wdata),   .m_axi_wstrb  (cw_wstrb),   .m_axi_wlast (cw_wlast),
+    .m_axi_bvalid (cw_bvalid),  .m_axi_bready (cw_bready),  .m_axi_bid   (cw_bid),
+    .m_axi_bresp  (cw_bresp)
+  );
+
+  // ------------------------------------------------------------------ copy engine
+  // Source reads: its own fetch engine (AXI ID 2, GART client 2); destination writes: its burst
+  // writer (AXI ID 2, GART client 3). The CP's small writes (ID 0) and the copy engine's bursts
+  // share the write channel through sgpu_axi_wr_arb (W in AW order, B by ID).
+  logic                        ce_awvalid, ce_awready, ce_wvalid, ce_wready, ce_wlast;
+  logic                        ce_bvalid, ce_bready;
+  logic [IdWidth-1:0]          ce_awid, ce_bid;
+  logic [63:0]                 ce_awaddr;
+  logic [7:0]                  ce_awlen;
+  logic [2:0]                  ce_awsize;
+  logic [1:0]                  ce_awburst, ce_bresp;
+  logic [DataWidth-1:0]        ce_wdata;
+  logic [DataWidth/8-1:0]      ce_wstrb;
+  logic                        copy_req_valid, copy_req_ready, copy_status_valid, copy_status_ready;
+  logic                        copy_abort, copy_busy;
+  sgpu_copy_pkg::copy_req_t    copy_req;
+  sgpu_copy_pkg::copy_status_t copy_status;
+
+  sgpu_copy #(
+    .DataWidth        (DataWidth),
+    .IdWidth          (IdWidth),
+    .AxiId            (CopyAxiId),
+    .MaxBurstBeats    (MaxBurstBeats),
+    .MaxReadsInFlight (MaxReadsInFlight),
+    .ReadBufferBeats  (ReadBufferBeats),
+    .MaxWritesInFlight(MaxWritesInFlight)
+  ) u_copy (
+    .clk_i, .rst_ni,
+    .req_valid_i         (copy_req_valid),
+    .req_ready_o         (copy_req_ready),
+    .req_i               (copy_req),
+    .status_valid_o      (copy_status_valid),
+    .status_ready_i      (copy_status_ready),
+    .status_o            (copy_status),
+    .abort_i             (copy_abort),
+    .busy_o              (copy_busy),
+    .xlate_req_valid_o   (cr_req_valid),
+    .xlate_req_ready_i   (cr_req_ready),
+    .xlate_req_o         (cr_req),
+    .xlate_rsp_valid_i   (cl_rsp_valid[sgpu_gart_pkg::ClientCopyRd]),
+    .xlate_rsp_ready_o   (cr_rsp_ready),
+    .xlate_rsp_i         (cl_rsp[sgpu_gart_pkg::ClientCopyRd]),
+    .wr_xlate_req_valid_o(cw_req_valid),
+    .wr_xlate_req_ready_i(cw_req_ready),
+    .wr_xlate_req_o      (cw_req),
+    .wr_xlate_rsp_valid_i(cl_rsp_valid[sgpu_gart_pkg::ClientCopyWr]),
+    .wr_xlate_rsp_ready_o(cw_rsp_ready),
+    .wr_xlate_rsp_i      (cl_rsp[sgpu_gart_pkg::ClientCopyWr]),
+    .m_axi_arvalid(ce_arvalid), .m_axi_arready(ce_arready), .m_axi_arid   (ce_arid),
+    .m_axi_araddr (ce_araddr),  .m_axi_arlen  (ce_arlen),   .m_axi_arsize (ce_arsize),
+    .m_axi_arburst(ce_arburst), .m_axi_rvalid (ce_rvalid),  .m_axi_rready (ce_rready),
+    .m_axi_rid    (ce_rid),     .m_axi_rdata  (ce_rdata),   .m_axi_rresp  (ce_rresp),
+    .m_axi_rlast  (ce_rlast),
+    .m_axi_awvalid(ce_awvalid), .m_axi_awready(ce_awready), .m_axi_awid  (ce_awid),
+    .m_axi_awaddr (ce_awaddr),  .m_axi_awlen  (ce_awlen),   .m_axi_awsize(ce_awsize),
+    .m_axi_awburst(ce_awburst), .m_axi_wvalid (ce_wvalid),  .m_axi_wready(ce_wready),
+    .m_axi_wdata  (ce_wdata),   .m_axi_wstrb  (ce_wstrb),   .m_axi_wlast (ce_wlast),
+    .m_axi_bvalid (ce_bvalid),  .m_axi_bready (ce_bready),  .m_axi_bid   (ce_bid),
+    .m_axi_bresp  (ce_bresp)
+  );
+
+  sgpu_axi_wr_arb #(
+    .DataWidth(DataWidth),
+    .IdWidth  (IdWidth),
+    .S1Id     (CopyAxiId)
+  ) u_wr_arb (
+    .clk_i, .rst_ni,
+    .s0_axi_awvalid(cw_awvalid), .s0_axi_awready(cw_awready), .s0_axi_awid  (cw_awid),
+    .s0_axi_awaddr (cw_awaddr),  .s0_axi_awlen  (cw_awlen),   .s0_axi_awsize(cw_awsize),
+    .s0_axi_awburst(cw_awburst), .s0_axi_wvalid (cw_wvalid),  .s0_axi_wready(cw_wready),
+    .s0_axi_wdata  (cw_wdata),   .s0_axi_wstrb  (cw_wstrb),   .s0_axi_wlast (cw_wlast),
+    .s0_axi_bvalid (cw_bvalid),  .s0_axi_bready (cw_bready),  .s0_axi_bid   (cw_bid),
+    .s0_axi_bresp  (cw_bresp),
+    .s1_axi_awvalid(ce_awvalid), .s1_axi_awready(ce_awready), .s1_axi_awid  (ce_awid),
+    .s1_axi_awaddr (ce_awaddr),  .s1_axi_awlen  (ce_awlen),   .s1_axi_awsize(ce_awsize),
+    .s1_axi_awburst(ce_awburst), .s1_axi_wvalid (ce_wvalid),  .s1_axi_wready(ce_wready),
+    .s1_axi_wdata  (ce_wdata),   .s1_axi_wstrb  (ce_wstrb),   .s1_axi_wlast (ce_wlast),
+    .s1_axi_bvalid (ce_bvalid),  .s1_axi_bready (ce_bready),  .s1_axi_bid   (ce_bid),
+    .s1_axi_bresp  (ce_bresp),
     .m_axi_awvalid, .m_axi_awready, .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize,
     .m_axi_awburst, .m_axi_wvalid, .m_axi_wready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast,
     .m_axi_bvalid, .m_axi_bready, .m_axi_bid, .m_axi_bresp
@@ -491,7 +657,19 @@ module sgpu_top #(
     .wr_err_i          (wr_err),
     .wr_err_addr_i     (wr_err_addr),
     .wr_xlate_fault_i  (wr_xlate_fault),
-    .wr_xlate_fault_addr_i(wr_xlate_fault_addr)
+    .wr_xlate_fault_addr_i(wr_xlate_fault_addr),
+    .inv_valid_o       (cp_inv_valid),
+    .inv_ready_i       (cp_inv_ready),
+    .inv_o             (cp_inv_req),
+    .inv_busy_i        (gart_inv_busy),
+    .copy_req_valid_o  (copy_req_valid),
+    .copy_req_ready_i  (copy_req_ready),
+    .copy_req_o        (copy_req),
+    .copy_status_valid_i(copy_status_valid),
+    .copy_status_ready_o(copy_status_ready),
+    .copy_status_i     (copy_status),
+    .copy_abort_o      (copy_abort),
+    .copy_busy_i       (copy_busy)
   );
 
   // ------------------------------------------------------------------ cycle counter
@@ -519,9 +697,9 @@ module sgpu_top #(
     hwif_in.CAP_MEM.page_shift.next              = 8'(sgpu_pkg::PageShift);
     hwif_in.CAP_MEM.max_ring_log2.next           = 8'(MaxRingLog2);
     hwif_in.CAP_MEM.max_indirect_depth.next      = 8'd0;
-    // No copy engine or preemption yet.
+    // No preemption yet.
     hwif_in.CAP_FEATURES.gart.next               = 1'b1;
-    hwif_in.CAP_FEATURES.copy_engine.next        = 1'b0;
+    hwif_in.CAP_FEATURES.copy_engine.next        = 1'b1;
     hwif_in.CAP_FEATURES.preemption.next         = 1'b0;
     hwif_in.CAP_FEATURES.memory_segment.next     = MemSegSize != '0;
     hwif_in.CAP_MEMSEG_BASE_LO.value.next        = (MemSegSize != '0) ? MemSegBase[31:0] : '0;
@@ -554,7 +732,7 @@ module sgpu_top #(
     hwif_in.GART_CAP.tlb_entries.next            = 8'(TlbEntries);
     hwif_in.GART_CAP.ptes_per_walk.next          = 8'(sgpu_gart_pkg::LinePtes);
     hwif_in.GART_CAP.sys_addr_bits.next          = 8'(SysAddrBits);
-    hwif_in.GART_STATUS.inv_busy.next            = inv_pend_q || gart_inv_busy;
+    hwif_in.GART_STATUS.inv_busy.next            = inv_pend_q || cp_inv_valid || gart_inv_busy;
     hwif_in.GART_STATUS.walk_busy.next           = gart_walk_busy;
     hwif_in.GART_FAULT_STATUS.valid.next         = gart_fault.valid;
     hwif_in.GART_FAULT_STATUS.more_faults.next   = gart_fault.more;

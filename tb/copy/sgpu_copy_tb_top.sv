@@ -74,6 +74,21 @@ module sgpu_copy_tb_top #(
   logic                        xreq_valid, xreq_ready, xrsp_valid, xrsp_ready;
   logic                        id_req_ready, id_rsp_valid;
 
+  // The destination side is translated by the identity (sgpu_top puts the GART there).
+  logic                        wx_req_valid, wx_req_ready, wx_rsp_valid, wx_rsp_ready;
+  sgpu_dma_pkg::xlate_req_t    wx_req;
+  sgpu_dma_pkg::xlate_rsp_t    wx_rsp;
+
+  sgpu_xlate_identity u_wr_identity (
+    .clk_i, .rst_ni,
+    .xlate_req_valid_i(wx_req_valid),
+    .xlate_req_ready_o(wx_req_ready),
+    .xlate_req_i      (wx_req),
+    .xlate_rsp_valid_o(wx_rsp_valid),
+    .xlate_rsp_ready_i(wx_rsp_ready),
+    .xlate_rsp_o      (wx_rsp)
+  );
+
   sgpu_copy #(
     .DataWidth(DataWidth)
   ) u_dut (
@@ -94,6 +109,12 @@ module sgpu_copy_tb_top #(
     .xlate_rsp_valid_i(xrsp_valid),
     .xlate_rsp_ready_o(xrsp_ready),
     .xlate_rsp_i      (xrsp),
+    .wr_xlate_req_valid_o(wx_req_valid),
+    .wr_xlate_req_ready_i(wx_req_ready),
+    .wr_xlate_req_o      (wx_req),
+    .wr_xlate_rsp_valid_i(wx_rsp_valid),
+    .wr_xlate_rsp_ready_o(wx_rsp_ready),
+    .wr_xlate_rsp_i      (wx_rsp),
     .m_axi_arvalid, .m_axi_arready, .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize,
     .m_axi_arburst, .m_axi_rvalid, .m_axi_rready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
     .m_axi_rlast,

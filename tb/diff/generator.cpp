@@ -19,6 +19,9 @@ const char* to_string(Inject inject) {
     case Inject::BufferReadError: return "buffer-read-error";
     case Inject::RingReadError: return "ring-read-error";
     case Inject::WriteError: return "write-error";
+    case Inject::CopyOverlap: return "copy-overlap";
+    case Inject::CopyReadError: return "copy-read-error";
+    case Inject::CopyWriteError: return "copy-write-error";
     case Inject::Count: break;
   }
   return "?";
@@ -58,13 +61,66 @@ std::uint64_t Generator::data_addr(std::uint64_t bytes, std::uint64_t align) {
   return config_.layout.data + align * uniform(0, slots);
 }
 
+// COPY/FILL lengths: mostly small, sometimes a few pages (any length, any alignment).
+std::uint32_t Generator::copy_bytes() {
+  const std::uint64_t r = uniform(0, 19);
+  return static_cast<std::uint32_t>(r < 1 ? 0 : r < 12 ? uniform(1, 64) : r < 18 ? uniform(65, 1500) : uniform(1501, 9000));
+}
+
+// Rectangles: up to 300 bytes by 12 rows, pitches usually wider than a row, sometimes narrower
+// (rows that overlap each other: legal, later rows win).
+Generator::Rect Generator::rect(bool nonempty, std::uint64_t max_extent) {
+  Rect r{};
+  do {
+    r.width = static_cast<std::uint32_t>(uniform(nonempty ? 1 : 0, chance(0.8) ? 64 : 300));
+    r.height = static_cast<std::uint32_t>(uniform(nonempty ? 1 : 0, 12));
+    r.pitch = chance(0.9) ? r.width + static_cast<std::uint32_t>(uniform(0, 200))
+                          : static_cast<std::uint32_t>(uniform(0, r.width));
+  } while (r.extent() > max_extent);
+  return r;
+}
+
 void Generator::valid_packet(model::PacketStream& s) {
   const std::uint64_t kind = uniform(0, 99);
-  if (kind < 30) {
+  if (priv_ && kind >= 92) {
+    // Privileged packets, valid only in privileged entries.
+    s.tlb_invalidate(static_cast<std::uint32_t>(uniform(0, 0xffff)), static_cast<std::uint32_t>(uniform(0, 64)),
+                     chance(0.3));
+  } else if (kind >= 91) {
+    // BLIT_RECT / FILL_RECT between disjoint extents of the data region.
+    const Rect d = rect(false, 0x2000);
+    if (kind >= 96) {
+      s.fill_rect(data_addr(d.extent(), 1), d.width, d.height, d.pitch, static_cast<std::uint32_t>(rng_()));
+    } else {
+      Rect r = rect(false, 0x2000);
+      r.width = d.width;
+      r.height = d.height;
+      if (r.pitch < r.width && chance(0.5)) r.pitch = r.width;
+      std::uint64_t src = 0, dst = 0;
+      do {
+        src = data_addr(r.extent(), 1);
+        dst = data_addr(d.extent(), 1);
+      } while (d.width != 0 && d.height != 0 && src < dst + d.extent() && dst < src + r.extent());
+      s.blit_rect(src, dst, d.width, d.height, r.pitch, d.pitch);
+    }
+  } else if (kind >= 82) {
+    const std::uint32_t n = copy_bytes();
+    if (kind >= 87) {
+      s.fill(data_addr(n, 1), n, static_cast<std::uint32_t>(rng_()));
+    } else {
+      // Two non-overlapping ranges of the data region.
+      std::uint64_t src = 0, dst = 0;
+      do {
+        src = data_addr(n, 1);
+        dst = data_addr(n, 1);
+      } while (n != 0 && src < dst + n && dst < src + n);
+      s.copy(src, dst, n);
+    }
+  } else if (kind < 26) {
     const std::uint64_t r = uniform(0, 9);
     const auto n = static_cast<std::uint32_t>(r < 5 ? 1 : r < 9 ? uniform(2, 8) : uniform(9, 300));
     s.nop(n, static_cast<std::uint32_t>(rng_()));
-  } else if (kind < 72) {
+  } else if (kind < 60) {
     const std::uint64_t r = uniform(0, 19);
     const std::uint64_t n = r < 6 ? 1 : r < 18 ? uniform(2, 16) : uniform(17, 200);
     std::vector<std::uint32_t> data(n);
@@ -121,14 +177,19 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       break;
     }
     case Inject::PrivilegedPacket: {
+      // A privileged packet with random contents: a fault in an ordinary entry, executed in a
+      // privileged one.
+      std::vector<const abi::PacketInfo*> privileged;
       for (const auto& info : abi::kPackets) {
-        if (!info.privileged) continue;
-        s.raw(abi::make_header(info.opcode, info.min_dwords, 0));
-        for (std::uint32_t i = 1; i < info.min_dwords; ++i) s.raw(0);
-        return;
+        if (info.privileged) privileged.push_back(&info);
       }
-      // No privileged packet in this ABI version: a valid packet instead.
-      valid_packet(s);
+      if (privileged.empty()) {
+        valid_packet(s);
+        break;
+      }
+      const abi::PacketInfo& info = *privileged[uniform(0, privileged.size() - 1)];
+      s.raw(abi::make_header(info.opcode, info.min_dwords, static_cast<std::uint8_t>(uniform(0, 255) & info.flags_mask)));
+      for (std::uint32_t i = 1; i < info.min_dwords; ++i) s.raw(static_cast<std::uint32_t>(uniform(0, 0xffff)));
       break;
     }
     case Inject::Overrun: {
@@ -176,6 +237,67 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       }
       break;
     }
+    case Inject::CopyOverlap: {
+      if (chance(0.4)) {
+        // Overlapping extents (the rows themselves may or may not share bytes).
+        const Rect r = rect(true, 0x2000);
+        const std::uint64_t src = data_addr(2 * r.extent(), 1) + (chance(0.5) ? r.extent() : 0);
+        const std::uint64_t dst = chance(0.5) ? src + uniform(0, r.extent() - 1) : src - uniform(0, r.extent() - 1);
+        const auto dp = static_cast<std::uint32_t>(chance(0.5) ? r.pitch : r.width + uniform(0, 64));
+        s.blit_rect(src, dst, r.width, r.height, r.pitch, dp);
+        break;
+      }
+      const auto n = static_cast<std::uint32_t>(uniform(1, 3000));
+      const std::uint64_t src = data_addr(2 * n, 1) + (chance(0.5) ? n : 0);
+      const std::int64_t delta = static_cast<std::int64_t>(uniform(0, 2ull * n - 2)) - static_cast<std::int64_t>(n - 1);
+      s.copy(src, static_cast<std::uint64_t>(static_cast<std::int64_t>(src) + delta), n);
+      break;
+    }
+    case Inject::CopyReadError: {
+      const auto& l = config_.layout;
+      if (chance(0.4)) {
+        const Rect r = rect(true, 0x1000), d = rect(true, 0x2000);
+        const std::uint64_t src = chance(0.6) ? l.poison_slverr - uniform(0, r.extent() - 1)
+                                              : l.poison_decerr + uniform(0, 0x1000 - 1);
+        s.blit_rect(src, data_addr(d.extent() + 0x1000, 1), r.width, std::min(r.height, d.height), r.pitch,
+                    d.pitch);
+        break;
+      }
+      const auto n = static_cast<std::uint32_t>(uniform(1, 3000));
+      // Starting in good memory and running into the SLVERR page, or inside the DECERR page.
+      const std::uint64_t src = chance(0.6) ? l.poison_slverr - uniform(0, n - 1)
+                                            : l.poison_decerr + uniform(0, 0x1000 - 1);
+      s.copy(src, data_addr(n, 1), n);
+      break;
+    }
+    case Inject::CopyWriteError: {
+      const auto& l = config_.layout;
+      const auto n = static_cast<std::uint32_t>(uniform(1, 3000));
+      // Never past the poison pages: after the error the engine drains, and bytes beyond the
+      // failing burst may or may not be written, so no page may exist only in one image.
+      if (chance(0.4)) {
+        // A rectangle running into the poison pages, never past them.
+        const Rect d = rect(true, 0x1000);
+        const std::uint64_t dst = chance(0.6) ? l.poison_slverr - uniform(0, d.extent() - 1)
+                                              : l.poison_decerr + uniform(0, 0x1000 - d.extent());
+        if (chance(0.5)) {
+          s.fill_rect(dst, d.width, d.height, d.pitch, static_cast<std::uint32_t>(rng_()));
+        } else {
+          s.blit_rect(l.data + uniform(0, 0x4000), dst, d.width, d.height, d.width, d.pitch);
+        }
+        break;
+      }
+      const std::uint64_t dst = chance(0.6) ? l.poison_slverr - uniform(0, n - 1)
+                                            : l.poison_decerr + uniform(0, 0x1000 - n);
+      if (chance(0.5)) {
+        s.fill(dst, n, static_cast<std::uint32_t>(rng_()));
+      } else {
+        // The source lies in the data region below the destination's start.
+        const std::uint64_t lo = l.data, hi = std::min<std::uint64_t>(dst, l.data + l.data_bytes) - n;
+        s.copy(lo + uniform(0, hi - lo), dst, n);
+      }
+      break;
+    }
     default: valid_packet(s); break;
   }
 }
@@ -190,6 +312,7 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
   e.flags = fr < 10 ? abi::ring_flags::kPresent : fr < 18 ? abi::ring_flags::kPrivileged
           : fr < 22 ? abi::ring_flags::kPaging : fr < 26 ? abi::ring_flags::kNullRender : 0;
   e.buf_addr = slot_addr;
+  priv_ = (e.flags & (abi::ring_flags::kPrivileged | abi::ring_flags::kPaging)) != 0;
 
   // Garbage before start_offset and after end_offset must never be decoded.
   const std::uint32_t prefix = chance(0.25) ? static_cast<std::uint32_t>(uniform(1, 16)) : 0;
@@ -197,7 +320,8 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
   e.start_offset = 4 * prefix;
 
   const bool zero_length = inject != Inject::BufferReadError && inject != Inject::WriteError &&
-                           inject != Inject::Overrun && chance(0.06);
+                           inject != Inject::Overrun && inject != Inject::CopyOverlap &&
+                           inject != Inject::CopyReadError && inject != Inject::CopyWriteError && chance(0.06);
   model::PacketStream s;
   if (!zero_length) {
     const bool stream_inject = inject != Inject::None && inject != Inject::BadRingEntry &&
@@ -214,7 +338,8 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
       ++plan.packets;
     }
     // An overrun needs a null-render-free entry to be seen; other kinds may meet null_render.
-    if (inject == Inject::WriteError || inject == Inject::Overrun || inject == Inject::BufferReadError) {
+    if (inject == Inject::WriteError || inject == Inject::Overrun || inject == Inject::BufferReadError ||
+        inject == Inject::CopyOverlap || inject == Inject::CopyReadError || inject == Inject::CopyWriteError) {
       e.flags &= ~abi::ring_flags::kNullRender;
     }
   }

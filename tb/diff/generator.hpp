@@ -39,6 +39,9 @@ enum class Inject : std::uint8_t {
   BufferReadError,
   RingReadError,
   WriteError,
+  CopyOverlap,     ///< COPY with overlapping source and destination
+  CopyReadError,   ///< COPY whose source runs into the SLVERR/DECERR pages
+  CopyWriteError,  ///< COPY or FILL whose destination runs into them
   Count
 };
 const char* to_string(Inject inject);
@@ -88,12 +91,20 @@ class Generator {
   void valid_packet(model::PacketStream& s);
   void invalid_packet(model::PacketStream& s, Inject inject, bool& last);
   std::uint64_t data_addr(std::uint64_t bytes, std::uint64_t align);
+  std::uint32_t copy_bytes();
+  /// A random rectangle (width, height, pitch) and its extent ((height - 1) * pitch + width).
+  struct Rect {
+    std::uint32_t width, height, pitch;
+    std::uint64_t extent() const { return height == 0 ? 0 : std::uint64_t{height - 1} * pitch + width; }
+  };
+  Rect rect(bool nonempty, std::uint64_t max_extent);
   EntryPlan make_entry(std::uint64_t slot_addr, Inject inject, std::uint64_t entry_addr, StepPlan& step);
 
   GeneratorConfig config_;
   std::mt19937_64 rng_;
   std::uint64_t fence_;
   unsigned next_slot_ = 0;
+  bool priv_ = false;  ///< the entry being generated is privileged (privileged packets are valid)
 };
 
 }  // namespace sgpu::diff

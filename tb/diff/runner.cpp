@@ -46,6 +46,8 @@ class Runner {
   model::Config model_config() {
     model::Config c;
     c.bus_bytes = rtl_.mmio_read32(DIFF_REG(CAP_BUS)) & SGPU_REGS__CAP_BUS__DATA_BYTES_bm;
+    c.max_burst_beats = ((rtl_.mmio_read32(DIFF_REG(CAP_BUS)) & SGPU_REGS__CAP_BUS__MAX_BURST_M1_bm) >>
+                         SGPU_REGS__CAP_BUS__MAX_BURST_M1_bp) + 1;
     c.max_ring_log2 = (rtl_.mmio_read32(DIFF_REG(CAP_MEM)) & SGPU_REGS__CAP_MEM__MAX_RING_LOG2_bm) >>
                       SGPU_REGS__CAP_MEM__MAX_RING_LOG2_bp;
     return c;

@@ -45,6 +45,19 @@ class Bus {
   /// as timing-dependent.
   std::uint8_t write64(std::uint64_t addr, std::uint64_t data, std::uint8_t strb, bool uncertain);
 
+  /// What the copy engine (sgpu_copy) does with one request of `height` rows of `width` bytes
+  /// (row r: src + r * src_pitch -> dst + r * dst_pitch): a copy reads the source rows through
+  /// its own fetch engine, a fill reads nothing; both write each row in bursts of at most
+  /// `max_burst_beats` beats that never cross 4 KiB. See docs/reference-model.md.
+  struct CopyOutcome {
+    enum class Error : std::uint8_t { None, Read, Write } error = Error::None;
+    std::uint64_t addr = 0;        ///< Read: first source byte not copied; Write: failing burst's address
+    FetchError read_error = FetchError::Ok;
+    bool ambiguous = false;        ///< both sides fail: which one the RTL reports depends on timing
+  };
+  CopyOutcome copy(bool fill, std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
+                   std::uint32_t src_pitch, std::uint32_t dst_pitch, std::uint32_t pattern, unsigned max_burst_beats);
+
   tb::HostMemory& memory() { return memory_; }
   const tb::HostMemory& memory() const { return memory_; }
   unsigned bus_bytes() const { return bus_bytes_; }
@@ -59,6 +72,7 @@ class Bus {
     std::uint8_t resp;
   };
   std::uint8_t error_for(std::uint64_t lo, std::uint64_t hi) const;
+  void write_byte(std::uint64_t addr, std::uint8_t value, bool uncertain);
 
   tb::HostMemory& memory_;
   unsigned bus_bytes_;

@@ -71,6 +71,18 @@ void Exec::fault(abi::Fault reason, std::uint64_t addr, std::uint32_t detail) {
   m_.raise_fault(r);
 }
 
+bool Exec::copy_engine(bool fill, std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
+                       std::uint32_t src_pitch, std::uint32_t dst_pitch, std::uint32_t pattern,
+                       std::uint32_t header) {
+  if (stopped_) return false;
+  const Bus::CopyOutcome o =
+      m_.bus_.copy(fill, src, dst, width, height, src_pitch, dst_pitch, pattern, m_.config_.max_burst_beats);
+  if (o.ambiguous) m_.ambiguous_ = true;
+  if (o.error == Bus::CopyOutcome::Error::None) return true;
+  fault(o.read_error == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError, o.addr, header);
+  return false;
+}
+
 void Exec::signal_completed() { m_.int_status_ |= SGPU_REGS__INT_STATUS__DMA_COMPLETED_bm; }
 
 void Exec::run() {

@@ -31,6 +31,10 @@ class Exec {
   bool drain();
   /// Stops the entry with a fault (packet decode or execution).
   void fault(abi::Fault reason, std::uint64_t addr, std::uint32_t detail);
+  /// One request of the copy engine (COPY, FILL, BLIT_RECT, FILL_RECT, after the packet's checks and drain). False
+  /// if it failed (the fault is recorded: BUS_ERROR at the engine's address, detail = header).
+  bool copy_engine(bool fill, std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
+                   std::uint32_t src_pitch, std::uint32_t dst_pitch, std::uint32_t pattern, std::uint32_t header);
   /// INT_STATUS.dma_completed (a FENCE with irq).
   void signal_completed();
 

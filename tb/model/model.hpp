@@ -20,6 +20,8 @@ struct Config {
   unsigned bus_bytes = 8;
   /// Largest ring (CAP_MEM.max_ring_log2); larger RING_SIZE values are clamped like the RTL.
   unsigned max_ring_log2 = 16;
+  /// Longest write burst of the copy engine (CAP_BUS.max_burst_m1 + 1).
+  unsigned max_burst_beats = 256;
 };
 
 /// FAULT_* registers as one value.

@@ -57,6 +57,80 @@ void exec_fence(Exec& x, std::uint32_t header) {
   if (flags & abi::fence_flags::kIrq) x.signal_completed();
 }
 
+// The model has no GART: the invalidation is a no-op. What stays is the order of effects the
+// RTL shows: the whole packet is read, then every earlier write is drained (a failed one faults
+// here, as at a FENCE), then the GART is asked and the next packet waits for it.
+void exec_tlb_invalidate(Exec& x, std::uint32_t /*header*/) {
+  std::uint32_t dw[2] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  x.drain();
+}
+
+// The extent of `rows` rows of `width` bytes `pitch` apart: (rows - 1) * pitch + width, which
+// may exceed 64 bits (as the RTL's 65-bit sum); rows >= 1.
+struct Extent {
+  std::uint64_t lo;
+  bool carry;
+};
+Extent extent(std::uint32_t width, std::uint32_t rows, std::uint32_t pitch) {
+  const std::uint64_t body = std::uint64_t{rows - 1} * pitch;
+  const std::uint64_t lo = body + width;
+  return {lo, lo < body};
+}
+// a < b + e without wrap-around.
+bool below_end(std::uint64_t a, std::uint64_t b, Extent e) { return a < b || e.carry || a - b < e.lo; }
+
+// COPY / BLIT_RECT / FILL / FILL_RECT: the whole packet is read; a COPY or BLIT_RECT whose
+// source and destination extents overlap faults COPY_OVERLAP (addr = dst); then drain (earlier
+// packet writes are visible before the engine reads); then the engine runs to completion
+// before the next packet.
+void run_copy(Exec& x, std::uint32_t header, bool fill, std::uint64_t src, std::uint64_t dst, std::uint32_t width,
+              std::uint32_t height, std::uint32_t src_pitch, std::uint32_t dst_pitch, std::uint32_t pattern) {
+  if (!fill && width != 0 && height != 0 && below_end(src, dst, extent(width, height, dst_pitch)) &&
+      below_end(dst, src, extent(width, height, src_pitch))) {
+    x.fault(abi::Fault::CopyOverlap, dst, header);
+    return;
+  }
+  if (!x.drain()) return;
+  x.copy_engine(fill, src, dst, width, height, src_pitch, dst_pitch, pattern, header);
+}
+
+std::uint64_t u64(std::uint32_t lo, std::uint32_t hi) { return (std::uint64_t{hi} << 32) | lo; }
+
+void exec_copy(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[5] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  run_copy(x, header, false, u64(dw[0], dw[1]), u64(dw[2], dw[3]), dw[4], 1, 0, 0, 0);
+}
+
+void exec_fill(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[4] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  run_copy(x, header, true, 0, u64(dw[0], dw[1]), dw[2], 1, 0, 0, dw[3]);
+}
+
+void exec_blit_rect(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[8] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  run_copy(x, header, false, u64(dw[0], dw[1]), u64(dw[2], dw[3]), dw[4], dw[5], dw[6], dw[7], 0);
+}
+
+void exec_fill_rect(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[6] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  run_copy(x, header, true, 0, u64(dw[0], dw[1]), dw[2], dw[3], 0, dw[4], dw[5]);
+}
+
 struct HandlerRow {
   Opcode opcode;
   PacketHandler handler;
@@ -67,6 +141,11 @@ constexpr HandlerRow kHandlers[] = {
     {Opcode::Nop, exec_nop},
     {Opcode::WriteData, exec_write_data},
     {Opcode::Fence, exec_fence},
+    {Opcode::Copy, exec_copy},
+    {Opcode::Fill, exec_fill},
+    {Opcode::BlitRect, exec_blit_rect},
+    {Opcode::FillRect, exec_fill_rect},
+    {Opcode::TlbInvalidate, exec_tlb_invalidate},
 };
 
 constexpr std::array<PacketHandler, 256> make_table() {

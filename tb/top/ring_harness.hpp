@@ -43,6 +43,46 @@ class Packets {
     words_.push_back(static_cast<std::uint32_t>(value >> 32));
     return *this;
   }
+  Packets& tlb_invalidate(std::uint32_t first_page, std::uint32_t count, bool all = false) {
+    words_.push_back(abi::make_header(abi::Opcode::TlbInvalidate, 3, all ? abi::tlb_invalidate_flags::kAll : 0));
+    words_.push_back(first_page);
+    words_.push_back(count);
+    return *this;
+  }
+  Packets& copy(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+    words_.push_back(abi::make_header(abi::Opcode::Copy, 6));
+    words_.push_back(static_cast<std::uint32_t>(src));
+    words_.push_back(static_cast<std::uint32_t>(src >> 32));
+    words_.push_back(static_cast<std::uint32_t>(dst));
+    words_.push_back(static_cast<std::uint32_t>(dst >> 32));
+    words_.push_back(bytes);
+    return *this;
+  }
+  Packets& fill(std::uint64_t dst, std::uint32_t bytes, std::uint32_t pattern) {
+    words_.push_back(abi::make_header(abi::Opcode::Fill, 5));
+    words_.push_back(static_cast<std::uint32_t>(dst));
+    words_.push_back(static_cast<std::uint32_t>(dst >> 32));
+    words_.push_back(bytes);
+    words_.push_back(pattern);
+    return *this;
+  }
+  Packets& blit_rect(std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
+                     std::uint32_t src_pitch, std::uint32_t dst_pitch) {
+    words_.push_back(abi::make_header(abi::Opcode::BlitRect, 9));
+    for (std::uint32_t w : {static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(src >> 32),
+                            static_cast<std::uint32_t>(dst), static_cast<std::uint32_t>(dst >> 32), width, height,
+                            src_pitch, dst_pitch})
+      words_.push_back(w);
+    return *this;
+  }
+  Packets& fill_rect(std::uint64_t dst, std::uint32_t width, std::uint32_t height, std::uint32_t dst_pitch,
+                     std::uint32_t pattern) {
+    words_.push_back(abi::make_header(abi::Opcode::FillRect, 7));
+    for (std::uint32_t w : {static_cast<std::uint32_t>(dst), static_cast<std::uint32_t>(dst >> 32), width, height,
+                            dst_pitch, pattern})
+      words_.push_back(w);
+    return *this;
+  }
   Packets& raw(std::uint32_t word) {
     words_.push_back(word);
     return *this;

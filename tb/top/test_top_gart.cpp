@@ -431,3 +431,156 @@ TEST_CASE("a remapped write page takes effect after the invalidation, between su
   CHECK(h.mem().read64(b + 0x800) == 92);
   CHECK(h.mem().read64(a + 0x800) == 91);
 }
+
+TEST_CASE("TLB_INVALIDATE in a privileged buffer remaps a page for the rest of the buffer and later buffers",
+          "[top][gart][invalidate][packet]") {
+  const bool all = GENERATE(false, true);
+  CAPTURE(all);
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t a = kPagesAddr + 0x21000, b = kPagesAddr + 0x22000, c = kPagesAddr + 0x23000;
+  const std::uint32_t page = 50;
+  g.map(page, a);
+  g.invalidate(page, 1);
+  const std::uint64_t pte_addr = kTableAddr + 8ull * page;
+  auto pte_words = [](std::uint64_t bus) {
+    const std::uint64_t pte = bus | kPteValid | kPteWritable;
+    return std::vector<std::uint32_t>{static_cast<std::uint32_t>(pte), static_cast<std::uint32_t>(pte >> 32)};
+  };
+
+  // An ordinary submission caches page 50 -> a in the TLB.
+  Packets u0;
+  u0.write_data(g.addr(page) + 0x0, {0x10});
+  REQUIRE(submit(h, g.place(u0, 0), u0.bytes(), 1) & kIntDone);
+  CHECK(h.mem().read32(a + 0x0) == 0x10);
+
+  // Rewriting the PTE without an invalidation changes nothing: the TLB still holds page 50 -> a.
+  Packets k0;
+  k0.write_data(pte_addr, pte_words(c));
+  k0.write_data(g.addr(page) + 0x4, {0x11});
+  h.push(k0, 2, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  CHECK(h.mem().read32(a + 0x4) == 0x11);
+  CHECK(h.mem().read32(c + 0x4) == 0);
+
+  // One privileged buffer: write the PTE (page 50 -> b), TLB_INVALIDATE, then write through
+  // page 50 again: the packet after the invalidation sees the new table.
+  Packets k1;
+  k1.write_data(g.addr(page) + 0x8, {0x12});  // still a
+  k1.write_data(pte_addr, pte_words(b));
+  k1.tlb_invalidate(all ? 0 : page, all ? 0 : 1, all);
+  k1.write_data(g.addr(page) + 0xc, {0x13});  // b
+  h.push(k1, 3, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  CHECK(h.reg(SGPU_REG(FAULT_STATUS)) == 0);
+  CHECK(h.mem().read32(a + 0x8) == 0x12);
+  CHECK(h.mem().read32(b + 0x8) == 0);
+  CHECK(h.mem().read32(b + 0xc) == 0x13);
+  CHECK(h.mem().read32(a + 0xc) == 0);
+
+  // A later user buffer sees the new mapping too.
+  Packets u1;
+  u1.write_data(g.addr(page) + 0x10, {0x14});
+  REQUIRE(submit(h, g.place(u1, 4), u1.bytes(), 4) & kIntDone);
+  CHECK(h.mem().read32(b + 0x10) == 0x14);
+  CHECK(h.mem().read32(a + 0x10) == 0);
+  CHECK((h.reg(SGPU_REG(GART_STATUS)) & SGPU_REGS__GART_STATUS__INV_BUSY_bm) == 0);
+}
+
+TEST_CASE("TLB_INVALIDATE in an ordinary buffer faults PRIVILEGED_PACKET and is not executed",
+          "[top][gart][invalidate][packet][fault]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t a = kPagesAddr + 0x21000, b = kPagesAddr + 0x22000;
+  const std::uint32_t page = 51;
+  g.map(page, a);
+  g.invalidate(page, 1);
+  Packets u0;
+  u0.write_data(g.addr(page), {0x20});
+  REQUIRE(submit(h, g.place(u0, 0), u0.bytes(), 1) & kIntDone);
+  g.map(page, b);  // the PTE changes, but nobody invalidates through the MMIO path
+
+  Packets u1;
+  u1.nop(2);
+  u1.tlb_invalidate(page, 1);
+  u1.write_data(g.addr(page) + 4, {0x21});
+  const std::uint64_t buf = g.place(u1, 4);
+  const std::uint32_t st = submit(h, buf, u1.bytes(), 2, 0, 5);
+  REQUIRE(st & kIntFault);
+  const std::uint32_t fs = h.reg(SGPU_REG(FAULT_STATUS));
+  CHECK(field(fs, SGPU_REGS__FAULT_STATUS__REASON_bm, SGPU_REGS__FAULT_STATUS__REASON_bp) ==
+        static_cast<std::uint32_t>(abi::Fault::PrivilegedPacket));
+  CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == buf + 8);
+  CHECK(h.reg(SGPU_REG(FAULT_DETAIL)) == abi::make_header(abi::Opcode::TlbInvalidate, 3));
+  CHECK(h.mem().read32(a + 4) == 0);
+  CHECK(h.mem().read32(b + 4) == 0);
+  // The engine recovers; with the MMIO invalidation the new mapping is used.
+  REQUIRE(h.reset_engine());
+  g.invalidate(page, 1);
+  Packets u2;
+  u2.write_data(g.addr(page) + 8, {0x22});
+  REQUIRE(submit(h, g.place(u2, 8), u2.bytes(), 3) & kIntDone);
+  CHECK(h.mem().read32(b + 8) == 0x22);
+  CHECK(h.mem().read32(a + 8) == 0);
+}
+
+TEST_CASE("COPY and FILL translate both sides through the GART; refused pages fault TRANSLATION",
+          "[top][gart][copy]") {
+  RingHarness h;
+  Gart g(h, 64);
+  // Source pages 20..22 and destination pages 30..32, each scattered.
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    g.map(20 + k, kPagesAddr + 0x1000ull * (50 + 2 * k));
+    g.map(30 + k, kPagesAddr + 0x1000ull * (71 - 3 * k));
+  }
+  g.invalidate_all();
+  std::vector<std::uint8_t> src(3 * 4096);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  for (std::uint32_t k = 0; k < 3; ++k) h.mem().write(kPagesAddr + 0x1000ull * (50 + 2 * k), src.data() + 4096 * k, 4096);
+  auto dst_byte = [&](std::uint64_t off) {
+    return h.mem().read8(kPagesAddr + 0x1000ull * (71 - 3 * (off / 4096)) + off % 4096);
+  };
+
+  Packets p;
+  p.copy(g.addr(20) + 5, g.addr(30) + 0x103, 2 * 4096 + 77);  // ordinary submission
+  p.fill(g.addr(32) + 0x800, 16, 0xa0b0c0d0);
+  REQUIRE(submit(h, g.place(p, 0), p.bytes(), 1) & kIntDone);
+  bool same = true;
+  for (std::uint64_t i = 0; i < 2 * 4096 + 77; ++i) same = same && dst_byte(0x103 + i) == src[5 + i];
+  CHECK(same);
+  CHECK(dst_byte(0x102) == 0);
+  CHECK(h.mem().read32(kPagesAddr + 0x1000ull * 65 + 0x800) == 0xa0b0c0d0);
+
+  SECTION("read-only destination page: client 3, nothing written to it") {
+    g.map_ro(31, kPagesAddr + 0x1000ull * 68);
+    g.invalidate(31, 1);
+    Packets q;
+    q.fill(g.addr(30) + 0xff0, 0x20, 0x55555555);
+    const std::uint32_t st = submit(h, g.place(q, 4), q.bytes(), 2, 0, 12);
+    REQUIRE(st & kIntFault);
+    CHECK(field(h.reg(SGPU_REG(FAULT_STATUS)), SGPU_REGS__FAULT_STATUS__REASON_bm, SGPU_REGS__FAULT_STATUS__REASON_bp) ==
+          static_cast<std::uint32_t>(abi::Fault::Translation));
+    CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == g.addr(31));
+    const std::uint32_t gs = h.reg(SGPU_REG(GART_FAULT_STATUS));
+    CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp) == 3);
+    CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__REASON_bm, SGPU_REGS__GART_FAULT_STATUS__REASON_bp) == kWriteProtect);
+    CHECK(dst_byte(0x1000) == src[5 + 0x1000 - 0x103]);  // page 31 kept the first copy's bytes
+    REQUIRE(h.reset_engine());
+  }
+  SECTION("unmapped source page: client 2") {
+    g.set_pte(21, 0);
+    g.invalidate(21, 1);
+    Packets q;
+    q.copy(g.addr(20) + 0xf00, g.addr(30), 0x200);
+    const std::uint32_t st = submit(h, g.place(q, 4), q.bytes(), 3);
+    REQUIRE(st & kIntFault);
+    CHECK(field(h.reg(SGPU_REG(FAULT_STATUS)), SGPU_REGS__FAULT_STATUS__REASON_bm, SGPU_REGS__FAULT_STATUS__REASON_bp) ==
+          static_cast<std::uint32_t>(abi::Fault::Translation));
+    CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == g.addr(21));
+    const std::uint32_t gs = h.reg(SGPU_REG(GART_FAULT_STATUS));
+    CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp) == 2);
+    REQUIRE(h.reset_engine());
+  }
+}

@@ -1,4 +1,5 @@
-// Builds a DMA buffer: appends NOP, WRITE_DATA and FENCE packets (spec/abi.toml) to a block of
+// Builds a DMA buffer: appends NOP, WRITE_DATA, FENCE, COPY, FILL, BLIT_RECT, FILL_RECT and TLB_INVALIDATE
+// packets (spec/abi.toml) to a block of
 // memory, checking each packet against the generated packet table before writing a byte.
 //
 //   PacketWriter w(buffer);                   // a DmaMemory
@@ -35,6 +36,26 @@ class PacketWriter {
   /// FENCE: after all earlier writes of the submission, the device writes `value` to `addr`
   /// (8-aligned for kValue64, else 4-aligned); flags from abi::fence_flags.
   Status fence(std::uint64_t addr, std::uint64_t value, std::uint8_t flags = 0);
+  /// COPY: the device copies `bytes` bytes from GPU address `src` to `dst` (any alignment) after
+  /// every earlier write of the submission. Overlapping ranges are refused here (the device
+  /// would fault COPY_OVERLAP).
+  Status copy(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes);
+  /// FILL: `bytes` bytes at `dst` get the 32-bit pattern (byte i = pattern byte i mod 4).
+  Status fill(std::uint64_t dst, std::uint32_t bytes, std::uint32_t pattern);
+  /// BLIT_RECT: `height` rows of `width` bytes from src + r * src_pitch to dst + r * dst_pitch.
+  /// Refused here when the source and destination extents ((height - 1) * pitch + width bytes
+  /// from the first row) overlap, as the device would fault COPY_OVERLAP.
+  Status blit_rect(std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
+                   std::uint32_t src_pitch, std::uint32_t dst_pitch);
+  /// FILL_RECT: `height` rows of `width` bytes at dst + r * dst_pitch get the pattern.
+  Status fill_rect(std::uint64_t dst, std::uint32_t width, std::uint32_t height, std::uint32_t dst_pitch,
+                   std::uint32_t pattern);
+  /// TLB_INVALIDATE (privileged: only in a submission with the privileged or paging flag):
+  /// after every earlier write of the submission, the GART forgets the aperture pages
+  /// [first_page, first_page + count); later packets see the page table as it is in memory.
+  Status tlb_invalidate(std::uint32_t first_page, std::uint32_t count);
+  /// TLB_INVALIDATE with the `all` flag: every TLB entry.
+  Status tlb_invalidate_all();
   /// Appends dwords without any check: for tests that feed the device bad packets on purpose.
   Status raw(const std::uint32_t* dwords, std::size_t count);
   Status raw(std::initializer_list<std::uint32_t> dwords) { return raw(dwords.begin(), dwords.size()); }

@@ -13,6 +13,11 @@ enum class Opcode : std::uint8_t {
   Nop = 0x00,
   WriteData = 0x01,
   Fence = 0x02,
+  Copy = 0x03,
+  Fill = 0x04,
+  BlitRect = 0x05,
+  FillRect = 0x06,
+  TlbInvalidate = 0x82,
 };
 
 /// Static facts about one packet type.
@@ -25,10 +30,15 @@ struct PacketInfo {
   std::uint8_t flags_mask;  ///< flag bits the packet defines
 };
 
-inline constexpr std::array<PacketInfo, 3> kPackets{{
+inline constexpr std::array<PacketInfo, 8> kPackets{{
     {Opcode::Nop, "NOP", 1, 65535, false, 0x00},
     {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00},
     {Opcode::Fence, "FENCE", 5, 5, false, 0x03},
+    {Opcode::Copy, "COPY", 6, 6, false, 0x00},
+    {Opcode::Fill, "FILL", 5, 5, false, 0x00},
+    {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00},
+    {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00},
+    {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01},
 }};
 
 /// The packet with this opcode, or nullptr for an unknown opcode.
@@ -59,6 +69,9 @@ constexpr std::uint32_t header_dwords(std::uint32_t h) { return (h >> header::kD
 namespace fence_flags {
 inline constexpr std::uint8_t kIrq = 1u << 0;  ///< Raise the DMA-completed interrupt after the write.
 inline constexpr std::uint8_t kValue64 = 1u << 1;  ///< Write all 64 bits of the value (else only value_lo).
+}
+namespace tlb_invalidate_flags {
+inline constexpr std::uint8_t kAll = 1u << 0;  ///< Invalidate every TLB entry (first_page and count are ignored).
 }
 
 /// One ring entry (see the programming guide).
@@ -110,6 +123,7 @@ enum class Fault : std::uint8_t {
   BusError = 7,  ///< A read or write returned SLVERR or DECERR. FAULT_ADDR holds the address.
   Translation = 8,  ///< An access hit a page that translation refused. FAULT_ADDR holds the GPU address.
   ReservedBits = 9,  ///< A packet header sets flag bits its opcode does not define. FAULT_DETAIL holds the header.
+  CopyOverlap = 10,  ///< A COPY whose source and destination byte ranges overlap, or a BLIT_RECT whose source and destination extents do; nothing was copied. FAULT_ADDR holds the destination address, FAULT_DETAIL the header.
 };
 
 constexpr std::string_view to_string(Fault f) {
@@ -124,6 +138,7 @@ constexpr std::string_view to_string(Fault f) {
     case Fault::BusError: return "BUS_ERROR";
     case Fault::Translation: return "TRANSLATION";
     case Fault::ReservedBits: return "RESERVED_BITS";
+    case Fault::CopyOverlap: return "COPY_OVERLAP";
   }
   return "UNKNOWN_FAULT";
 }

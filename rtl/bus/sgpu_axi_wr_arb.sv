@@ -1,0 +1,169 @@
+// Two AXI4 write masters onto one write port: master 0 the command processor's small-write
+// master (sgpu_axi_wr), master 1 the copy engine's burst writer (sgpu_dma_wr).
+//
+// AW is granted round-robin as in sgpu_axi_rd_arb: the grant is a register, the AW readies
+// depend only on it and on the port's awready, and once the granted master raises awvalid the
+// grant stays until the handshake. AXI4 has no WID: write data must follow the order of the
+// addresses. Every AW handshake on the port pushes its master's number into a FIFO, and W beats
+// are taken only from the master at the head of it, until that burst's wlast; so W never runs
+// ahead of its AW on the port (a master may present W early: it simply waits). B responses are
+// routed by ID (S1Id to master 1, every other ID to master 0); both masters must accept B at
+// any time.
+`default_nettype none
+
+module sgpu_axi_wr_arb #(
+  /// AXI data width in bits.
+  parameter int unsigned DataWidth = 64,
+  /// AXI ID width.
+  parameter int unsigned IdWidth = 4,
+  /// The ID master 1 uses; B responses with this ID go to master 1, all others to master 0.
+  parameter logic [IdWidth-1:0] S1Id = IdWidth'(2),
+  /// AW handshakes whose data has not been sent yet (the W-order FIFO's depth).
+  parameter int unsigned MaxPending = 16
+) (
+  /// Clock.
+  input  wire logic                   clk_i,
+  /// Asynchronous reset, active low.
+  input  wire logic                   rst_ni,
+
+  /// Master 0 (the CP's write master).
+  input  wire logic                   s0_axi_awvalid,
+  output      logic                   s0_axi_awready,
+  input  wire logic [IdWidth-1:0]     s0_axi_awid,
+  input  wire logic [63:0]            s0_axi_awaddr,
+  input  wire logic [7:0]             s0_axi_awlen,
+  input  wire logic [2:0]             s0_axi_awsize,
+  input  wire logic [1:0]             s0_axi_awburst,
+  input  wire logic                   s0_axi_wvalid,
+  output      logic                   s0_axi_wready,
+  input  wire logic [DataWidth-1:0]   s0_axi_wdata,
+  input  wire logic [DataWidth/8-1:0] s0_axi_wstrb,
+  input  wire logic                   s0_axi_wlast,
+  output      logic                   s0_axi_bvalid,
+  input  wire logic                   s0_axi_bready,
+  output      logic [IdWidth-1:0]     s0_axi_bid,
+  output      logic [1:0]             s0_axi_bresp,
+
+  /// Master 1 (the copy engine's writer).
+  input  wire logic                   s1_axi_awvalid,
+  output      logic                   s1_axi_awready,
+  input  wire logic [IdWidth-1:0]     s1_axi_awid,
+  input  wire logic [63:0]            s1_axi_awaddr,
+  input  wire logic [7:0]             s1_axi_awlen,
+  input  wire logic [2:0]             s1_axi_awsize,
+  input  wire logic [1:0]             s1_axi_awburst,
+  input  wire logic                   s1_axi_wvalid,
+  output      logic                   s1_axi_wready,
+  input  wire logic [DataWidth-1:0]   s1_axi_wdata,
+  input  wire logic [DataWidth/8-1:0] s1_axi_wstrb,
+  input  wire logic                   s1_axi_wlast,
+  output      logic                   s1_axi_bvalid,
+  input  wire logic                   s1_axi_bready,
+  output      logic [IdWidth-1:0]     s1_axi_bid,
+  output      logic [1:0]             s1_axi_bresp,
+
+  /// The shared port.
+  output      logic                   m_axi_awvalid,
+  input  wire logic                   m_axi_awready,
+  output      logic [IdWidth-1:0]     m_axi_awid,
+  output      logic [63:0]            m_axi_awaddr,
+  output      logic [7:0]             m_axi_awlen,
+  output      logic [2:0]             m_axi_awsize,
+  output      logic [1:0]             m_axi_awburst,
+  output      logic                   m_axi_wvalid,
+  input  wire logic                   m_axi_wready,
+  output      logic [DataWidth-1:0]   m_axi_wdata,
+  output      logic [DataWidth/8-1:0] m_axi_wstrb,
+  output      logic                   m_axi_wlast,
+  input  wire logic                   m_axi_bvalid,
+  output      logic                   m_axi_bready,
+  input  wire logic [IdWidth-1:0]     m_axi_bid,
+  input  wire logic [1:0]             m_axi_bresp
+);
+
+  ////////
+  // AW //
+  ////////
+
+  logic grant_q, grant_d;  // 0: master 0, 1: master 1
+  logic ord_in_ready, ord_valid, ord_head;
+
+  // An AW is passed on only while the W-order FIFO has room for its master's number.
+  assign m_axi_awvalid  = (grant_q ? s1_axi_awvalid : s0_axi_awvalid) && ord_in_ready;
+  assign m_axi_awid     = grant_q ? s1_axi_awid    : s0_axi_awid;
+  assign m_axi_awaddr   = grant_q ? s1_axi_awaddr  : s0_axi_awaddr;
+  assign m_axi_awlen    = grant_q ? s1_axi_awlen   : s0_axi_awlen;
+  assign m_axi_awsize   = grant_q ? s1_axi_awsize  : s0_axi_awsize;
+  assign m_axi_awburst  = grant_q ? s1_axi_awburst : s0_axi_awburst;
+  assign s0_axi_awready = !grant_q && m_axi_awready && ord_in_ready;
+  assign s1_axi_awready = grant_q && m_axi_awready && ord_in_ready;
+
+  logic own_valid, other_valid, aw_go;
+  assign own_valid   = grant_q ? s1_axi_awvalid : s0_axi_awvalid;
+  assign other_valid = grant_q ? s0_axi_awvalid : s1_axi_awvalid;
+  assign aw_go       = m_axi_awvalid && m_axi_awready;
+
+  always_comb begin
+    grant_d = grant_q;
+    if (other_valid && (!own_valid || aw_go)) grant_d = !grant_q;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      grant_q <= 1'b0;
+    end else begin
+      grant_q <= grant_d;
+    end
+  end
+
+  ///////
+  // W //
+  ///////
+
+  logic w_go;
+  assign w_go = m_axi_wvalid && m_axi_wready && m_axi_wlast;
+
+  sgpu_fifo #(.Width(1), .Depth(MaxPending)) u_order (
+    .clk_i, .rst_ni, .clear_i(1'b0),
+    .in_valid_i (aw_go), .in_ready_o(ord_in_ready), .in_data_i(grant_q),
+    .out_valid_o(ord_valid), .out_ready_i(w_go), .out_data_o(ord_head), .count_o()
+  );
+
+  assign m_axi_wvalid  = ord_valid && (ord_head ? s1_axi_wvalid : s0_axi_wvalid);
+  assign m_axi_wdata   = ord_head ? s1_axi_wdata : s0_axi_wdata;
+  assign m_axi_wstrb   = ord_head ? s1_axi_wstrb : s0_axi_wstrb;
+  assign m_axi_wlast   = ord_head ? s1_axi_wlast : s0_axi_wlast;
+  assign s0_axi_wready = ord_valid && !ord_head && m_axi_wready;
+  assign s1_axi_wready = ord_valid && ord_head && m_axi_wready;
+
+  ///////
+  // B //
+  ///////
+
+  logic to_s1;
+  assign to_s1 = (m_axi_bid == S1Id);
+
+  assign s0_axi_bvalid = m_axi_bvalid && !to_s1;
+  assign s1_axi_bvalid = m_axi_bvalid && to_s1;
+  assign m_axi_bready  = to_s1 ? s1_axi_bready : s0_axi_bready;
+  assign s0_axi_bid    = m_axi_bid;
+  assign s0_axi_bresp  = m_axi_bresp;
+  assign s1_axi_bid    = m_axi_bid;
+  assign s1_axi_bresp  = m_axi_bresp;
+
+  ////////////////
+  // Invariants //
+  ////////////////
+
+`ifndef SYNTHESIS
+  DistinctIds: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s0_axi_awvalid |-> s0_axi_awid != S1Id);
+  Master1Id: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      s1_axi_awvalid |-> s1_axi_awid == S1Id);
+  GrantHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      (m_axi_awvalid && !m_axi_awready) |=> $stable(grant_q));
+`endif
+
+endmodule
+
+`default_nettype wire
