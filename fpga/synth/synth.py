@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--elaborate-only", action="store_true",
                     help="only elaborate the first block with slang (seconds; part of `make test`)")
     a = ap.parse_args()
+    a.yosys = os.path.abspath(a.yosys)  # Yosys runs in the scratch folder
 
     sources = read_sources(a.sources)
     # WebAssembly Yosys sees only its working folder: copy the sources in, flat.
