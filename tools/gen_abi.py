@@ -16,6 +16,15 @@ def camel(name):
     return "".join(part.capitalize() for part in name.lower().split("_"))
 
 
+def fwidth(fl):
+    """Width of a packet flag field in bits (1 unless it has `width`)."""
+    return fl.get("width", 1)
+
+
+def fmask(fl):
+    return ((1 << fwidth(fl)) - 1) << fl["bit"]
+
+
 def load(path):
     with open(path, "rb") as f:
         spec = tomllib.load(f)
@@ -37,10 +46,18 @@ def check(spec):
             sys.exit(f"abi: {pkt['name']} min_dwords {pkt['min_dwords']} < fixed part {fixed}")
         if "variable" not in pkt and pkt["name"] != "NOP" and pkt["max_dwords"] != fixed:
             sys.exit(f"abi: {pkt['name']} has {fixed} dwords of header and payload but max_dwords {pkt['max_dwords']}")
+        used = 0
+        for fl in pkt["flags"]:
+            if used & fmask(fl) or fl["bit"] + fwidth(fl) > 8:
+                sys.exit(f"abi: {pkt['name']} flag {fl['name']} overlaps another or leaves the flags byte")
+            used |= fmask(fl)
+            for v in fl.get("values", []):
+                if v["value"] >> fwidth(fl):
+                    sys.exit(f"abi: {pkt['name']} flag {fl['name']} value {v['name']} does not fit")
     codes = [f["code"] for f in spec["fault"]]
     if len(set(codes)) != len(codes):
         sys.exit("abi: duplicate fault code")
-    for struct in ("ring_entry", "writeback"):
+    for struct in ("ring_entry", "writeback", "preempt_record"):
         dws = [f["dword"] for f in spec[struct]["fields"]]
         if sorted(dws) != list(range(spec[struct]["dwords"])):
             sys.exit(f"abi: {struct} fields must cover dwords 0..{spec[struct]['dwords'] - 1} once")
@@ -72,10 +89,23 @@ def gen_sv(spec):
         out.append(f"  localparam bit Pkt{c}Privileged = 1'b{int(p['privileged'])};")
         for fl in p["flags"]:
             out.append(f"  localparam int unsigned Pkt{c}Flag{camel(fl['name'])}Bit = {fl['bit']};")
-        mask = sum(1 << fl["bit"] for fl in p["flags"])
+            if fwidth(fl) > 1:
+                out.append(f"  localparam int unsigned Pkt{c}Flag{camel(fl['name'])}Width = {fwidth(fl)};")
+        mask = sum(fmask(fl) for fl in p["flags"])
         out.append(f"  localparam logic [7:0] Pkt{c}FlagsMask = 8'h{mask:02x};")
+        for fl in p["flags"]:
+            if "values" not in fl:
+                continue
+            out.append(f"  /// {p['name']} flag field `{fl['name']}` (bits {fl['bit'] + fwidth(fl) - 1}:{fl['bit']}).")
+            out.append(f"  typedef enum logic [{fwidth(fl) - 1}:0] {{")
+            vs = fl["values"]
+            for i, v in enumerate(vs):
+                sep = "," if i + 1 < len(vs) else ""
+                out.append(f"    {c}{camel(fl['name'])}{camel(v['name'])} = {fwidth(fl)}'d{v['value']}{sep}")
+            out.append(f"  }} {p['name'].lower()}_{fl['name'].lower()}_e;")
     out.append("")
-    for struct, tname in (("ring_entry", "ring_entry_t"), ("writeback", "writeback_t")):
+    for struct, tname in (("ring_entry", "ring_entry_t"), ("writeback", "writeback_t"),
+                          ("preempt_record", "preempt_record_t")):
         s = spec[struct]
         out.append(f"  localparam int unsigned {camel(struct)}Dwords = {s['dwords']};")
         out.append(f"  localparam int unsigned {camel(struct)}Bytes = {s['dwords'] * 4};")
@@ -151,7 +181,7 @@ def gen_cpp(spec):
     o.append("")
     o.append(f"inline constexpr std::array<PacketInfo, {len(spec['packet'])}> kPackets{{{{")
     for p in spec["packet"]:
-        mask = sum(1 << fl["bit"] for fl in p["flags"])
+        mask = sum(fmask(fl) for fl in p["flags"])
         o.append(f"    {{Opcode::{camel(p['name'])}, \"{p['name']}\", {p['min_dwords']}, {p['max_dwords']}, "
                  f"{'true' if p['privileged'] else 'false'}, 0x{mask:02x}}},")
     o.append("}};")
@@ -183,8 +213,20 @@ def gen_cpp(spec):
             continue
         o.append(f"namespace {p['name'].lower()}_flags {{")
         for fl in p["flags"]:
-            o.append(f"inline constexpr std::uint8_t k{camel(fl['name'])} = 1u << {fl['bit']};  ///< {fl['desc']}")
+            if fwidth(fl) == 1:
+                o.append(f"inline constexpr std::uint8_t k{camel(fl['name'])} = 1u << {fl['bit']};  ///< {fl['desc']}")
+            else:
+                o.append(f"inline constexpr unsigned k{camel(fl['name'])}Lsb = {fl['bit']};  ///< {fl['desc']}")
+                o.append(f"inline constexpr std::uint8_t k{camel(fl['name'])}Mask = 0x{fmask(fl):02x};")
         o.append("}")
+        for fl in p["flags"]:
+            if "values" not in fl:
+                continue
+            o.append(f"/// {p['name']} flag field `{fl['name']}`: {fl['desc']}")
+            o.append(f"enum class {camel(p['name'])}{camel(fl['name'])} : std::uint8_t {{")
+            for v in fl["values"]:
+                o.append(f"  {camel(v['name'])} = {v['value']},  ///< {v['desc']}")
+            o.append("};")
     o.append("")
     o += cpp_struct("RingEntry", spec["ring_entry"], "One ring entry (see the programming guide).")
     o.append("")
@@ -196,6 +238,8 @@ def gen_cpp(spec):
     o.append("}  // namespace ring_flags")
     o.append("")
     o += cpp_struct("Writeback", spec["writeback"], "The write-back record at WB_ADDR.")
+    o.append("")
+    o += cpp_struct("PreemptRecord", spec["preempt_record"], "The preemption record at PREEMPT_ADDR.")
     o.append("")
     o.append("enum class Fault : std::uint8_t {")
     for f in spec["fault"]:
@@ -239,8 +283,11 @@ def gen_md(spec):
         if p["flags"]:
             o += ["", "| flag bit | name | meaning |", "|---|---|---|"]
             for fl in p["flags"]:
-                o.append(f"| {fl['bit']} | `{fl['name']}` | {fl['desc']} |")
-    for struct, title in (("ring_entry", "Ring entry"), ("writeback", "Write-back record")):
+                bits = str(fl["bit"]) if fwidth(fl) == 1 else f"{fl['bit'] + fwidth(fl) - 1}:{fl['bit']}"
+                vals = "".join(f"<br>{v['value']} `{v['name']}`: {v['desc']}" for v in fl.get("values", []))
+                o.append(f"| {bits} | `{fl['name']}` | {fl['desc']}{vals} |")
+    for struct, title in (("ring_entry", "Ring entry"), ("writeback", "Write-back record"),
+                          ("preempt_record", "Preemption record")):
         s = spec[struct]
         o += ["", f"## {title} ({s['dwords'] * 4} bytes)", "", one_line(s["desc"]), "",
               "| dword | field | meaning |", "|---|---|---|"]

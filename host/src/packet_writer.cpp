@@ -101,6 +101,48 @@ Status PacketWriter::copy(std::uint64_t src, std::uint64_t dst, std::uint32_t by
   return ok_status();
 }
 
+Status PacketWriter::wait_mem(std::uint64_t addr, abi::WaitMemFunc func, std::uint32_t ref, std::uint32_t mask,
+                              std::uint32_t interval) {
+  if (addr % 4 != 0) return invalid(fmt::format("WAIT_MEM address {:#x} is not 4-byte aligned", addr));
+  const auto f = static_cast<unsigned>(func);
+  if (f > (abi::wait_mem_flags::kFuncMask >> abi::wait_mem_flags::kFuncLsb))
+    return invalid(fmt::format("WAIT_MEM compare function {} is not defined", f));
+  const auto& p = info(abi::Opcode::WaitMem);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::WaitMem, p.min_dwords));
+  put(abi::make_header(abi::Opcode::WaitMem, p.min_dwords, static_cast<std::uint8_t>(f << abi::wait_mem_flags::kFuncLsb)));
+  put(static_cast<std::uint32_t>(addr));
+  put(static_cast<std::uint32_t>(addr >> 32));
+  put(ref);
+  put(mask);
+  put(interval);
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::indirect(std::uint64_t addr, std::uint32_t bytes) {
+  if (addr % 4 != 0) return invalid(fmt::format("INDIRECT address {:#x} is not 4-byte aligned", addr));
+  if (bytes % 4 != 0) return invalid(fmt::format("INDIRECT length {} is not a multiple of 4 bytes", bytes));
+  const auto& p = info(abi::Opcode::Indirect);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Indirect, p.min_dwords));
+  put(abi::make_header(abi::Opcode::Indirect, p.min_dwords));
+  put(static_cast<std::uint32_t>(addr));
+  put(static_cast<std::uint32_t>(addr >> 32));
+  put(bytes);
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::timestamp(std::uint64_t addr) {
+  if (addr % 8 != 0) return invalid(fmt::format("TIMESTAMP address {:#x} is not 8-byte aligned", addr));
+  const auto& p = info(abi::Opcode::Timestamp);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Timestamp, p.min_dwords));
+  put(abi::make_header(abi::Opcode::Timestamp, p.min_dwords));
+  put(static_cast<std::uint32_t>(addr));
+  put(static_cast<std::uint32_t>(addr >> 32));
+  ++packets_;
+  return ok_status();
+}
+
 Status PacketWriter::fill(std::uint64_t dst, std::uint32_t bytes, std::uint32_t pattern) {
   const auto& p = info(abi::Opcode::Fill);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Fill, p.min_dwords));

@@ -138,3 +138,39 @@ TEST_CASE("packet writer encodes BLIT_RECT and FILL_RECT and refuses overlapping
   CHECK(w.blit_rect(0x1000, 0x1000 + 3 * 0x100 + 0x20, 0x20, 4, 0x100, 0x100));  // adjacent extents
   CHECK(w.blit_rect(0x1000, 0x1000, 0, 4, 0x100, 0x100));  // empty: nothing to overlap
 }
+
+TEST_CASE("packet writer encodes WAIT_MEM and TIMESTAMP and refuses misaligned addresses", "[packet_writer]") {
+  std::array<std::uint32_t, 16> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  REQUIRE(w.wait_mem(0x1'0000'0004, abi::WaitMemFunc::Ge, 7, 0xff, 100));
+  REQUIRE(w.timestamp(0x2'0000'0008));
+  CHECK(w.offset() == 4 * (6 + 3));
+  CHECK(buf[0] == abi::make_header(abi::Opcode::WaitMem, 6, static_cast<std::uint8_t>(abi::WaitMemFunc::Ge)));
+  CHECK(buf[1] == 4);
+  CHECK(buf[2] == 1);
+  CHECK(buf[3] == 7);
+  CHECK(buf[4] == 0xff);
+  CHECK(buf[5] == 100);
+  CHECK(buf[6] == abi::make_header(abi::Opcode::Timestamp, 3));
+  CHECK(buf[7] == 8);
+  CHECK(buf[8] == 2);
+
+  const std::uint32_t before = w.offset();
+  CHECK_FALSE(w.wait_mem(0x1002, abi::WaitMemFunc::Eq, 0));
+  CHECK_FALSE(w.wait_mem(0x1000, static_cast<abi::WaitMemFunc>(8), 0));
+  CHECK_FALSE(w.timestamp(0x1004));
+  CHECK(w.offset() == before);
+}
+
+TEST_CASE("packet writer encodes INDIRECT and refuses misaligned calls", "[packet_writer]") {
+  std::array<std::uint32_t, 8> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  REQUIRE(w.indirect(0x3'0000'0100, 64));
+  CHECK(buf[0] == abi::make_header(abi::Opcode::Indirect, 4));
+  CHECK(buf[1] == 0x100);
+  CHECK(buf[2] == 3);
+  CHECK(buf[3] == 64);
+  CHECK_FALSE(w.indirect(0x102, 64));
+  CHECK_FALSE(w.indirect(0x100, 6));
+  CHECK(w.offset() == 16);
+}

@@ -11,13 +11,31 @@
 // every earlier write was acknowledged; the next packet waits for the engine's status. The
 // privileged TLB_INVALIDATE drains the writes, drives the GART's invalidation port (muxed with
 // the register path in sgpu_top) and waits until the sweep is done.
+//
+// WAIT_MEM reads memory through the same fetch engine: it stops the buffer stream (abort: the
+// engine drains the reads it issued), polls the dword with 4-byte requests, and once the
+// condition holds re-requests the rest of the buffer from the byte after the packet.
+// TIMESTAMP drains the writes, samples cycle_i and posts one 64-bit write. A watchdog faults a
+// packet that makes no progress (no stream dword taken, no write accepted, no copy-engine data
+// beat written) for watchdog_i cycles.
+//
+// INDIRECT uses the same stop-and-re-request: the calling buffer's {base, offset, dwords left}
+// is pushed on a small stack (MaxIndirectDepth entries), its stream stopped, the called buffer
+// streamed; when that is done the frame is popped and the rest of the caller re-requested.
+//
+// Preemption: a request is honoured at the next packet boundary (or at once between entries); a
+// copy-engine packet in progress and a WAIT_MEM between reads are stopped and restart from their
+// header. The engine drains, writes the preemption record and stops with its state (entry,
+// offsets, INDIRECT stack) kept until resume (re-request the current buffer) or engine reset.
 `default_nettype none
 
 module sgpu_cp
   import sgpu_abi_pkg::*;
 #(
   /// Data width of the fetch engine's stream in bits.
-  parameter int unsigned DataWidth = 64
+  parameter int unsigned DataWidth = 64,
+  /// Deepest INDIRECT nesting below the ring entry's buffer (CAP_MEM.max_indirect_depth), >= 1.
+  parameter int unsigned MaxIndirectDepth = 4
 ) (
   input  wire logic                   clk_i,
   input  wire logic                   rst_ni,
@@ -31,6 +49,18 @@ module sgpu_cp
   input  wire sgpu_pkg::addr_t        wb_addr_i,
   /// One-cycle request to reset the engine.
   input  wire logic                   engine_reset_i,
+  /// CP_WATCHDOG: cycles without progress before a packet faults with WATCHDOG; 0 = off.
+  input  wire logic [31:0]            watchdog_i,
+  /// The free-running cycle counter (CYCLE_LO/HI), for TIMESTAMP.
+  input  wire logic [63:0]            cycle_i,
+  /// The copy engine wrote a data beat this cycle (watchdog progress during long copies).
+  input  wire logic                   copy_progress_i,
+  /// One-cycle pulses: PREEMPT.request and PREEMPT.resume.
+  input  wire logic                   preempt_req_i,
+  input  wire logic                   preempt_resume_i,
+  /// PREEMPT_FENCE and PREEMPT_ADDR (the preemption record).
+  input  wire logic [63:0]            preempt_fence_i,
+  input  wire sgpu_pkg::addr_t        preempt_addr_i,
 
   // State (registers).
   output      logic [31:0]            ring_head_o,
@@ -46,6 +76,12 @@ module sgpu_cp
   /// One-cycle event pulses for INT_STATUS.
   output      logic                   evt_dma_completed_o,
   output      logic                   evt_fault_o,
+  output      logic                   evt_preempted_o,
+  /// PREEMPT_STATUS and PREEMPT_OFFSET.
+  output      logic                   preempt_pending_o,
+  output      logic                   preempted_o,
+  output      logic                   preempt_in_entry_o,
+  output      logic [31:0]            preempt_offset_o,
 
   // The submission being executed, for the GART (privilege check, fault record).
   /// System-physical addresses are allowed: while a ring entry is read (the ring is the
@@ -109,7 +145,7 @@ module sgpu_cp
   input  wire logic                   copy_busy_i
 );
 
-  typedef enum logic [4:0] {
+  typedef enum logic [5:0] {
     StIdle,         // waiting for head != tail
     StRingReq,      // requesting the ring entry
     StRingData,     // collecting its eight dwords
@@ -127,9 +163,23 @@ module sgpu_cp
     StCopyDrain,    // copy engine packets: overlap check; waiting for every earlier write
     StCopyReq,      // copy engine packets: offering the request to the copy engine
     StCopyWait,     // copy engine packets: waiting for the engine's status
+    StWaitDrain,    // WAIT_MEM: waiting for every earlier write to be acknowledged
+    StStreamStop,   // WAIT_MEM: buffer stream aborted; draining the fetch engine
+    StWaitReq,      // WAIT_MEM: requesting the polled dword
+    StWaitData,     // WAIT_MEM: collecting it
+    StWaitStatus,   // WAIT_MEM: its fetch status; comparing
+    StWaitPause,    // WAIT_MEM: condition false, waiting `interval` cycles before the next read
+    StBufResume,    // re-requesting the rest of the buffer after the stream was stopped
+    StBufEnd,       // a buffer is done: return to the caller (INDIRECT) or retire the entry
+    StTsDrain,      // TIMESTAMP: waiting for every earlier write, then sampling the counter
+    StTsWrite,      // TIMESTAMP: issuing the write
     StBufStatus,    // all packets consumed; waiting for the fetch status
     StRetireDrain,  // waiting for the submission's writes, then writing the write-back record
     StRetireAck,    // waiting for the write-back record to be acknowledged
+    StPreemptDrain, // preemption: aborting the fetch and the copy engine, draining writes
+    StPreemptWrite, // preemption: writing the preemption record
+    StPreemptAck,   // preemption: waiting for it to be acknowledged
+    StPreempted,    // stopped by preemption until resume or engine reset
     StFaultDrain,   // fault recorded; aborting the fetch and draining writes
     StFaulted,      // stopped until an engine reset
     StReset         // engine reset: draining, then clearing
@@ -137,6 +187,7 @@ module sgpu_cp
 
   localparam sgpu_dma_pkg::tag_t TagRing   = sgpu_dma_pkg::tag_t'(0);
   localparam sgpu_dma_pkg::tag_t TagBuffer = sgpu_dma_pkg::tag_t'(1);
+  localparam sgpu_dma_pkg::tag_t TagWait   = sgpu_dma_pkg::tag_t'(2);
 
   state_e          state_q, state_d;
   logic [31:0]     head_q, head_d;
@@ -156,6 +207,28 @@ module sgpu_cp
   logic [64:0]     src_ext_q, src_ext_d;         // (rows - 1) * pitch + bytes: extents checked
   logic [64:0]     dst_ext_q, dst_ext_d;         // for overlap
   logic            wb_second_q, wb_second_d;     // second dword pair of the write-back record
+  sgpu_pkg::addr_t pkt_hdr_addr_q, pkt_hdr_addr_d; // GPU address of the current packet's header
+  logic [31:0]     wait_val_q, wait_val_d;       // WAIT_MEM: the dword read
+  logic [31:0]     wait_cnt_q, wait_cnt_d;       // WAIT_MEM: poll interval countdown
+  logic [31:0]     wd_q, wd_d;                   // watchdog: cycles without progress
+  sgpu_pkg::addr_t buf_base_q, buf_base_d;       // GPU address offset_q counts from
+  logic [31:0]     pkt_hdr_off_q, pkt_hdr_off_d; // offset_q of the current packet's header
+  logic            pre_pend_q, pre_pend_d;       // a preemption request waits
+  logic            pre_entry_q, pre_entry_d;     // the preemption stopped inside an entry
+
+  // INDIRECT return stack: the callers' {base, offset of the next dword, dwords left}.
+  localparam int unsigned DepthWidth = $clog2(MaxIndirectDepth + 1);
+  typedef struct packed {
+    sgpu_pkg::addr_t base;
+    logic [31:0]     offset;
+    logic [29:0]     left;
+  } frame_t;
+  localparam int unsigned IdxWidth = (MaxIndirectDepth > 1) ? $clog2(MaxIndirectDepth) : 1;
+  frame_t [MaxIndirectDepth-1:0] stack_q, stack_d;
+  logic [DepthWidth-1:0]         depth_q, depth_d;
+  logic [IdxWidth-1:0]           push_idx, pop_idx;  // depth_q < Max when pushing, >= 1 when popping
+  assign push_idx = IdxWidth'(depth_q);
+  assign pop_idx  = IdxWidth'(depth_q - DepthWidth'(1));
   logic [63:0]     fence_done_q, fence_done_d;
 
   fault_e          fault_reason_q, fault_reason_d;
@@ -186,12 +259,13 @@ module sgpu_cp
   sgpu_pkg::addr_t entry_addr, buf_addr, next_gpu_addr;
   pkt_header_t     hdr;
   logic            privileged;
+  logic            reading_ring;  // a ring entry is being fetched (entry_q not complete)
 
   assign ring_mask     = (32'd1 << ring_log2_i) - 32'd1;
   assign head_next     = (head_q + 32'd1) & ring_mask;
   assign entry_addr    = ring_base_i + sgpu_pkg::addr_t'({head_q & ring_mask, 5'b00000});
   assign buf_addr      = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
-  assign next_gpu_addr = buf_addr + sgpu_pkg::addr_t'(offset_q);
+  assign next_gpu_addr = buf_base_q + sgpu_pkg::addr_t'(offset_q);
   assign hdr           = pkt_header_t'(dw);
   assign privileged    = entry_q.flags[RingFlagPrivilegedBit] || entry_q.flags[RingFlagPagingBit];
 
@@ -237,6 +311,21 @@ module sgpu_cp
         if (!(32'(hdr.dwords) inside {[PktFillRectMinDwords:PktFillRectMaxDwords]})) hdr_fault = FaultBadLength;
         else if ((hdr.flags & ~PktFillRectFlagsMask) != '0) hdr_fault = FaultReservedBits;
       end
+      OpWaitMem: begin
+        hdr_privileged = PktWaitMemPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktWaitMemMinDwords:PktWaitMemMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktWaitMemFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpTimestamp: begin
+        hdr_privileged = PktTimestampPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktTimestampMinDwords:PktTimestampMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktTimestampFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpIndirect: begin
+        hdr_privileged = PktIndirectPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktIndirectMinDwords:PktIndirectMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktIndirectFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
       OpTlbInvalidate: begin
         hdr_privileged = PktTlbInvalidatePrivileged;
         if (!(32'(hdr.dwords) inside {[PktTlbInvalidateMinDwords:PktTlbInvalidateMaxDwords]})) hdr_fault = FaultBadLength;
@@ -267,6 +356,30 @@ module sgpu_cp
                         && (pkt_rows_q != '0)
                         && ({2'b00, pkt_value_q} < copy_dst_end) && ({2'b00, pkt_addr_q} < copy_src_end);
 
+  // WAIT_MEM: ref in pkt_value[31:0], mask in pkt_value[63:32], the dword read in wait_val.
+  logic [31:0]    wait_masked;
+  logic           wait_hit;
+  wait_mem_func_e wait_func;
+  assign wait_masked = wait_val_q & pkt_value_q[63:32];
+  assign wait_func   = wait_mem_func_e'(pkt_q.flags[PktWaitMemFlagFuncBit +: PktWaitMemFlagFuncWidth]);
+  always_comb begin
+    unique case (wait_func)
+      WaitMemFuncAlways: wait_hit = 1'b1;
+      WaitMemFuncLt:     wait_hit = wait_masked <  pkt_value_q[31:0];
+      WaitMemFuncLe:     wait_hit = wait_masked <= pkt_value_q[31:0];
+      WaitMemFuncEq:     wait_hit = wait_masked == pkt_value_q[31:0];
+      WaitMemFuncNe:     wait_hit = wait_masked != pkt_value_q[31:0];
+      WaitMemFuncGe:     wait_hit = wait_masked >= pkt_value_q[31:0];
+      WaitMemFuncGt:     wait_hit = wait_masked >  pkt_value_q[31:0];
+      default:           wait_hit = 1'b0;  // NEVER
+    endcase
+  end
+
+  // Watchdog: wd_q counts the cycles since the last progress while a submission is executed.
+  logic wd_active;
+  assign wd_active = !(state_q inside {StIdle, StFaultDrain, StFaulted, StReset, StPreemptDrain,
+                                       StPreemptWrite, StPreemptAck, StPreempted});
+
   logic fence_value64;
   assign fence_value64 = pkt_q.flags[PktFenceFlagValue64Bit];
   logic last_dword;  // the payload dword at the stream head is the packet's last
@@ -292,6 +405,15 @@ module sgpu_cp
     src_ext_d      = src_ext_q;
     dst_ext_d      = dst_ext_q;
     wb_second_d    = wb_second_q;
+    pkt_hdr_addr_d = pkt_hdr_addr_q;
+    wait_val_d     = wait_val_q;
+    wait_cnt_d     = wait_cnt_q;
+    buf_base_d     = buf_base_q;
+    pkt_hdr_off_d  = pkt_hdr_off_q;
+    pre_pend_d     = pre_pend_q || preempt_req_i;
+    pre_entry_d    = pre_entry_q;
+    stack_d        = stack_q;
+    depth_d        = depth_q;
     fence_done_d   = fence_done_q;
     fault_reason_d = fault_reason_q;
     fault_index_d  = fault_index_q;
@@ -308,10 +430,16 @@ module sgpu_cp
     dw_clear            = 1'b0;
     evt_dma_completed_o = 1'b0;
     evt_fault_o         = 1'b0;
+    evt_preempted_o     = 1'b0;
 
     unique case (state_q)
       StIdle: begin
-        if (enable_i && ((head_q & ring_mask) != (ring_tail_i & ring_mask))) state_d = StRingReq;
+        if (pre_pend_q) begin
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b0;
+        end else if (enable_i && ((head_q & ring_mask) != (ring_tail_i & ring_mask))) begin
+          state_d = StRingReq;
+        end
       end
 
       StRingReq: begin
@@ -361,7 +489,9 @@ module sgpu_cp
           end else begin
             state_d    = StBufReq;
             buf_left_d = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
+            buf_base_d = buf_addr;
             offset_d   = entry_q.start_offset;
+            depth_d    = '0;
           end
         end
       end
@@ -377,10 +507,16 @@ module sgpu_cp
       StPktHeader: begin
         if (buf_left_q == '0) begin
           state_d = StBufStatus;
+        end else if (pre_pend_q) begin
+          // A packet boundary: offset_q is the next header.
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b1;
         end else if (dw_valid) begin
           dw_ready     = 1'b1;
           offset_d     = offset_q + 32'd4;
           pkt_d        = hdr;
+          pkt_hdr_addr_d = next_gpu_addr;
+          pkt_hdr_off_d  = offset_q;
           pkt_idx_d    = '0;
           // One row without pitches unless a 2-D packet's payload says otherwise.
           pkt_rows_d   = 32'd1;
@@ -482,6 +618,29 @@ module sgpu_cp
                 default: pkt_pat_d      = dw;
               endcase
             end
+            // WAIT_MEM: addr -> pkt_addr, ref -> pkt_value[31:0], mask -> pkt_value[63:32],
+            // interval -> pkt_len.
+            OpWaitMem: begin
+              dw_ready = 1'b1;
+              unique case (pkt_idx_q[2:0])
+                3'd0: pkt_addr_d[31:0]   = dw;
+                3'd1: pkt_addr_d[63:32]  = dw;
+                3'd2: pkt_value_d[31:0]  = dw;
+                3'd3: pkt_value_d[63:32] = dw;
+                default: pkt_len_d       = dw;
+              endcase
+            end
+            OpTimestamp: begin
+              dw_ready = 1'b1;
+              if (pkt_idx_q[0]) pkt_addr_d[63:32] = dw;
+              else              pkt_addr_d[31:0]  = dw;
+            end
+            // INDIRECT: addr -> pkt_addr; bytes is the last dword (used as it arrives).
+            OpIndirect: begin
+              dw_ready = 1'b1;
+              if (pkt_idx_q == 16'd0)      pkt_addr_d[31:0]  = dw;
+              else if (pkt_idx_q == 16'd1) pkt_addr_d[63:32] = dw;
+            end
             OpTlbInvalidate: begin
               dw_ready = 1'b1;
               if (pkt_idx_q[0]) pkt_value_d[63:32] = dw;  // count
@@ -501,6 +660,48 @@ module sgpu_cp
                   fault_detail_d = 32'(pkt_q);
                 end else begin
                   state_d = StFenceDrain;
+                end
+              end else if (pkt_q.opcode == OpWaitMem) begin
+                if (pkt_addr_q[1:0] != 2'b00) begin
+                  state_d        = StFaultDrain;
+                  fault_reason_d = FaultBadAlignment;
+                  fault_addr_d   = pkt_addr_q;
+                  fault_detail_d = 32'(pkt_q);
+                end else begin
+                  state_d = StWaitDrain;
+                end
+              end else if (pkt_q.opcode == OpTimestamp) begin
+                // The last dword is addr_hi; the low bits arrived with addr_lo.
+                if (pkt_addr_q[2:0] != 3'b000) begin
+                  state_d        = StFaultDrain;
+                  fault_reason_d = FaultBadAlignment;
+                  fault_addr_d   = {dw, pkt_addr_q[31:0]};
+                  fault_detail_d = 32'(pkt_q);
+                end else begin
+                  state_d = StTsDrain;
+                end
+              end else if (pkt_q.opcode == OpIndirect) begin
+                // dw = bytes. Checks: alignment, depth; then bytes = 0 is nothing, else call.
+                if (pkt_addr_q[1:0] != 2'b00 || dw[1:0] != 2'b00) begin
+                  state_d        = StFaultDrain;
+                  fault_reason_d = FaultBadAlignment;
+                  fault_addr_d   = pkt_addr_q;
+                  fault_detail_d = 32'(pkt_q);
+                end else if (32'(depth_q) >= MaxIndirectDepth) begin
+                  state_d        = StFaultDrain;
+                  fault_reason_d = FaultIndirectDepth;
+                  fault_addr_d   = pkt_hdr_addr_q;
+                  fault_detail_d = 32'(pkt_q);
+                end else if (dw != '0) begin
+                  stack_d[push_idx] = '{base: buf_base_q, offset: offset_q + 32'd4,
+                                                        left: buf_left_q};
+                  depth_d    = depth_q + 1'b1;
+                  buf_base_d = pkt_addr_q;
+                  offset_d   = '0;
+                  buf_left_d = dw[31:2];
+                  state_d    = StStreamStop;
+                end else begin
+                  state_d = StPktHeader;
                 end
               end else if (pkt_q.opcode == OpTlbInvalidate) begin
                 state_d = StInvDrain;
@@ -576,7 +777,13 @@ module sgpu_cp
 
       StCopyWait: begin
         copy_status_ready_o = 1'b1;
-        if (copy_status_valid_i) begin
+        if (pre_pend_q && !copy_status_valid_i) begin
+          // Stopped mid-copy: the packet restarts from its header on resume.
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b1;
+          offset_d    = pkt_hdr_off_q;
+          buf_left_d  = buf_left_q + 30'(pkt_q.dwords);
+        end else if (copy_status_valid_i) begin
           if (copy_status_i.err == sgpu_copy_pkg::CopyOk) begin
             state_d = StPktHeader;
           end else begin
@@ -590,6 +797,98 @@ module sgpu_cp
         end
       end
 
+      // WAIT_MEM: earlier writes are acknowledged before the first read (a wait sees what the
+      // submission wrote); then the buffer stream is stopped so the fetch engine can poll.
+      StWaitDrain: begin
+        if (wr_idle_i) state_d = StStreamStop;
+      end
+
+      // The abort pulse was given on entry (below): every issued read completes and is dropped,
+      // with the statuses; the dword unpacker is emptied.
+      StStreamStop: begin
+        dma_status_ready_o = 1'b1;
+        dw_clear           = 1'b1;
+        if (!dma_busy_i) state_d = (pkt_q.opcode == OpIndirect) ? StBufResume : StWaitReq;
+      end
+
+      StWaitReq: begin
+        dma_req_valid_o = 1'b1;
+        dma_req_o       = '{addr: pkt_addr_q, len: sgpu_dma_pkg::len_t'(4), tag: TagWait};
+        if (dma_req_ready_i) state_d = StWaitData;
+      end
+
+      StWaitData: begin
+        dw_ready = 1'b1;
+        if (dw_valid) begin
+          wait_val_d = dw;
+          state_d    = StWaitStatus;
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          state_d        = StFaultDrain;
+          fault_reason_d = dma_fault(dma_status_i.err);
+          fault_addr_d   = pkt_addr_q;
+          fault_detail_d = 32'(pkt_q);
+        end
+      end
+
+      StWaitStatus: begin
+        dma_status_ready_o = 1'b1;
+        if (dma_status_valid_i) begin
+          if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+            state_d        = StFaultDrain;
+            fault_reason_d = dma_fault(dma_status_i.err);
+            fault_addr_d   = pkt_addr_q;
+            fault_detail_d = 32'(pkt_q);
+          end else if (wait_hit) begin
+            state_d = StBufResume;
+          end else begin
+            state_d    = StWaitPause;
+            wait_cnt_d = pkt_len_q;
+          end
+        end
+      end
+
+      StWaitPause: begin
+        if (pre_pend_q) begin
+          // Between reads: the WAIT_MEM restarts from its header on resume. Its stream is
+          // already stopped, so the fetch engine is idle.
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b1;
+          offset_d    = pkt_hdr_off_q;
+          buf_left_d  = buf_left_q + 30'(pkt_q.dwords);
+        end else if (wait_cnt_q == '0) begin
+          state_d = StWaitReq;
+        end else begin
+          wait_cnt_d = wait_cnt_q - 32'd1;
+        end
+      end
+
+      // The rest of the buffer, from the byte after the packet that stopped the stream (or a
+      // called buffer from its start).
+      StBufResume: begin
+        if (buf_left_q == '0) begin
+          state_d = StBufEnd;
+        end else begin
+          dma_req_valid_o = 1'b1;
+          dma_req_o       = '{addr: next_gpu_addr, len: sgpu_dma_pkg::len_t'({buf_left_q, 2'b00}),
+                              tag: TagBuffer};
+          if (dma_req_ready_i) state_d = StPktHeader;
+        end
+      end
+
+      // TIMESTAMP: the value is the counter in the first cycle every earlier write is
+      // acknowledged; the write is posted.
+      StTsDrain: begin
+        if (wr_idle_i) begin
+          pkt_value_d = cycle_i;
+          state_d     = StTsWrite;
+        end
+      end
+
+      StTsWrite: begin
+        if (wr_ready_i) state_d = StPktHeader;
+      end
+
       StBufStatus: begin
         dma_status_ready_o = 1'b1;
         if (dma_status_valid_i) begin
@@ -599,9 +898,22 @@ module sgpu_cp
             fault_addr_d   = next_gpu_addr;
             fault_detail_d = 32'(dma_status_i.err);
           end else begin
-            state_d     = StRetireDrain;
-            wb_second_d = 1'b0;
+            state_d = StBufEnd;
           end
+        end
+      end
+
+      // Back to the caller of an INDIRECT, or the entry's buffer is done.
+      StBufEnd: begin
+        if (depth_q == '0) begin
+          state_d     = StRetireDrain;
+          wb_second_d = 1'b0;
+        end else begin
+          depth_d    = depth_q - 1'b1;
+          buf_base_d = stack_q[pop_idx].base;
+          offset_d   = stack_q[pop_idx].offset;
+          buf_left_d = stack_q[pop_idx].left;
+          state_d    = StBufResume;
         end
       end
 
@@ -621,6 +933,38 @@ module sgpu_cp
           evt_dma_completed_o = 1'b1;
           state_d             = StIdle;
         end
+      end
+
+      // Preemption: everything issued completes (reads and the copy engine's work are dropped),
+      // then the record {PREEMPT_FENCE, last completed fence} is written like the write-back.
+      StPreemptDrain: begin
+        dma_status_ready_o  = 1'b1;
+        copy_status_ready_o = 1'b1;
+        dw_clear            = 1'b1;
+        if (!dma_busy_i && wr_idle_i && !copy_busy_i) begin
+          state_d     = StPreemptWrite;
+          wb_second_d = 1'b0;
+        end
+      end
+
+      StPreemptWrite: begin
+        if (wr_ready_i) begin
+          wb_second_d = 1'b1;
+          if (wb_second_q) state_d = StPreemptAck;
+        end
+      end
+
+      StPreemptAck: begin
+        if (wr_idle_i) begin
+          evt_preempted_o = 1'b1;
+          pre_pend_d      = preempt_req_i;  // a request in this very cycle waits for the next stop
+          state_d         = StPreempted;
+        end
+      end
+
+      // Resume continues the stopped buffer (its remaining bytes are fetched again).
+      StPreempted: begin
+        if (preempt_resume_i) state_d = pre_entry_q ? StBufResume : StIdle;
       end
 
       StFaultDrain: begin
@@ -653,6 +997,25 @@ module sgpu_cp
       default: state_d = StReset;
     endcase
 
+    // Watchdog: no progress for watchdog_i cycles. Any other fault of the same cycle wins.
+    if (watchdog_i != '0 && wd_active && wd_q >= watchdog_i && state_d != StFaultDrain) begin
+      state_d        = StFaultDrain;
+      fault_reason_d = FaultWatchdog;
+      if (reading_ring) begin
+        fault_addr_d   = entry_addr;
+        fault_fence_d  = '0;
+        fault_detail_d = '0;
+      end else if (state_q inside {StPktHeader, StBufStatus, StBufResume, StBufEnd, StRetireDrain,
+                                   StRetireAck}) begin
+        // Between packets: the next dword the decoder needs.
+        fault_addr_d   = next_gpu_addr;
+        fault_detail_d = '0;
+      end else begin
+        fault_addr_d   = pkt_hdr_addr_q;
+        fault_detail_d = 32'(pkt_q);
+      end
+    end
+
     // A refused write translation faults at the write being offered (WRITE_DATA, FENCE or the
     // write-back record): nothing after it was executed. FAULT_DETAIL is the packet header, 0
     // for the write-back record. A bus error (below) belongs to an earlier write and wins.
@@ -660,7 +1023,7 @@ module sgpu_cp
       state_d        = StFaultDrain;
       fault_reason_d = FaultTranslation;
       fault_addr_d   = wr_xlate_fault_addr_i;
-      fault_detail_d = (state_q == StRetireDrain) ? '0 : 32'(pkt_q);
+      fault_detail_d = (state_q inside {StRetireDrain, StPreemptWrite}) ? '0 : 32'(pkt_q);
     end
 
     // A failed write faults the submission wherever the FSM is (it cannot be pending in Idle:
@@ -675,14 +1038,28 @@ module sgpu_cp
     // Every new fault names the ring entry being executed.
     if (state_d == StFaultDrain && state_q != StFaultDrain) begin
       fault_index_d = head_q[23:0];
-      if (state_q != StRingData && state_q != StRingStatus) fault_fence_d = {entry_q.fence_hi, entry_q.fence_lo};
+      if (!reading_ring) fault_fence_d = {entry_q.fence_hi, entry_q.fence_lo};
     end
 
-    if (engine_reset_i) state_d = StReset;
+    if (engine_reset_i) begin
+      state_d    = StReset;
+      pre_pend_d = 1'b0;
+    end
 
     // The fetch engine latches an abort: one pulse when draining starts stops it, and it reports
     // not-busy once every read it issued has returned.
-    dma_abort_o = (state_d inside {StFaultDrain, StReset}) && !(state_q inside {StFaultDrain, StReset});
+    dma_abort_o = (state_d inside {StFaultDrain, StReset, StStreamStop, StPreemptDrain})
+                  && !(state_q inside {StFaultDrain, StReset, StStreamStop, StPreemptDrain});
+  end
+
+  // Progress: a dword taken from the ring entry or buffer stream (not a WAIT_MEM read), a write
+  // accepted, a copy-engine data beat written.
+  always_comb begin
+    wd_d = (wd_q == '1) ? wd_q : wd_q + 32'd1;
+    if (!wd_active || (dw_valid && dw_ready && state_q != StWaitData) || (wr_valid_o && wr_ready_i)
+        || copy_progress_i) begin
+      wd_d = '0;
+    end
   end
 
   // ------------------------------------------------------------------ write request
@@ -713,6 +1090,17 @@ module sgpu_cp
         wr_data_o = pkt_addr_q[2] ? {pkt_value_q[31:0], 32'h0} : {32'h0, pkt_value_q[31:0]};
         wr_strb_o = pkt_addr_q[2] ? 8'hf0 : 8'h0f;
       end
+    end else if (state_q == StTsWrite) begin
+      wr_valid_o = 1'b1;
+      wr_addr_o  = pkt_addr_q;
+      wr_data_o  = pkt_value_q;
+      wr_strb_o  = 8'hff;
+    end else if (state_q == StPreemptWrite) begin
+      // Preemption record: {PREEMPT_FENCE, last completed fence} (StPreemptDrain drained).
+      wr_valid_o = 1'b1;
+      wr_strb_o  = 8'hff;
+      wr_addr_o  = wb_second_q ? preempt_addr_i + sgpu_pkg::addr_t'(8) : preempt_addr_i;
+      wr_data_o  = wb_second_q ? fence_done_q : preempt_fence_i;
     end else if (state_q == StRetireDrain && (wr_idle_i || wb_second_q)) begin
       // Write-back record: the fence first, then {reserved, head}.
       wr_valid_o = 1'b1;
@@ -735,7 +1123,7 @@ module sgpu_cp
                               dst_pitch: pkt_dpitch_q,
                               pattern:   pkt_pat_q};
   // Level: the engine drains (issued reads complete, issued bursts finish with zero strobes).
-  assign copy_abort_o     = state_q inside {StFaultDrain, StReset};
+  assign copy_abort_o     = state_q inside {StFaultDrain, StReset, StPreemptDrain};
   assign inv_o       = '{all:   pkt_q.flags[PktTlbInvalidateFlagAllBit],
                          first: pkt_value_q[31:0],
                          count: pkt_value_q[63:32]};
@@ -749,6 +1137,11 @@ module sgpu_cp
       offset_q       <= '0;
       pkt_idx_q      <= '0;
       wb_second_q    <= 1'b0;
+      wait_cnt_q     <= '0;
+      wd_q           <= '0;
+      depth_q        <= '0;
+      pre_pend_q     <= 1'b0;
+      pre_entry_q    <= 1'b0;
       fence_done_q   <= '0;
       fault_reason_q <= FaultNone;
       fault_index_q  <= '0;
@@ -763,6 +1156,11 @@ module sgpu_cp
       offset_q       <= offset_d;
       pkt_idx_q      <= pkt_idx_d;
       wb_second_q    <= wb_second_d;
+      wait_cnt_q     <= wait_cnt_d;
+      wd_q           <= wd_d;
+      depth_q        <= depth_d;
+      pre_pend_q     <= pre_pend_d;
+      pre_entry_q    <= pre_entry_d;
       fence_done_q   <= fence_done_d;
       fault_reason_q <= fault_reason_d;
       fault_index_q  <= fault_index_d;
@@ -785,38 +1183,53 @@ module sgpu_cp
     pkt_dpitch_q <= pkt_dpitch_d;
     src_ext_q   <= src_ext_d;
     dst_ext_q   <= dst_ext_d;
+    pkt_hdr_addr_q <= pkt_hdr_addr_d;
+    wait_val_q  <= wait_val_d;
+    buf_base_q  <= buf_base_d;
+    pkt_hdr_off_q <= pkt_hdr_off_d;
+    stack_q     <= stack_d;
   end
 
   assign ring_head_o        = head_q;
   assign fence_done_o       = fence_done_q;
   assign faulted_o          = (state_q == StFaulted);
   assign resetting_o        = (state_q == StReset);
-  assign idle_o             = (state_q inside {StIdle, StFaulted}) && !dma_busy_i && wr_idle_i
+  assign idle_o             = (state_q inside {StIdle, StFaulted, StPreempted}) && !dma_busy_i && wr_idle_i
                               && !copy_busy_i;
   assign fault_reason_o     = fault_reason_q;
   assign fault_ring_index_o = fault_index_q;
   assign fault_addr_o       = fault_addr_q;
   assign fault_fence_o      = fault_fence_q;
   assign fault_detail_o     = fault_detail_q;
+  assign preempt_pending_o  = pre_pend_q;
+  assign preempted_o        = (state_q == StPreempted);
+  assign preempt_in_entry_o = pre_entry_q && (state_q == StPreempted);
+  // Inside a called buffer: the level-0 INDIRECT (4 dwords) before the caller's saved offset.
+  assign preempt_offset_o   = (depth_q == '0) ? offset_q : stack_q[0].offset - 32'd16;
 
   // entry_q is only complete once StRingData has collected it.
-  logic reading_ring;
   assign reading_ring      = state_q inside {StIdle, StRingReq, StRingData, StRingStatus};
   assign exec_privileged_o = reading_ring || privileged;
   assign exec_fence_o      = reading_ring ? '0 : {entry_q.fence_hi, entry_q.fence_lo};
   assign exec_context_o    = reading_ring ? '0 : entry_q.context_id;
-  assign wr_priv_o         = (state_q == StRetireDrain) || privileged;
+  assign wr_priv_o         = (state_q inside {StRetireDrain, StPreemptWrite}) || privileged;
 
 `ifndef SYNTHESIS
   // A status belongs to the request the FSM is reading (except while draining, which drops all).
   StatusMatchesRequest: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (dma_status_valid_i && dma_status_ready_o && !(state_q inside {StFaultDrain, StReset}))
-      |-> dma_status_i.tag == ((state_q inside {StRingData, StRingStatus}) ? TagRing : TagBuffer));
+      (dma_status_valid_i && dma_status_ready_o && !(state_q inside {StFaultDrain, StReset, StStreamStop}))
+      |-> dma_status_i.tag == ((state_q inside {StRingData, StRingStatus}) ? TagRing
+                               : (state_q inside {StWaitData, StWaitStatus}) ? TagWait : TagBuffer));
+  // The stream is only re-requested once the aborted one drained.
+  ResumeAfterDrain: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i);
   // The invalidation request stays up until the GART takes it (only an engine reset ends it).
   InvValidHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
       inv_valid_o && !inv_ready_i && !engine_reset_i |=> inv_valid_o);
   CopyReqHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
       copy_req_valid_o && !copy_req_ready_i && !engine_reset_i |=> copy_req_valid_o);
+  DepthBounded: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      32'(depth_q) <= MaxIndirectDepth);
   BodyHasPayload: assert property (@(posedge clk_i) disable iff (!rst_ni)
       state_q == StPktBody |-> pkt_q.dwords >= 16'd2);
 `endif

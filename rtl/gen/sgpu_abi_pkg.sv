@@ -12,7 +12,10 @@ package sgpu_abi_pkg;
     OpFill = 8'h04,
     OpBlitRect = 8'h05,
     OpFillRect = 8'h06,
-    OpTlbInvalidate = 8'h82
+    OpTlbInvalidate = 8'h82,
+    OpWaitMem = 8'h07,
+    OpTimestamp = 8'h08,
+    OpIndirect = 8'h09
   } opcode_e;
 
   /// Packet header dword (fields listed from the most significant).
@@ -57,6 +60,31 @@ package sgpu_abi_pkg;
   localparam bit PktTlbInvalidatePrivileged = 1'b1;
   localparam int unsigned PktTlbInvalidateFlagAllBit = 0;
   localparam logic [7:0] PktTlbInvalidateFlagsMask = 8'h01;
+  localparam int unsigned PktWaitMemMinDwords = 6;
+  localparam int unsigned PktWaitMemMaxDwords = 6;
+  localparam bit PktWaitMemPrivileged = 1'b0;
+  localparam int unsigned PktWaitMemFlagFuncBit = 0;
+  localparam int unsigned PktWaitMemFlagFuncWidth = 3;
+  localparam logic [7:0] PktWaitMemFlagsMask = 8'h07;
+  /// WAIT_MEM flag field `func` (bits 2:0).
+  typedef enum logic [2:0] {
+    WaitMemFuncAlways = 3'd0,
+    WaitMemFuncLt = 3'd1,
+    WaitMemFuncLe = 3'd2,
+    WaitMemFuncEq = 3'd3,
+    WaitMemFuncNe = 3'd4,
+    WaitMemFuncGe = 3'd5,
+    WaitMemFuncGt = 3'd6,
+    WaitMemFuncNever = 3'd7
+  } wait_mem_func_e;
+  localparam int unsigned PktTimestampMinDwords = 3;
+  localparam int unsigned PktTimestampMaxDwords = 3;
+  localparam bit PktTimestampPrivileged = 1'b0;
+  localparam logic [7:0] PktTimestampFlagsMask = 8'h00;
+  localparam int unsigned PktIndirectMinDwords = 4;
+  localparam int unsigned PktIndirectMaxDwords = 4;
+  localparam bit PktIndirectPrivileged = 1'b0;
+  localparam logic [7:0] PktIndirectFlagsMask = 8'h00;
 
   localparam int unsigned RingEntryDwords = 8;
   localparam int unsigned RingEntryBytes = 32;
@@ -82,6 +110,16 @@ package sgpu_abi_pkg;
     logic [31:0] fence_lo;
   } writeback_t;
 
+  localparam int unsigned PreemptRecordDwords = 4;
+  localparam int unsigned PreemptRecordBytes = 16;
+  /// preempt record: dword 0 is the least significant.
+  typedef struct packed {
+    logic [31:0] last_fence_hi;
+    logic [31:0] last_fence_lo;
+    logic [31:0] preempt_fence_hi;
+    logic [31:0] preempt_fence_lo;
+  } preempt_record_t;
+
   localparam int unsigned RingFlagPrivilegedBit = 0;
   localparam int unsigned RingFlagPagingBit = 1;
   localparam int unsigned RingFlagPresentBit = 2;
@@ -100,7 +138,9 @@ package sgpu_abi_pkg;
     FaultBusError = 8'd7,
     FaultTranslation = 8'd8,
     FaultReservedBits = 8'd9,
-    FaultCopyOverlap = 8'd10
+    FaultCopyOverlap = 8'd10,
+    FaultWatchdog = 8'd11,
+    FaultIndirectDepth = 8'd12
   } fault_e;
 
 endpackage

@@ -244,6 +244,14 @@ module sgpu_regs (
         logic STATUS;
         logic CYCLE_LO;
         logic CYCLE_HI;
+        logic CP_WATCHDOG;
+        logic PREEMPT;
+        logic PREEMPT_FENCE_LO;
+        logic PREEMPT_FENCE_HI;
+        logic PREEMPT_ADDR_LO;
+        logic PREEMPT_ADDR_HI;
+        logic PREEMPT_STATUS;
+        logic PREEMPT_OFFSET;
         logic RING_BASE_LO;
         logic RING_BASE_HI;
         logic RING_SIZE;
@@ -331,6 +339,22 @@ module sgpu_regs (
         is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h90);
         decoded_reg_strb.CYCLE_HI = cpuif_req_masked & (cpuif_addr == 12'h94) & !cpuif_req_is_wr;
         is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h94);
+        decoded_reg_strb.CP_WATCHDOG = cpuif_req_masked & (cpuif_addr == 12'h98);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h98);
+        decoded_reg_strb.PREEMPT = cpuif_req_masked & (cpuif_addr == 12'h9c) & cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'h9c);
+        decoded_reg_strb.PREEMPT_FENCE_LO = cpuif_req_masked & (cpuif_addr == 12'ha0);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'ha0);
+        decoded_reg_strb.PREEMPT_FENCE_HI = cpuif_req_masked & (cpuif_addr == 12'ha4);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'ha4);
+        decoded_reg_strb.PREEMPT_ADDR_LO = cpuif_req_masked & (cpuif_addr == 12'ha8);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'ha8);
+        decoded_reg_strb.PREEMPT_ADDR_HI = cpuif_req_masked & (cpuif_addr == 12'hac);
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'hac);
+        decoded_reg_strb.PREEMPT_STATUS = cpuif_req_masked & (cpuif_addr == 12'hb0) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'hb0);
+        decoded_reg_strb.PREEMPT_OFFSET = cpuif_req_masked & (cpuif_addr == 12'hb4) & !cpuif_req_is_wr;
+        is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'hb4);
         decoded_reg_strb.RING_BASE_LO = cpuif_req_masked & (cpuif_addr == 12'hc0);
         is_valid_addr |= cpuif_req_masked & (cpuif_addr == 12'hc0);
         decoded_reg_strb.RING_BASE_HI = cpuif_req_masked & (cpuif_addr == 12'hc4);
@@ -427,6 +451,46 @@ module sgpu_regs (
                 logic load_next;
             } engine;
         } RESET;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } cycles;
+        } CP_WATCHDOG;
+        struct {
+            struct {
+                logic next;
+                logic load_next;
+            } request;
+            struct {
+                logic next;
+                logic load_next;
+            } resume;
+        } PREEMPT;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } value;
+        } PREEMPT_FENCE_LO;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } value;
+        } PREEMPT_FENCE_HI;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } value;
+        } PREEMPT_ADDR_LO;
+        struct {
+            struct {
+                logic [31:0] next;
+                logic load_next;
+            } value;
+        } PREEMPT_ADDR_HI;
         struct {
             struct {
                 logic [31:0] next;
@@ -563,6 +627,39 @@ module sgpu_regs (
                 logic value;
             } engine;
         } RESET;
+        struct {
+            struct {
+                logic [31:0] value;
+            } cycles;
+        } CP_WATCHDOG;
+        struct {
+            struct {
+                logic value;
+            } request;
+            struct {
+                logic value;
+            } resume;
+        } PREEMPT;
+        struct {
+            struct {
+                logic [31:0] value;
+            } value;
+        } PREEMPT_FENCE_LO;
+        struct {
+            struct {
+                logic [31:0] value;
+            } value;
+        } PREEMPT_FENCE_HI;
+        struct {
+            struct {
+                logic [31:0] value;
+            } value;
+        } PREEMPT_ADDR_LO;
+        struct {
+            struct {
+                logic [31:0] value;
+            } value;
+        } PREEMPT_ADDR_HI;
         struct {
             struct {
                 logic [31:0] value;
@@ -715,6 +812,173 @@ module sgpu_regs (
     end
     assign hwif_out.RESET.engine.value = field_storage.RESET.engine.value;
     assign hwif_out.CYCLE_LO.value.swacc = decoded_reg_strb.CYCLE_LO;
+    // Field: sgpu_regs.CP_WATCHDOG.cycles
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.CP_WATCHDOG.cycles.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.CP_WATCHDOG && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.CP_WATCHDOG.cycles.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.CP_WATCHDOG.cycles.next = next_c;
+        field_combo.CP_WATCHDOG.cycles.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.CP_WATCHDOG.cycles.value <= 32'h0;
+        end else begin
+            if(field_combo.CP_WATCHDOG.cycles.load_next) begin
+                field_storage.CP_WATCHDOG.cycles.value <= field_combo.CP_WATCHDOG.cycles.next;
+            end
+        end
+    end
+    assign hwif_out.CP_WATCHDOG.cycles.value = field_storage.CP_WATCHDOG.cycles.value;
+    // Field: sgpu_regs.PREEMPT.request
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.PREEMPT.request.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.PREEMPT && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.PREEMPT.request.value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+            load_next_c = '1;
+        end else begin // singlepulse clears back to 0
+            next_c = '0;
+            load_next_c = '1;
+        end
+        field_combo.PREEMPT.request.next = next_c;
+        field_combo.PREEMPT.request.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.PREEMPT.request.value <= 1'h0;
+        end else begin
+            if(field_combo.PREEMPT.request.load_next) begin
+                field_storage.PREEMPT.request.value <= field_combo.PREEMPT.request.next;
+            end
+        end
+    end
+    assign hwif_out.PREEMPT.request.value = field_storage.PREEMPT.request.value;
+    // Field: sgpu_regs.PREEMPT.resume
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.PREEMPT.resume.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.PREEMPT && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.PREEMPT.resume.value & ~decoded_wr_biten[1:1]) | (decoded_wr_data[1:1] & decoded_wr_biten[1:1]);
+            load_next_c = '1;
+        end else begin // singlepulse clears back to 0
+            next_c = '0;
+            load_next_c = '1;
+        end
+        field_combo.PREEMPT.resume.next = next_c;
+        field_combo.PREEMPT.resume.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.PREEMPT.resume.value <= 1'h0;
+        end else begin
+            if(field_combo.PREEMPT.resume.load_next) begin
+                field_storage.PREEMPT.resume.value <= field_combo.PREEMPT.resume.next;
+            end
+        end
+    end
+    assign hwif_out.PREEMPT.resume.value = field_storage.PREEMPT.resume.value;
+    // Field: sgpu_regs.PREEMPT_FENCE_LO.value
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.PREEMPT_FENCE_LO.value.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.PREEMPT_FENCE_LO && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.PREEMPT_FENCE_LO.value.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.PREEMPT_FENCE_LO.value.next = next_c;
+        field_combo.PREEMPT_FENCE_LO.value.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.PREEMPT_FENCE_LO.value.value <= 32'h0;
+        end else begin
+            if(field_combo.PREEMPT_FENCE_LO.value.load_next) begin
+                field_storage.PREEMPT_FENCE_LO.value.value <= field_combo.PREEMPT_FENCE_LO.value.next;
+            end
+        end
+    end
+    assign hwif_out.PREEMPT_FENCE_LO.value.value = field_storage.PREEMPT_FENCE_LO.value.value;
+    // Field: sgpu_regs.PREEMPT_FENCE_HI.value
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.PREEMPT_FENCE_HI.value.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.PREEMPT_FENCE_HI && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.PREEMPT_FENCE_HI.value.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.PREEMPT_FENCE_HI.value.next = next_c;
+        field_combo.PREEMPT_FENCE_HI.value.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.PREEMPT_FENCE_HI.value.value <= 32'h0;
+        end else begin
+            if(field_combo.PREEMPT_FENCE_HI.value.load_next) begin
+                field_storage.PREEMPT_FENCE_HI.value.value <= field_combo.PREEMPT_FENCE_HI.value.next;
+            end
+        end
+    end
+    assign hwif_out.PREEMPT_FENCE_HI.value.value = field_storage.PREEMPT_FENCE_HI.value.value;
+    // Field: sgpu_regs.PREEMPT_ADDR_LO.value
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.PREEMPT_ADDR_LO.value.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.PREEMPT_ADDR_LO && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.PREEMPT_ADDR_LO.value.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.PREEMPT_ADDR_LO.value.next = next_c;
+        field_combo.PREEMPT_ADDR_LO.value.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.PREEMPT_ADDR_LO.value.value <= 32'h0;
+        end else begin
+            if(field_combo.PREEMPT_ADDR_LO.value.load_next) begin
+                field_storage.PREEMPT_ADDR_LO.value.value <= field_combo.PREEMPT_ADDR_LO.value.next;
+            end
+        end
+    end
+    assign hwif_out.PREEMPT_ADDR_LO.value.value = field_storage.PREEMPT_ADDR_LO.value.value;
+    // Field: sgpu_regs.PREEMPT_ADDR_HI.value
+    always_comb begin
+        automatic logic [31:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.PREEMPT_ADDR_HI.value.value;
+        load_next_c = '0;
+        if(decoded_reg_strb.PREEMPT_ADDR_HI && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage.PREEMPT_ADDR_HI.value.value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo.PREEMPT_ADDR_HI.value.next = next_c;
+        field_combo.PREEMPT_ADDR_HI.value.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.PREEMPT_ADDR_HI.value.value <= 32'h0;
+        end else begin
+            if(field_combo.PREEMPT_ADDR_HI.value.load_next) begin
+                field_storage.PREEMPT_ADDR_HI.value.value <= field_combo.PREEMPT_ADDR_HI.value.next;
+            end
+        end
+    end
+    assign hwif_out.PREEMPT_ADDR_HI.value.value = field_storage.PREEMPT_ADDR_HI.value.value;
     // Field: sgpu_regs.RING_BASE_LO.value
     always_comb begin
         automatic logic [31:0] next_c;
@@ -1350,6 +1614,29 @@ module sgpu_regs (
         end
         if(rd_mux_addr == 12'h94) begin
             readback_data_var[31:0] = hwif_in.CYCLE_HI.value.next;
+        end
+        if(rd_mux_addr == 12'h98) begin
+            readback_data_var[31:0] = field_storage.CP_WATCHDOG.cycles.value;
+        end
+        if(rd_mux_addr == 12'ha0) begin
+            readback_data_var[31:0] = field_storage.PREEMPT_FENCE_LO.value.value;
+        end
+        if(rd_mux_addr == 12'ha4) begin
+            readback_data_var[31:0] = field_storage.PREEMPT_FENCE_HI.value.value;
+        end
+        if(rd_mux_addr == 12'ha8) begin
+            readback_data_var[31:0] = field_storage.PREEMPT_ADDR_LO.value.value;
+        end
+        if(rd_mux_addr == 12'hac) begin
+            readback_data_var[31:0] = field_storage.PREEMPT_ADDR_HI.value.value;
+        end
+        if(rd_mux_addr == 12'hb0) begin
+            readback_data_var[0] = hwif_in.PREEMPT_STATUS.pending.next;
+            readback_data_var[1] = hwif_in.PREEMPT_STATUS.preempted.next;
+            readback_data_var[2] = hwif_in.PREEMPT_STATUS.in_entry.next;
+        end
+        if(rd_mux_addr == 12'hb4) begin
+            readback_data_var[31:0] = hwif_in.PREEMPT_OFFSET.value.next;
         end
         if(rd_mux_addr == 12'hc0) begin
             readback_data_var[31:0] = field_storage.RING_BASE_LO.value.value;

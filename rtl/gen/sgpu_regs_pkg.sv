@@ -178,6 +178,32 @@ package sgpu_regs_pkg;
     } sgpu_regs__CYCLE_HI__in_t;
 
     typedef struct {
+        logic next;
+    } sgpu_regs__PREEMPT_STATUS__pending__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__PREEMPT_STATUS__preempted__in_t;
+
+    typedef struct {
+        logic next;
+    } sgpu_regs__PREEMPT_STATUS__in_entry__in_t;
+
+    typedef struct {
+        sgpu_regs__PREEMPT_STATUS__pending__in_t pending;
+        sgpu_regs__PREEMPT_STATUS__preempted__in_t preempted;
+        sgpu_regs__PREEMPT_STATUS__in_entry__in_t in_entry;
+    } sgpu_regs__PREEMPT_STATUS__in_t;
+
+    typedef struct {
+        logic [31:0] next;
+    } sgpu_regs__PREEMPT_OFFSET__value__in_t;
+
+    typedef struct {
+        sgpu_regs__PREEMPT_OFFSET__value__in_t value;
+    } sgpu_regs__PREEMPT_OFFSET__in_t;
+
+    typedef struct {
         logic [31:0] next;
     } sgpu_regs__RING_HEAD__index__in_t;
 
@@ -421,6 +447,8 @@ package sgpu_regs_pkg;
         sgpu_regs__STATUS__in_t STATUS;
         sgpu_regs__CYCLE_LO__in_t CYCLE_LO;
         sgpu_regs__CYCLE_HI__in_t CYCLE_HI;
+        sgpu_regs__PREEMPT_STATUS__in_t PREEMPT_STATUS;
+        sgpu_regs__PREEMPT_OFFSET__in_t PREEMPT_OFFSET;
         sgpu_regs__RING_HEAD__in_t RING_HEAD;
         sgpu_regs__FENCE_DONE_LO__in_t FENCE_DONE_LO;
         sgpu_regs__FENCE_DONE_HI__in_t FENCE_DONE_HI;
@@ -467,6 +495,59 @@ package sgpu_regs_pkg;
     typedef struct {
         sgpu_regs__CYCLE_LO__value__out_t value;
     } sgpu_regs__CYCLE_LO__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__CP_WATCHDOG__cycles__out_t;
+
+    typedef struct {
+        sgpu_regs__CP_WATCHDOG__cycles__out_t cycles;
+    } sgpu_regs__CP_WATCHDOG__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__PREEMPT__request__out_t;
+
+    typedef struct {
+        logic value;
+    } sgpu_regs__PREEMPT__resume__out_t;
+
+    typedef struct {
+        sgpu_regs__PREEMPT__request__out_t request;
+        sgpu_regs__PREEMPT__resume__out_t resume;
+    } sgpu_regs__PREEMPT__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__PREEMPT_FENCE_LO__value__out_t;
+
+    typedef struct {
+        sgpu_regs__PREEMPT_FENCE_LO__value__out_t value;
+    } sgpu_regs__PREEMPT_FENCE_LO__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__PREEMPT_FENCE_HI__value__out_t;
+
+    typedef struct {
+        sgpu_regs__PREEMPT_FENCE_HI__value__out_t value;
+    } sgpu_regs__PREEMPT_FENCE_HI__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__PREEMPT_ADDR_LO__value__out_t;
+
+    typedef struct {
+        sgpu_regs__PREEMPT_ADDR_LO__value__out_t value;
+    } sgpu_regs__PREEMPT_ADDR_LO__out_t;
+
+    typedef struct {
+        logic [31:0] value;
+    } sgpu_regs__PREEMPT_ADDR_HI__value__out_t;
+
+    typedef struct {
+        sgpu_regs__PREEMPT_ADDR_HI__value__out_t value;
+    } sgpu_regs__PREEMPT_ADDR_HI__out_t;
 
     typedef struct {
         logic [31:0] value;
@@ -632,6 +713,12 @@ package sgpu_regs_pkg;
         sgpu_regs__CTRL__out_t CTRL;
         sgpu_regs__RESET__out_t RESET;
         sgpu_regs__CYCLE_LO__out_t CYCLE_LO;
+        sgpu_regs__CP_WATCHDOG__out_t CP_WATCHDOG;
+        sgpu_regs__PREEMPT__out_t PREEMPT;
+        sgpu_regs__PREEMPT_FENCE_LO__out_t PREEMPT_FENCE_LO;
+        sgpu_regs__PREEMPT_FENCE_HI__out_t PREEMPT_FENCE_HI;
+        sgpu_regs__PREEMPT_ADDR_LO__out_t PREEMPT_ADDR_LO;
+        sgpu_regs__PREEMPT_ADDR_HI__out_t PREEMPT_ADDR_HI;
         sgpu_regs__RING_BASE_LO__out_t RING_BASE_LO;
         sgpu_regs__RING_BASE_HI__out_t RING_BASE_HI;
         sgpu_regs__RING_SIZE__out_t RING_SIZE;

@@ -29,6 +29,8 @@ module sgpu_top #(
   parameter int unsigned MaxWritesInFlight = 8,
   /// Largest ring the command processor accepts (log2 of entries).
   parameter int unsigned MaxRingLog2 = 16,
+  /// Deepest INDIRECT nesting below a ring entry's buffer (CAP_MEM.max_indirect_depth), 1..255.
+  parameter int unsigned MaxIndirectDepth = 4,
   /// GART TLB entries (pages), a power of two >= 8.
   parameter int unsigned TlbEntries = 32,
   /// System-physical GPU addresses are [0, 2^SysAddrBits).
@@ -596,6 +598,21 @@ module sgpu_top #(
     .m_axi_bvalid, .m_axi_bready, .m_axi_bid, .m_axi_bresp
   );
 
+  // ------------------------------------------------------------------ cycle counter
+  // Reading CYCLE_LO latches the high half so a LO-then-HI read pair is consistent. TIMESTAMP packets
+  // write cycle_q.
+  logic [63:0] cycle_q;
+  logic [31:0] cycle_hi_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cycle_q    <= '0;
+      cycle_hi_q <= '0;
+    end else begin
+      cycle_q <= cycle_q + 64'd1;
+      if (hwif_out.CYCLE_LO.value.swacc) cycle_hi_q <= cycle_q[63:32];
+    end
+  end
+
   // ------------------------------------------------------------------ command processor
   logic [31:0]               ring_head;
   logic [63:0]               fence_done;
@@ -605,14 +622,16 @@ module sgpu_top #(
   sgpu_pkg::addr_t           fault_addr;
   logic [63:0]               fault_fence;
   logic [31:0]               fault_detail;
-  logic                      evt_dma_completed, evt_fault;
+  logic                      evt_dma_completed, evt_fault, evt_preempted;
+  logic                      preempt_pending, preempted, preempt_in_entry;
+  logic [31:0]               preempt_offset;
   logic [4:0]                ring_log2;
 
   // A ring larger than the hardware supports is clamped, never wrapped into a smaller one.
   assign ring_log2 = (32'(hwif_out.RING_SIZE.log2_entries.value) > MaxRingLog2)
                      ? 5'(MaxRingLog2) : hwif_out.RING_SIZE.log2_entries.value;
 
-  sgpu_cp #(.DataWidth(DataWidth)) u_cp (
+  sgpu_cp #(.DataWidth(DataWidth), .MaxIndirectDepth(MaxIndirectDepth)) u_cp (
     .clk_i, .rst_ni,
     .enable_i          (hwif_out.CTRL.enable.value),
     .ring_base_i       ({hwif_out.RING_BASE_HI.value.value, hwif_out.RING_BASE_LO.value.value}),
@@ -620,6 +639,13 @@ module sgpu_top #(
     .ring_tail_i       (hwif_out.RING_TAIL.index.value),
     .wb_addr_i         ({hwif_out.WB_ADDR_HI.value.value, hwif_out.WB_ADDR_LO.value.value}),
     .engine_reset_i    (hwif_out.RESET.engine.value),
+    .watchdog_i        (hwif_out.CP_WATCHDOG.cycles.value),
+    .cycle_i           (cycle_q),
+    .copy_progress_i   (ce_wvalid && ce_wready),
+    .preempt_req_i     (hwif_out.PREEMPT.request.value),
+    .preempt_resume_i  (hwif_out.PREEMPT.resume.value),
+    .preempt_fence_i   ({hwif_out.PREEMPT_FENCE_HI.value.value, hwif_out.PREEMPT_FENCE_LO.value.value}),
+    .preempt_addr_i    ({hwif_out.PREEMPT_ADDR_HI.value.value, hwif_out.PREEMPT_ADDR_LO.value.value}),
     .ring_head_o       (ring_head),
     .fence_done_o      (fence_done),
     .idle_o            (cp_idle),
@@ -632,6 +658,11 @@ module sgpu_top #(
     .fault_detail_o    (fault_detail),
     .evt_dma_completed_o(evt_dma_completed),
     .evt_fault_o       (evt_fault),
+    .evt_preempted_o   (evt_preempted),
+    .preempt_pending_o (preempt_pending),
+    .preempted_o       (preempted),
+    .preempt_in_entry_o(preempt_in_entry),
+    .preempt_offset_o  (preempt_offset),
     .exec_privileged_o (cp_exec_privileged),
     .exec_fence_o      (cp_exec_fence),
     .exec_context_o    (cp_exec_context),
@@ -672,20 +703,6 @@ module sgpu_top #(
     .copy_busy_i       (copy_busy)
   );
 
-  // ------------------------------------------------------------------ cycle counter
-  // Reading CYCLE_LO latches the high half so a LO-then-HI read pair is consistent.
-  logic [63:0] cycle_q;
-  logic [31:0] cycle_hi_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      cycle_q    <= '0;
-      cycle_hi_q <= '0;
-    end else begin
-      cycle_q <= cycle_q + 64'd1;
-      if (hwif_out.CYCLE_LO.value.swacc) cycle_hi_q <= cycle_q[63:32];
-    end
-  end
-
   // ------------------------------------------------------------------ register inputs
   // Every hwif_in member is assigned by name (the generated struct is unpacked).
   always_comb begin
@@ -696,11 +713,10 @@ module sgpu_top #(
     hwif_in.CAP_BUS.outstanding_reads.next       = 8'(MaxReadsInFlight);
     hwif_in.CAP_MEM.page_shift.next              = 8'(sgpu_pkg::PageShift);
     hwif_in.CAP_MEM.max_ring_log2.next           = 8'(MaxRingLog2);
-    hwif_in.CAP_MEM.max_indirect_depth.next      = 8'd0;
-    // No preemption yet.
+    hwif_in.CAP_MEM.max_indirect_depth.next      = 8'(MaxIndirectDepth);
     hwif_in.CAP_FEATURES.gart.next               = 1'b1;
     hwif_in.CAP_FEATURES.copy_engine.next        = 1'b1;
-    hwif_in.CAP_FEATURES.preemption.next         = 1'b0;
+    hwif_in.CAP_FEATURES.preemption.next         = 1'b1;
     hwif_in.CAP_FEATURES.memory_segment.next     = MemSegSize != '0;
     hwif_in.CAP_MEMSEG_BASE_LO.value.next        = (MemSegSize != '0) ? MemSegBase[31:0] : '0;
     hwif_in.CAP_MEMSEG_BASE_HI.value.next        = (MemSegSize != '0) ? MemSegBase[63:32] : '0;
@@ -720,7 +736,11 @@ module sgpu_top #(
     hwif_in.FENCE_DONE_HI.value.next             = fence_done[63:32];
     hwif_in.INT_STATUS.dma_completed.hwset       = evt_dma_completed;
     hwif_in.INT_STATUS.fault.hwset               = evt_fault;
-    hwif_in.INT_STATUS.preempted.hwset           = 1'b0;
+    hwif_in.INT_STATUS.preempted.hwset           = evt_preempted;
+    hwif_in.PREEMPT_STATUS.pending.next          = preempt_pending;
+    hwif_in.PREEMPT_STATUS.preempted.next        = preempted;
+    hwif_in.PREEMPT_STATUS.in_entry.next         = preempt_in_entry;
+    hwif_in.PREEMPT_OFFSET.value.next            = preempt_offset;
     hwif_in.INT_STATUS.gart_fault.hwset          = gart_fault_evt;
     hwif_in.FAULT_STATUS.reason.next             = fault_reason;
     hwif_in.FAULT_STATUS.ring_index.next         = fault_ring_index;
@@ -761,6 +781,9 @@ module sgpu_top #(
   end
   if (MaxBurstBeats < 1 || MaxBurstBeats > 256) begin : g_bad_burst
     $error("sgpu_top: MaxBurstBeats must be 1..256");
+  end
+  if (MaxIndirectDepth < 1 || MaxIndirectDepth > 255) begin : g_bad_depth
+    $error("sgpu_top: MaxIndirectDepth must be 1..255");
   end
   if (MaxRingLog2 > 31) begin : g_bad_ring
     $error("sgpu_top: MaxRingLog2 must be <= 31");

@@ -22,6 +22,10 @@ const char* to_string(Inject inject) {
     case Inject::CopyOverlap: return "copy-overlap";
     case Inject::CopyReadError: return "copy-read-error";
     case Inject::CopyWriteError: return "copy-write-error";
+    case Inject::WaitTimeout: return "wait-timeout";
+    case Inject::WaitReadError: return "wait-read-error";
+    case Inject::IndirectLoop: return "indirect-loop";
+    case Inject::IndirectReadError: return "indirect-read-error";
     case Inject::Count: break;
   }
   return "?";
@@ -34,7 +38,7 @@ std::string StepPlan::describe() const {
   for (const auto& e : entries) {
     s << "  entry buf=0x" << e.entry.buf_addr << " [0x" << e.entry.start_offset << ", 0x" << e.entry.end_offset
       << ") fence=0x" << e.entry.fence << " flags=0x" << e.entry.flags << " inject=" << to_string(e.inject)
-      << std::dec << " packets=" << e.packets << std::hex << "\n   ";
+      << std::dec << " packets=" << e.packets << " called buffers=" << e.children.size() << std::hex << "\n   ";
     const std::size_t first = e.entry.start_offset / 4;
     const std::size_t last = std::min<std::size_t>(e.buffer.size(), e.entry.end_offset / 4);
     for (std::size_t i = first; i < last && i < first + 48; ++i) s << " " << e.buffer[i];
@@ -80,7 +84,65 @@ Generator::Rect Generator::rect(bool nonempty, std::uint64_t max_extent) {
   return r;
 }
 
+std::uint64_t Generator::child_buffer(const model::PacketStream& s) {
+  const Layout& l = config_.layout;
+  const std::uint64_t addr = l.children + l.child_slot_bytes * next_child_ + 4 * uniform(0, 63);
+  next_child_ = (next_child_ + 1) % l.child_slots;
+  if (children_left_ > 0) --children_left_;
+  EntryPlan::Child c{addr, s.words()};
+  const auto garbage = static_cast<unsigned>(uniform(0, 4));
+  for (unsigned i = 0; i < garbage; ++i) c.words.push_back(static_cast<std::uint32_t>(rng_()));
+  plan_->children.push_back(std::move(c));
+  return addr;
+}
+
+void Generator::indirect_packet(model::PacketStream& s) {
+  if (chance(0.05)) {
+    // bytes = 0: nothing is called (any aligned address).
+    s.indirect(rng_() & 0x0000'ffff'ffff'fffcull, 0);
+    return;
+  }
+  model::PacketStream c;
+  ++nest_;
+  const auto n = static_cast<unsigned>(uniform(0, 5));
+  for (unsigned i = 0; i < n; ++i) valid_packet(c);
+  --nest_;
+  s.indirect(child_buffer(c), c.bytes());
+}
+
 void Generator::valid_packet(model::PacketStream& s) {
+  if (plan_ != nullptr && nest_ < config_.max_indirect_depth && children_left_ > 0 && chance(0.05)) {
+    indirect_packet(s);
+    return;
+  }
+  if (chance(0.03)) {
+    s.timestamp(data_addr(8, 8));
+    return;
+  }
+  if (chance(0.04)) {
+    // A wait satisfied by the WRITE_DATA right before it (nothing in between can change the
+    // dword, and nothing outside the submission writes memory while it runs).
+    const std::uint64_t addr = data_addr(4, 4);
+    const auto v = static_cast<std::uint32_t>(rng_());
+    const std::uint32_t mask = chance(0.5) ? 0xffffffffu : static_cast<std::uint32_t>(rng_());
+    const std::uint32_t m = v & mask;
+    auto func = static_cast<abi::WaitMemFunc>(uniform(0, 6));
+    if (func == abi::WaitMemFunc::Lt && m == 0xffffffffu) func = abi::WaitMemFunc::Le;
+    if (func == abi::WaitMemFunc::Gt && m == 0) func = abi::WaitMemFunc::Ge;
+    std::uint32_t ref = 0;
+    switch (func) {
+      case abi::WaitMemFunc::Eq: ref = m; break;
+      case abi::WaitMemFunc::Ne: ref = m + static_cast<std::uint32_t>(uniform(1, 0xffffffffu)); break;
+      case abi::WaitMemFunc::Lt: ref = static_cast<std::uint32_t>(uniform(std::uint64_t{m} + 1, 0xffffffffu)); break;
+      case abi::WaitMemFunc::Le: ref = static_cast<std::uint32_t>(uniform(m, 0xffffffffu)); break;
+      case abi::WaitMemFunc::Gt: ref = static_cast<std::uint32_t>(uniform(0, m - 1)); break;
+      case abi::WaitMemFunc::Ge: ref = static_cast<std::uint32_t>(uniform(0, m)); break;
+      default: ref = static_cast<std::uint32_t>(rng_()); break;
+    }
+    s.write_data(addr, {v});
+    s.wait_mem(addr, func, ref, mask, static_cast<std::uint32_t>(uniform(0, 20)));
+    return;
+  }
   const std::uint64_t kind = uniform(0, 99);
   if (priv_ && kind >= 92) {
     // Privileged packets, valid only in privileged entries.
@@ -209,8 +271,17 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       break;
     }
     case Inject::BadAlignment: {
-      const std::uint64_t r = uniform(0, 2);
-      if (r == 0) {
+      const std::uint64_t r = uniform(0, 5);
+      if (r == 5) {
+        const bool bad_addr = chance(0.5);
+        s.indirect(config_.layout.children + (bad_addr ? uniform(1, 3) : 0),
+                   static_cast<std::uint32_t>(4 * uniform(0, 64) + (bad_addr ? 0 : uniform(1, 3))));
+      } else if (r == 3) {
+        s.wait_mem(data_addr(16, 4) + uniform(1, 3), static_cast<abi::WaitMemFunc>(uniform(0, 7)),
+                   static_cast<std::uint32_t>(rng_()), static_cast<std::uint32_t>(rng_()));
+      } else if (r == 4) {
+        s.timestamp(data_addr(16, 8) + uniform(1, 7));
+      } else if (r == 0) {
         s.write_data(data_addr(64, 4) + uniform(1, 3), {1, 2, 3});
       } else if (r == 1) {
         s.fence(data_addr(16, 8) + (chance(0.5) ? 4 : uniform(1, 7)), rng_(), abi::fence_flags::kValue64);
@@ -222,7 +293,9 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
     case Inject::WriteError: {
       const auto& l = config_.layout;
       const std::uint64_t poison = chance(0.5) ? l.poison_slverr : l.poison_decerr;
-      if (chance(0.3)) {
+      if (chance(0.1)) {
+        s.timestamp(poison + 8 * uniform(0, 16));
+      } else if (chance(0.3)) {
         s.fence(poison + 8 * uniform(0, 16), rng_(), static_cast<std::uint8_t>(uniform(0, 3)));
       } else {
         // Possibly starting in good memory and running into the poison (SLVERR page follows the
@@ -298,6 +371,67 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       }
       break;
     }
+    case Inject::WaitTimeout: {
+      if (config_.watchdog_cycles == 0) {
+        valid_packet(s);
+        break;
+      }
+      // Never satisfied whatever the memory holds (so uncertain bytes cannot matter).
+      const std::uint64_t addr = data_addr(4, 4);
+      const auto any = static_cast<std::uint32_t>(rng_());
+      switch (uniform(0, 4)) {
+        case 0: s.wait_mem(addr, abi::WaitMemFunc::Never, any, any, static_cast<std::uint32_t>(uniform(0, 50))); break;
+        case 1: s.wait_mem(addr, abi::WaitMemFunc::Eq, any | 1, 0, static_cast<std::uint32_t>(uniform(0, 50))); break;
+        case 2: s.wait_mem(addr, abi::WaitMemFunc::Ne, 0, 0, static_cast<std::uint32_t>(uniform(0, 50))); break;
+        case 3: s.wait_mem(addr, abi::WaitMemFunc::Lt, 0, any, static_cast<std::uint32_t>(uniform(0, 50))); break;
+        default: s.wait_mem(addr, abi::WaitMemFunc::Gt, any | 0x80000000u, any & 0x7fffffffu,
+                            static_cast<std::uint32_t>(uniform(0, 50))); break;
+      }
+      break;
+    }
+    case Inject::WaitReadError: {
+      const auto& l = config_.layout;
+      const std::uint64_t addr = (chance(0.5) ? l.poison_slverr : l.poison_decerr) + 4 * uniform(0, 1023);
+      s.wait_mem(addr, static_cast<abi::WaitMemFunc>(uniform(0, 7)), static_cast<std::uint32_t>(rng_()),
+                 static_cast<std::uint32_t>(rng_()));
+      break;
+    }
+    case Inject::IndirectLoop: {
+      if (plan_ == nullptr || children_left_ == 0) {
+        valid_packet(s);
+        break;
+      }
+      // A buffer that calls itself after 0-2 valid packets: the nesting runs into the limit.
+      const Layout& l = config_.layout;
+      const std::uint64_t addr = l.children + l.child_slot_bytes * next_child_ + 4 * uniform(0, 63);
+      next_child_ = (next_child_ + 1) % l.child_slots;
+      --children_left_;
+      model::PacketStream c;
+      ++nest_;
+      const auto n = static_cast<unsigned>(uniform(0, 2));
+      for (unsigned i = 0; i < n; ++i) valid_packet(c);
+      --nest_;
+      c.indirect(addr, c.bytes() + 16);
+      plan_->children.push_back({addr, c.words()});
+      s.indirect(addr, c.bytes());
+      break;
+    }
+    case Inject::IndirectReadError: {
+      if (plan_ == nullptr || step_ == nullptr || children_left_ == 0) {
+        valid_packet(s);
+        break;
+      }
+      model::PacketStream c;
+      ++nest_;
+      const auto n = static_cast<unsigned>(uniform(1, 4));
+      for (unsigned i = 0; i < n; ++i) valid_packet(c);
+      --nest_;
+      const std::uint64_t addr = child_buffer(c);
+      const std::uint64_t lo = addr + uniform(0, c.bytes() - 1);
+      step_->errors.push_back({lo, lo + uniform(1, 64), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
+      s.indirect(addr, c.bytes());
+      break;
+    }
     default: valid_packet(s); break;
   }
 }
@@ -305,6 +439,9 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
 EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uint64_t entry_addr, StepPlan& step) {
   EntryPlan plan;
   plan.inject = inject;
+  plan_ = &plan;
+  step_ = &step;
+  nest_ = 0;
   auto& e = plan.entry;
   e.fence = ++fence_;
   e.context_id = static_cast<std::uint32_t>(uniform(0, 15));
@@ -321,7 +458,9 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
 
   const bool zero_length = inject != Inject::BufferReadError && inject != Inject::WriteError &&
                            inject != Inject::Overrun && inject != Inject::CopyOverlap &&
-                           inject != Inject::CopyReadError && inject != Inject::CopyWriteError && chance(0.06);
+                           inject != Inject::CopyReadError && inject != Inject::CopyWriteError &&
+                           inject != Inject::WaitTimeout && inject != Inject::WaitReadError &&
+                           inject != Inject::IndirectLoop && inject != Inject::IndirectReadError && chance(0.06);
   model::PacketStream s;
   if (!zero_length) {
     const bool stream_inject = inject != Inject::None && inject != Inject::BadRingEntry &&
@@ -331,7 +470,19 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
     bool last = false;
     for (unsigned i = 0; i < n && !last; ++i) {
       if (stream_inject && i == at) {
-        invalid_packet(s, inject, last);
+        if (children_left_ > 0 && inject != Inject::IndirectLoop && inject != Inject::IndirectReadError &&
+            chance(0.2)) {
+          // The invalid packet inside a called buffer (its fault names the address there).
+          model::PacketStream c;
+          ++nest_;
+          const auto k = static_cast<unsigned>(uniform(0, 2));
+          for (unsigned j = 0; j < k; ++j) valid_packet(c);
+          invalid_packet(c, inject, last);
+          --nest_;
+          s.indirect(child_buffer(c), c.bytes());
+        } else {
+          invalid_packet(s, inject, last);
+        }
       } else {
         valid_packet(s);
       }
@@ -339,7 +490,9 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
     }
     // An overrun needs a null-render-free entry to be seen; other kinds may meet null_render.
     if (inject == Inject::WriteError || inject == Inject::Overrun || inject == Inject::BufferReadError ||
-        inject == Inject::CopyOverlap || inject == Inject::CopyReadError || inject == Inject::CopyWriteError) {
+        inject == Inject::CopyOverlap || inject == Inject::CopyReadError || inject == Inject::CopyWriteError ||
+        inject == Inject::WaitTimeout || inject == Inject::WaitReadError || inject == Inject::IndirectLoop ||
+        inject == Inject::IndirectReadError) {
       e.flags &= ~abi::ring_flags::kNullRender;
     }
   }
@@ -370,11 +523,14 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
     const std::uint64_t lo = first + uniform(0, e.end_offset - e.start_offset - 1);
     step.errors.push_back({lo, lo + uniform(1, 64), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
   }
+  plan_ = nullptr;
+  step_ = nullptr;
   return plan;
 }
 
 StepPlan Generator::next_step(std::uint32_t first_index) {
   StepPlan step;
+  children_left_ = std::min(config_.children_per_step, config_.layout.child_slots - 1);
   const std::uint32_t entries = 1u << config_.ring_log2;
   const auto n = static_cast<unsigned>(uniform(1, std::min<std::uint32_t>(config_.max_entries_per_step, entries - 1)));
   const bool invalid = chance(config_.invalid_rate);

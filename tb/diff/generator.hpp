@@ -21,6 +21,9 @@ struct Layout {
   unsigned buffer_slots = 32;
   std::uint64_t data = 0x1'0100'0000;      ///< target of WRITE_DATA and FENCE packets
   std::uint64_t data_bytes = 0x10000;
+  std::uint64_t children = 0x1'0040'0000;  ///< pool of INDIRECT target buffers, round-robin
+  std::uint64_t child_slot_bytes = 0x4000;
+  unsigned child_slots = 128;
   /// Right after the data region, so writes can run from good memory into bad.
   std::uint64_t poison_slverr = 0x1'0101'0000;  ///< 4 KiB answering SLVERR, for the whole run
   std::uint64_t poison_decerr = 0x1'0101'1000;  ///< 4 KiB answering DECERR
@@ -42,6 +45,10 @@ enum class Inject : std::uint8_t {
   CopyOverlap,     ///< COPY with overlapping source and destination
   CopyReadError,   ///< COPY whose source runs into the SLVERR/DECERR pages
   CopyWriteError,  ///< COPY or FILL whose destination runs into them
+  WaitTimeout,     ///< WAIT_MEM that is never satisfied (the watchdog faults; valid packet when it is off)
+  WaitReadError,   ///< WAIT_MEM polling the SLVERR/DECERR pages
+  IndirectLoop,    ///< a buffer that calls itself (INDIRECT_DEPTH)
+  IndirectReadError, ///< a bus error inside a called buffer
   Count
 };
 const char* to_string(Inject inject);
@@ -55,6 +62,11 @@ struct ErrorRange {
 struct EntryPlan {
   abi::RingEntry entry{};
   std::vector<std::uint32_t> buffer;  ///< whole buffer from buf_addr (garbage around the packets)
+  struct Child {
+    std::uint64_t addr;
+    std::vector<std::uint32_t> words;  ///< the called packets, then garbage
+  };
+  std::vector<Child> children;        ///< buffers called by INDIRECT packets
   unsigned packets = 0;               ///< packets in [start, end), including an invalid one
   Inject inject = Inject::None;
 };
@@ -73,6 +85,12 @@ struct GeneratorConfig {
   double invalid_rate = 0.45;
   unsigned max_entries_per_step = 4;
   unsigned max_packets_per_entry = 12;
+  /// CP_WATCHDOG of the run; never-satisfied waits are only generated when it is set.
+  std::uint32_t watchdog_cycles = 0;
+  /// CAP_MEM.max_indirect_depth: valid streams nest at most this deep.
+  unsigned max_indirect_depth = 4;
+  /// INDIRECT target buffers per step (fewer than Layout::child_slots).
+  unsigned children_per_step = 96;
 };
 
 class Generator {
@@ -99,12 +117,21 @@ class Generator {
   };
   Rect rect(bool nonempty, std::uint64_t max_extent);
   EntryPlan make_entry(std::uint64_t slot_addr, Inject inject, std::uint64_t entry_addr, StepPlan& step);
+  /// Places a called buffer holding `s` (then garbage) in the next child slot; its address.
+  std::uint64_t child_buffer(const model::PacketStream& s);
+  /// An INDIRECT to a fresh buffer of 0-5 valid packets (nesting further while allowed).
+  void indirect_packet(model::PacketStream& s);
 
   GeneratorConfig config_;
   std::mt19937_64 rng_;
   std::uint64_t fence_;
   unsigned next_slot_ = 0;
   bool priv_ = false;  ///< the entry being generated is privileged (privileged packets are valid)
+  EntryPlan* plan_ = nullptr;  ///< the entry being generated (its called buffers)
+  StepPlan* step_ = nullptr;   ///< the step being generated (its error ranges)
+  unsigned nest_ = 0;          ///< INDIRECT level of the stream being generated
+  unsigned children_left_ = 0;
+  unsigned next_child_ = 0;
 };
 
 }  // namespace sgpu::diff

@@ -24,6 +24,7 @@ constexpr NamedReg kCompared[] = {
     {"FAULT_STATUS", DIFF_REG(FAULT_STATUS)}, {"FAULT_ADDR_LO", DIFF_REG(FAULT_ADDR_LO)},
     {"FAULT_ADDR_HI", DIFF_REG(FAULT_ADDR_HI)}, {"FAULT_FENCE_LO", DIFF_REG(FAULT_FENCE_LO)},
     {"FAULT_FENCE_HI", DIFF_REG(FAULT_FENCE_HI)}, {"FAULT_DETAIL", DIFF_REG(FAULT_DETAIL)},
+    {"PREEMPT_STATUS", DIFF_REG(PREEMPT_STATUS)},
 };
 
 std::string hex(std::uint64_t v) {
@@ -50,6 +51,8 @@ class Runner {
                          SGPU_REGS__CAP_BUS__MAX_BURST_M1_bp) + 1;
     c.max_ring_log2 = (rtl_.mmio_read32(DIFF_REG(CAP_MEM)) & SGPU_REGS__CAP_MEM__MAX_RING_LOG2_bm) >>
                       SGPU_REGS__CAP_MEM__MAX_RING_LOG2_bp;
+    c.max_indirect_depth = (rtl_.mmio_read32(DIFF_REG(CAP_MEM)) & SGPU_REGS__CAP_MEM__MAX_INDIRECT_DEPTH_bm) >>
+                           SGPU_REGS__CAP_MEM__MAX_INDIRECT_DEPTH_bp;
     return c;
   }
   Device* both(unsigned i) { return i == 0 ? static_cast<Device*>(&model_) : static_cast<Device*>(&rtl_); }
@@ -60,6 +63,7 @@ class Runner {
   void setup();
   void apply(const StepPlan& step);
   void engine_reset();
+  void preempt_idle();
   bool compare_state(const char* when);
   bool compare_memory();
   void fail(const std::string& what) {
@@ -99,6 +103,9 @@ void Runner::setup() {
   write_both(DIFF_REG(WB_ADDR_LO), static_cast<std::uint32_t>(l.writeback));
   write_both(DIFF_REG(WB_ADDR_HI), static_cast<std::uint32_t>(l.writeback >> 32));
   write_both(DIFF_REG(RING_TAIL), 0);
+  write_both(DIFF_REG(CP_WATCHDOG), config_.gen.watchdog_cycles);
+  write_both(DIFF_REG(PREEMPT_ADDR_LO), static_cast<std::uint32_t>(l.writeback + 0x40));
+  write_both(DIFF_REG(PREEMPT_ADDR_HI), static_cast<std::uint32_t>((l.writeback + 0x40) >> 32));
   write_both(DIFF_REG(INT_ENABLE), SGPU_REGS__INT_ENABLE__DMA_COMPLETED_bm | SGPU_REGS__INT_ENABLE__FAULT_bm);
   write_both(DIFF_REG(CTRL), SGPU_REGS__CTRL__ENABLE_bm);
 }
@@ -110,6 +117,9 @@ void Runner::apply(const StepPlan& step) {
     std::uint32_t idx = tail_;
     for (const auto& e : step.entries) {
       if (!e.buffer.empty()) d.memory().write(e.entry.buf_addr, e.buffer.data(), 4 * e.buffer.size());
+      for (const auto& c : e.children) {
+        if (!c.words.empty()) d.memory().write(c.addr, c.words.data(), 4 * c.words.size());
+      }
       d.memory().write(l.ring + 32ull * idx, &e.entry, sizeof e.entry);
       idx = (idx + 1) & mask_;
     }
@@ -143,6 +153,37 @@ void Runner::engine_reset() {
   ++result_.resets;
 }
 
+// A preemption request while the engine is settled (between entries, or faulted: then it stays
+// pending until the engine reset drops it), then resume or the engine-reset protocol.
+void Runner::preempt_idle() {
+  auto& rng = gen_.rng();
+  const std::uint64_t pfence = rng();
+  write_both(DIFF_REG(PREEMPT_FENCE_LO), static_cast<std::uint32_t>(pfence));
+  write_both(DIFF_REG(PREEMPT_FENCE_HI), static_cast<std::uint32_t>(pfence >> 32));
+  write_both(DIFF_REG(PREEMPT), SGPU_REGS__PREEMPT__REQUEST_bm);
+  model_.settle();
+  rtl_.settle();
+  ++result_.preemptions;
+  if (!compare_state("preemption")) return;
+  // A request while preempted waits (PREEMPT_STATUS.pending) and stops the engine again right
+  // after the resume. (Two requests before a preemption completes merge into one: timing.)
+  if (rng() % 4 == 0) write_both(DIFF_REG(PREEMPT), SGPU_REGS__PREEMPT__REQUEST_bm);
+  if (model_.model().faulted() || rng() % 4 == 0) {
+    engine_reset();
+  } else {
+    write_both(DIFF_REG(PREEMPT), SGPU_REGS__PREEMPT__RESUME_bm);
+    model_.settle();
+    rtl_.settle();
+    if (model_.model().preempted()) {  // the waiting request stopped it again
+      compare_state("preemption after resume");
+      write_both(DIFF_REG(PREEMPT), SGPU_REGS__PREEMPT__RESUME_bm);
+      model_.settle();
+      rtl_.settle();
+    }
+  }
+  compare_state("resume");
+}
+
 bool Runner::compare_state(const char* when) {
   std::ostringstream diffs;
   for (const auto& r : kCompared) {
@@ -157,6 +198,11 @@ bool Runner::compare_state(const char* when) {
     const std::uint32_t m = model_.memory().read32(a);
     const std::uint32_t h = rtl_.memory().read32(a);
     if (m != h) diffs << "  write-back +" << (a - wb) << ": model " << hex(m) << ", rtl " << hex(h) << "\n";
+  }
+  for (std::uint64_t a = wb + 0x40; a < wb + 0x50; a += 4) {
+    const std::uint32_t m = model_.memory().read32(a);
+    const std::uint32_t h = rtl_.memory().read32(a);
+    if (m != h) diffs << "  preemption record +" << (a - wb - 0x40) << ": model " << hex(m) << ", rtl " << hex(h) << "\n";
   }
   if (model_.retired_fences() != rtl_.retired_fences()) {
     diffs << "  retired fences differ: model has " << model_.retired_fences().size() << " (last "
@@ -219,6 +265,10 @@ RunResult Runner::run() {
     // Interrupt handling as a driver would do it, with random masks.
     if (unit(rng) < 0.7) write_both(DIFF_REG(INT_STATUS), static_cast<std::uint32_t>(rng() & 0xf));
     if (unit(rng) < 0.1) write_both(DIFF_REG(INT_ENABLE), static_cast<std::uint32_t>(rng() & 0xf));
+    if (unit(rng) < 0.05) {
+      preempt_idle();
+      if (!result_.ok) break;
+    }
     const bool faulted = model_.model().faulted();
     if (faulted || unit(rng) < 0.02) {
       engine_reset();
@@ -245,7 +295,7 @@ RunResult Runner::run() {
 std::string RunResult::summary() const {
   std::ostringstream s;
   s << steps << " steps, " << entries << " entries (" << retired << " retired), " << packets << " packets, "
-    << resets << " engine resets, " << rtl_cycles << " RTL cycles\n  packets:";
+    << resets << " engine resets, " << preemptions << " preemptions, " << rtl_cycles << " RTL cycles\n  packets:";
   for (const auto& p : abi::kPackets) s << " " << p.name << "=" << packets_by_opcode[static_cast<std::uint8_t>(p.opcode)];
   s << "\n  faults:";
   for (unsigned f = 1; f < 16; ++f) {

@@ -29,6 +29,7 @@ struct RunResult {
   std::uint64_t entries = 0;
   std::uint64_t retired = 0;
   std::uint64_t resets = 0;
+  std::uint64_t preemptions = 0;
   std::uint64_t rtl_cycles = 0;
   std::uint64_t uncertain_bytes = 0;
   std::array<std::uint64_t, 256> faults_by_reason{};

@@ -37,12 +37,13 @@ struct Flavour {
   unsigned write_latency;
   double ready_prob;
   unsigned ring_log2;
+  std::uint32_t watchdog;  ///< CP_WATCHDOG (0: off, no never-satisfied waits)
 };
 constexpr Flavour kFlavours[] = {
-    {"fast bus, 16-entry ring", 16, 8, 1.0, 4},
-    {"slow bus, 4-entry ring", 64, 32, 1.0, 2},
-    {"back-pressure, 32-entry ring", 37, 16, 0.6, 5},
-    {"long write latency, 8-entry ring", 24, 90, 0.85, 3},
+    {"fast bus, 16-entry ring, watchdog 3000", 16, 8, 1.0, 4, 3000},
+    {"slow bus, 4-entry ring, no watchdog", 64, 32, 1.0, 2, 0},
+    {"back-pressure, 32-entry ring, watchdog 8000", 37, 16, 0.6, 5, 8000},
+    {"long write latency, 8-entry ring, watchdog 5000", 24, 90, 0.85, 3, 5000},
 };
 
 }  // namespace
@@ -63,6 +64,7 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
     cfg.sim.memory_ready_prob = f.ready_prob;
     cfg.sim.seed = cfg.seed;
     cfg.gen.ring_log2 = f.ring_log2;
+    cfg.gen.watchdog_cycles = f.watchdog;
     const RunResult r = run_differential(cfg);
     INFO("configuration: " << f.name << "; reproduce with SGPU_SEED=" << base_seed);
     INFO(r.summary());
@@ -80,7 +82,7 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
   if (packets >= kDefaultPackets) {
     for (const auto fault : {abi::Fault::IllegalOpcode, abi::Fault::BadLength, abi::Fault::ReservedBits,
                              abi::Fault::BufferOverrun, abi::Fault::BadAlignment, abi::Fault::BadRingEntry,
-                             abi::Fault::BusError}) {
+                             abi::Fault::BusError, abi::Fault::Watchdog, abi::Fault::IndirectDepth}) {
       INFO("fault " << abi::to_string(fault));
       CHECK(faults[static_cast<std::uint8_t>(fault)] > 0);
     }

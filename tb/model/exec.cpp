@@ -17,9 +17,7 @@ bool Exec::privileged() const {
   return (entry_.flags & (abi::ring_flags::kPrivileged | abi::ring_flags::kPaging)) != 0;
 }
 
-std::uint64_t Exec::next_addr() const {
-  return entry_.buf_addr + entry_.start_offset + 4 * pos_;
-}
+std::uint64_t Exec::next_addr() const { return base_ + 4 * pos_; }
 
 bool Exec::take(std::uint32_t& dword) {
   if (stopped_) return false;
@@ -85,6 +83,74 @@ bool Exec::copy_engine(bool fill, std::uint64_t src, std::uint64_t dst, std::uin
 
 void Exec::signal_completed() { m_.int_status_ |= SGPU_REGS__INT_STATUS__DMA_COMPLETED_bm; }
 
+void Exec::write_timestamp(std::uint64_t addr) {
+  if (stopped_) return;
+  // The value is the RTL's cycle counter: any value will do here, the bytes are uncertain.
+  const std::uint8_t resp = m_.bus_.write64(addr, m_.stats_.packets, 0xff, true);
+  if (resp != kRespOkay && !write_failed_) {
+    write_failed_ = true;
+    failed_addr_ = addr & ~std::uint64_t{7};
+  }
+}
+
+void Exec::ambiguous() { m_.ambiguous_ = true; }
+
+bool Exec::poll32(std::uint64_t addr, std::uint32_t header, std::uint32_t& value, std::uint32_t& uncertain) {
+  if (stopped_) return false;
+  const Bus::Fetch f = m_.bus_.fetch(addr, 4);
+  if (f.error != FetchError::Ok) {
+    fault(fetch_fault(f.error), addr, header);
+    return false;
+  }
+  value = m_.bus_.memory().read32(addr);
+  uncertain = 0;
+  for (unsigned i = 0; i < 4; ++i) {
+    if (m_.bus_.uncertain_bytes().count(addr + i) != 0) uncertain |= 0xffu << (8 * i);
+  }
+  return true;
+}
+
+void Exec::restart_stream() {
+  if (stopped_ || pos_ >= total_dwords_) return;
+  const Bus::Fetch f = m_.bus_.fetch(next_addr(), 4 * (total_dwords_ - pos_));
+  delivered_dwords_ = pos_ + f.delivered / 4;
+  fetch_error_ = f.error;
+}
+
+void Exec::call(std::uint64_t addr, std::uint32_t bytes, std::uint32_t header) {
+  if (stopped_) return;
+  if (depth_ >= m_.config_.max_indirect_depth) {
+    fault(abi::Fault::IndirectDepth, header_addr_, header);
+    return;
+  }
+  if (bytes == 0) return;
+  // The caller's stream stops here; its state is the RTL's stack frame.
+  const std::uint64_t base = base_, total = total_dwords_, pos = pos_;
+  ++depth_;
+  base_ = addr;
+  total_dwords_ = bytes / 4;
+  pos_ = 0;
+  const Bus::Fetch f = m_.bus_.fetch(addr, bytes);
+  delivered_dwords_ = f.delivered / 4;
+  fetch_error_ = f.error;
+  run_packets();
+  --depth_;
+  base_ = base;
+  total_dwords_ = total;
+  pos_ = pos;
+  restart_stream();
+}
+
+void Exec::wait_forever(std::uint32_t header) {
+  if (stopped_) return;
+  if (m_.watchdog_ != 0) {
+    fault(abi::Fault::Watchdog, header_addr_, header);
+    return;
+  }
+  stopped_ = true;
+  m_.hung_ = true;
+}
+
 void Exec::run() {
   const bool empty = entry_.start_offset == entry_.end_offset;
   if (!empty && !(entry_.flags & abi::ring_flags::kNullRender)) run_buffer();
@@ -93,13 +159,19 @@ void Exec::run() {
 
 void Exec::run_buffer() {
   const std::uint64_t bytes = entry_.end_offset - entry_.start_offset;
+  base_ = entry_.buf_addr + entry_.start_offset;
+  depth_ = 0;
   total_dwords_ = bytes / 4;
-  const Bus::Fetch f = m_.bus_.fetch(entry_.buf_addr + entry_.start_offset, bytes);
+  const Bus::Fetch f = m_.bus_.fetch(base_, bytes);
   delivered_dwords_ = f.delivered / 4;
   fetch_error_ = f.error;
+  run_packets();
+}
 
+void Exec::run_packets() {
   while (!stopped_ && pos_ < total_dwords_) {
     const std::uint64_t header_addr = next_addr();
+    header_addr_ = header_addr;
     const std::uint64_t buf_left = total_dwords_ - pos_;
     std::uint32_t header = 0;
     if (!take(header)) return;

@@ -37,6 +37,25 @@ class Exec {
                    std::uint32_t src_pitch, std::uint32_t dst_pitch, std::uint32_t pattern, std::uint32_t header);
   /// INT_STATUS.dma_completed (a FENCE with irq).
   void signal_completed();
+  /// TIMESTAMP's write: the 64-bit word at addr (8-aligned) whose value depends on timing; its
+  /// bytes become uncertain. Posted like write64.
+  void write_timestamp(std::uint64_t addr);
+  /// One WAIT_MEM read of the dword at addr through the fetch engine (the stream is stopped).
+  /// False if it failed (fault recorded: BUS_ERROR/TRANSLATION at addr, detail = header).
+  /// `uncertain`: the bits of the value that come from uncertain bytes.
+  bool poll32(std::uint64_t addr, std::uint32_t header, std::uint32_t& value, std::uint32_t& uncertain);
+  /// A result that depends on timing in the RTL (the model sets ambiguous()).
+  void ambiguous();
+  /// After a stopped stream (WAIT_MEM): the rest of the buffer is requested again from the
+  /// next dword, with its own fetch outcome.
+  void restart_stream();
+  /// INDIRECT {addr, bytes} (both checked aligned by the handler): INDIRECT_DEPTH at the
+  /// deepest level; bytes = 0 does nothing; else the called buffer is fetched and executed, then
+  /// the caller's stream is fetched again from the next dword.
+  void call(std::uint64_t addr, std::uint32_t bytes, std::uint32_t header);
+  /// A WAIT_MEM that is never satisfied: WATCHDOG fault if CP_WATCHDOG is set, else the engine
+  /// hangs until an engine reset.
+  void wait_forever(std::uint32_t header);
 
   bool stopped() const { return stopped_; }
   const abi::RingEntry& entry() const { return entry_; }
@@ -47,11 +66,15 @@ class Exec {
 
  private:
   void run_buffer();
+  void run_packets();
   void retire();
   std::uint64_t next_addr() const;
+  std::uint64_t header_addr_ = 0;     ///< GPU address of the packet being executed
 
   Model& m_;
   abi::RingEntry entry_;
+  std::uint64_t base_ = 0;           ///< GPU address of dword 0 of the buffer being executed
+  unsigned depth_ = 0;               ///< INDIRECT nesting level of that buffer
   std::uint64_t total_dwords_ = 0;
   std::uint64_t pos_ = 0;            ///< dwords consumed
   std::uint64_t delivered_dwords_ = 0;

@@ -69,7 +69,17 @@ std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
     case SGPU_MODEL_REG(RESET): return 0;  // write-only
     case SGPU_MODEL_REG(STATUS):
       // Untimed: between calls the model is always idle and never resetting.
-      return SGPU_REGS__STATUS__IDLE_bm | (faulted_ ? SGPU_REGS__STATUS__FAULTED_bm : 0);
+      return (hung_ ? 0 : SGPU_REGS__STATUS__IDLE_bm) | (faulted_ ? SGPU_REGS__STATUS__FAULTED_bm : 0);
+    case SGPU_MODEL_REG(CP_WATCHDOG): return watchdog_;
+    case SGPU_MODEL_REG(PREEMPT): return 0;  // write-only
+    case SGPU_MODEL_REG(PREEMPT_FENCE_LO): return lo32(preempt_fence_);
+    case SGPU_MODEL_REG(PREEMPT_FENCE_HI): return hi32(preempt_fence_);
+    case SGPU_MODEL_REG(PREEMPT_ADDR_LO): return lo32(preempt_addr_);
+    case SGPU_MODEL_REG(PREEMPT_ADDR_HI): return hi32(preempt_addr_);
+    case SGPU_MODEL_REG(PREEMPT_STATUS):
+      return (preempt_pending_ ? SGPU_REGS__PREEMPT_STATUS__PENDING_bm : 0) |
+             (preempted_ ? SGPU_REGS__PREEMPT_STATUS__PREEMPTED_bm : 0);
+    case SGPU_MODEL_REG(PREEMPT_OFFSET): return 0;  // never stopped inside an entry
     case SGPU_MODEL_REG(RING_BASE_LO): return lo32(ring_base_);
     case SGPU_MODEL_REG(RING_BASE_HI): return hi32(ring_base_);
     case SGPU_MODEL_REG(RING_SIZE): return ring_log2_;
@@ -109,6 +119,24 @@ void Model::mmio_write32(std::uint32_t offset, std::uint32_t value) {
     case SGPU_MODEL_REG(WB_ADDR_HI): set_hi(wb_addr_, value); return;
     case SGPU_MODEL_REG(INT_STATUS): int_status_ &= ~(value & kIntStatusMask); return;  // W1C
     case SGPU_MODEL_REG(INT_ENABLE): int_enable_ = value & kIntEnableMask; return;
+    case SGPU_MODEL_REG(CP_WATCHDOG): watchdog_ = value; return;
+    case SGPU_MODEL_REG(PREEMPT):
+      if (value & SGPU_REGS__PREEMPT__REQUEST_bm) preempt();
+      if ((value & SGPU_REGS__PREEMPT__RESUME_bm) && preempted_) {
+        preempted_ = false;
+        // A request that came while preempted waited: the engine stops again at once.
+        if (preempt_pending_) {
+          preempt_pending_ = false;
+          preempt();
+        }
+      }
+      return;
+    case SGPU_MODEL_REG(PREEMPT_FENCE_LO): set_lo(preempt_fence_, value); return;
+    case SGPU_MODEL_REG(PREEMPT_FENCE_HI): set_hi(preempt_fence_, value); return;
+    case SGPU_MODEL_REG(PREEMPT_ADDR_LO): set_lo(preempt_addr_, value); return;
+    case SGPU_MODEL_REG(PREEMPT_ADDR_HI): set_hi(preempt_addr_, value); return;
+    case SGPU_MODEL_REG(PREEMPT_STATUS):
+    case SGPU_MODEL_REG(PREEMPT_OFFSET): return;
     // Read-only registers ignore writes, as the generated register block does.
     case SGPU_MODEL_REG(ID_MAGIC):
     case SGPU_MODEL_REG(ID_VERSION):
@@ -133,6 +161,9 @@ void Model::mmio_write32(std::uint32_t offset, std::uint32_t value) {
 void Model::reset_engine() {
   head_ = 0;
   faulted_ = false;
+  hung_ = false;
+  preempt_pending_ = false;
+  preempted_ = false;
   fault_ = FaultRecord{};
 }
 
@@ -144,8 +175,25 @@ void Model::raise_fault(const FaultRecord& record) {
   ++stats_.faults_by_reason[static_cast<std::uint8_t>(record.reason)];
 }
 
+// Untimed: a request always arrives between entries, so the preemption completes at once (no
+// entry is stopped inside); a faulted or hung engine keeps it pending until the engine reset.
+void Model::preempt() {
+  if (faulted_ || hung_) {
+    preempt_pending_ = true;
+    return;
+  }
+  if (preempted_) {
+    preempt_pending_ = true;  // taken after the resume
+    return;
+  }
+  bus_.write64(preempt_addr_, preempt_fence_, 0xff, false);
+  bus_.write64(preempt_addr_ + 8, fence_done_, 0xff, false);
+  preempted_ = true;
+  int_status_ |= SGPU_REGS__INT_STATUS__PREEMPTED_bm;
+}
+
 void Model::run_until_idle() {
-  while (enable_ && !faulted_ && (head_ & ring_mask()) != (ring_tail_ & ring_mask())) execute_entry();
+  while (enable_ && !faulted_ && !hung_ && !preempted_ && (head_ & ring_mask()) != (ring_tail_ & ring_mask())) execute_entry();
 }
 
 void Model::execute_entry() {

@@ -22,6 +22,8 @@ struct Config {
   unsigned max_ring_log2 = 16;
   /// Longest write burst of the copy engine (CAP_BUS.max_burst_m1 + 1).
   unsigned max_burst_beats = 256;
+  /// Deepest INDIRECT nesting (CAP_MEM.max_indirect_depth).
+  unsigned max_indirect_depth = 4;
 };
 
 /// FAULT_* registers as one value.
@@ -72,6 +74,11 @@ class Model {
   bool irq() const { return (int_status_ & int_enable_) != 0; }
   std::uint32_t int_status() const { return int_status_; }
   bool faulted() const { return faulted_; }
+  /// A WAIT_MEM that is never satisfied with the watchdog off: the engine waits (STATUS.idle
+  /// = 0) until an engine reset.
+  bool hung() const { return hung_; }
+  /// Stopped by a completed preemption (until PREEMPT.resume or an engine reset).
+  bool preempted() const { return preempted_; }
   std::uint32_t head() const { return head_; }
   std::uint64_t fence_done() const { return fence_done_; }
   const FaultRecord& fault() const { return fault_; }
@@ -95,6 +102,7 @@ class Model {
   void execute_entry();
   void reset_engine();
   void raise_fault(const FaultRecord& record);
+  void preempt();
 
   Config config_;
   Bus bus_;
@@ -106,12 +114,18 @@ class Model {
   std::uint32_t ring_tail_ = 0;
   std::uint64_t wb_addr_ = 0;
   std::uint32_t int_enable_ = 0;
+  std::uint32_t watchdog_ = 0;  ///< CP_WATCHDOG
+  std::uint64_t preempt_fence_ = 0;
+  std::uint64_t preempt_addr_ = 0;
 
   // Engine state.
   std::uint32_t head_ = 0;
   std::uint64_t fence_done_ = 0;
   std::uint32_t int_status_ = 0;
   bool faulted_ = false;
+  bool hung_ = false;
+  bool preempt_pending_ = false;  ///< requested while faulted: waits for the engine reset (which drops it)
+  bool preempted_ = false;
   bool ambiguous_ = false;
   FaultRecord fault_{};
   std::vector<std::uint64_t> retired_;

@@ -131,6 +131,90 @@ void exec_fill_rect(Exec& x, std::uint32_t header) {
   run_copy(x, header, true, 0, u64(dw[0], dw[1]), dw[2], dw[3], 0, dw[4], dw[5]);
 }
 
+// WAIT_MEM: the whole packet is read, the address checked (BAD_ALIGNMENT), every earlier write
+// drained; then the stream stops and the dword is read. The model is untimed: the condition is
+// evaluated once, against memory as it is when the packet executes (nothing else writes memory
+// while a submission runs in the tests that compare with the RTL). False stays false: the
+// watchdog faults (or the engine hangs). True: the rest of the buffer is fetched again.
+bool wait_mem_hit(std::uint8_t func, std::uint32_t masked, std::uint32_t ref) {
+  switch (static_cast<abi::WaitMemFunc>(func)) {
+    case abi::WaitMemFunc::Always: return true;
+    case abi::WaitMemFunc::Lt: return masked < ref;
+    case abi::WaitMemFunc::Le: return masked <= ref;
+    case abi::WaitMemFunc::Eq: return masked == ref;
+    case abi::WaitMemFunc::Ne: return masked != ref;
+    case abi::WaitMemFunc::Ge: return masked >= ref;
+    case abi::WaitMemFunc::Gt: return masked > ref;
+    case abi::WaitMemFunc::Never: return false;
+  }
+  return false;
+}
+
+void exec_wait_mem(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[5] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  const std::uint64_t addr = u64(dw[0], dw[1]);
+  const std::uint32_t ref = dw[2], mask = dw[3];
+  if ((addr & 3) != 0) {
+    x.fault(abi::Fault::BadAlignment, addr, header);
+    return;
+  }
+  if (!x.drain()) return;
+  const auto func = static_cast<std::uint8_t>((abi::header_flags(header) & abi::wait_mem_flags::kFuncMask) >>
+                                              abi::wait_mem_flags::kFuncLsb);
+  std::uint32_t value = 0, uncertain = 0;
+  if (!x.poll32(addr, header, value, uncertain)) return;
+  // Uncertain bits under the mask matter only if they can change the outcome: the masked value
+  // lies in [lo, hi]; the order comparisons are monotonic in it, EQ/NE can only hold when the
+  // certain bits match.
+  const std::uint32_t u = uncertain & mask;
+  if (u != 0) {
+    const std::uint32_t lo = value & mask & ~u, hi = lo | u;
+    const auto f = static_cast<abi::WaitMemFunc>(func);
+    const bool eq_like = f == abi::WaitMemFunc::Eq || f == abi::WaitMemFunc::Ne;
+    if (eq_like ? (ref & ~u) == lo : wait_mem_hit(func, lo, ref) != wait_mem_hit(func, hi, ref)) x.ambiguous();
+  }
+  if (!wait_mem_hit(func, value & mask, ref)) {
+    x.wait_forever(header);
+    return;
+  }
+  x.restart_stream();
+}
+
+// TIMESTAMP: alignment once the address is complete, drain, then one posted 64-bit write of
+// the (timing-dependent) cycle counter.
+void exec_timestamp(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[2] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  const std::uint64_t addr = u64(dw[0], dw[1]);
+  if ((addr & 7) != 0) {
+    x.fault(abi::Fault::BadAlignment, addr, header);
+    return;
+  }
+  if (!x.drain()) return;
+  x.write_timestamp(addr);
+}
+
+// INDIRECT: the whole packet is read; addr or bytes not 4-byte aligned faults BAD_ALIGNMENT
+// (addr = the called address); then the depth check (INDIRECT_DEPTH at the header); bytes = 0
+// is nothing; else the called buffer runs and the caller continues after the packet.
+void exec_indirect(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[3] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  const std::uint64_t addr = u64(dw[0], dw[1]);
+  if ((addr & 3) != 0 || (dw[2] & 3) != 0) {
+    x.fault(abi::Fault::BadAlignment, addr, header);
+    return;
+  }
+  x.call(addr, dw[2], header);
+}
+
 struct HandlerRow {
   Opcode opcode;
   PacketHandler handler;
@@ -146,6 +230,9 @@ constexpr HandlerRow kHandlers[] = {
     {Opcode::BlitRect, exec_blit_rect},
     {Opcode::FillRect, exec_fill_rect},
     {Opcode::TlbInvalidate, exec_tlb_invalidate},
+    {Opcode::WaitMem, exec_wait_mem},
+    {Opcode::Timestamp, exec_timestamp},
+    {Opcode::Indirect, exec_indirect},
 };
 
 constexpr std::array<PacketHandler, 256> make_table() {

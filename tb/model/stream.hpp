@@ -72,6 +72,27 @@ class PacketStream {
       words_.push_back(w);
     return *this;
   }
+  PacketStream& wait_mem(std::uint64_t addr, abi::WaitMemFunc func, std::uint32_t ref, std::uint32_t mask,
+                         std::uint32_t interval = 0) {
+    words_.push_back(abi::make_header(abi::Opcode::WaitMem, 6,
+                                      static_cast<std::uint8_t>(static_cast<unsigned>(func) << abi::wait_mem_flags::kFuncLsb)));
+    for (std::uint32_t w : {static_cast<std::uint32_t>(addr), static_cast<std::uint32_t>(addr >> 32), ref, mask, interval})
+      words_.push_back(w);
+    return *this;
+  }
+  PacketStream& indirect(std::uint64_t addr, std::uint32_t bytes) {
+    words_.push_back(abi::make_header(abi::Opcode::Indirect, 4));
+    words_.push_back(static_cast<std::uint32_t>(addr));
+    words_.push_back(static_cast<std::uint32_t>(addr >> 32));
+    words_.push_back(bytes);
+    return *this;
+  }
+  PacketStream& timestamp(std::uint64_t addr) {
+    words_.push_back(abi::make_header(abi::Opcode::Timestamp, 3));
+    words_.push_back(static_cast<std::uint32_t>(addr));
+    words_.push_back(static_cast<std::uint32_t>(addr >> 32));
+    return *this;
+  }
   PacketStream& raw(std::uint32_t word) {
     words_.push_back(word);
     return *this;

@@ -205,3 +205,94 @@ TEST_CASE("a failed write faults at the next drain point, later writes are uncer
   CHECK(f.mem.read32(kData + 24) == 0);
   CHECK_FALSE(f.m.ambiguous());
 }
+
+TEST_CASE("WAIT_MEM: satisfied waits continue, unsatisfied ones fault WATCHDOG or hang", "[model][wait]") {
+  Fixture f;
+  f.submit(PacketStream().write_data(kData, {7}).wait_mem(kData, abi::WaitMemFunc::Ge, 7, 0xff).write_data(kData + 4, {1}),
+           1);
+  CHECK(f.m.retired_fences().size() == 1);
+  CHECK(f.mem.read32(kData + 4) == 1);
+
+  // Watchdog off: the engine waits (not idle) and nothing after the wait runs.
+  const PacketStream never = PacketStream().nop().wait_mem(kData, abi::WaitMemFunc::Eq, 8, 0xff).write_data(kData + 8, {2});
+  f.submit(never, 2);
+  CHECK(f.m.hung());
+  CHECK_FALSE(f.m.mmio_read32(REG(STATUS)) & SGPU_REGS__STATUS__IDLE_bm);
+  CHECK(f.mem.read32(kData + 8) == 0);
+  CHECK(f.m.retired_fences().size() == 1);
+  f.m.mmio_write32(REG(RESET), SGPU_REGS__RESET__ENGINE_bm);
+  CHECK_FALSE(f.m.hung());
+
+  // Watchdog on: WATCHDOG at the WAIT_MEM header.
+  f.tail = 0;
+  f.m.mmio_write32(REG(RING_TAIL), 0);
+  f.m.mmio_write32(REG(CP_WATCHDOG), 1000);
+  const abi::RingEntry e = f.entry_for(never, 3);
+  f.push_entry(e);
+  f.m.mmio_write32(REG(RING_TAIL), f.tail);
+  f.m.run_until_idle();
+  CHECK(f.m.fault().reason == abi::Fault::Watchdog);
+  CHECK(f.m.fault().addr == e.buf_addr + 4);
+  CHECK(f.m.fault().detail == never.words()[1]);
+  CHECK(f.m.fault().fence == 3);
+  CHECK_FALSE(f.m.ambiguous());
+}
+
+TEST_CASE("TIMESTAMP writes uncertain bytes; a misaligned one faults", "[model][timestamp]") {
+  Fixture f;
+  f.submit(PacketStream().timestamp(kData + 8), 1);
+  CHECK(f.m.retired_fences().size() == 1);
+  for (unsigned i = 0; i < 8; ++i) CHECK(f.m.uncertain_bytes().count(kData + 8 + i) == 1);
+  f.submit(PacketStream().timestamp(kData + 4), 2);
+  CHECK(f.m.fault().reason == abi::Fault::BadAlignment);
+  CHECK(f.m.fault().addr == kData + 4);
+}
+
+TEST_CASE("INDIRECT: called buffers run in order, nesting is limited, faults name the called buffer", "[model][indirect]") {
+  Fixture f;
+  const std::uint64_t a = 0x1'0080'0000, b = 0x1'0081'0004;
+  const PacketStream cb = PacketStream().write_data(kData + 8, {3});
+  f.mem.write(b, cb.words().data(), cb.bytes());
+  const PacketStream ca = PacketStream().write_data(kData + 4, {2}).indirect(b, cb.bytes()).indirect(b, 0);
+  f.mem.write(a, ca.words().data(), ca.bytes());
+  f.submit(PacketStream().indirect(a, ca.bytes()).write_data(kData, {1}), 1);
+  CHECK(f.m.retired_fences().size() == 1);
+  CHECK(f.mem.read32(kData) == 1);
+  CHECK(f.mem.read32(kData + 4) == 2);
+  CHECK(f.mem.read32(kData + 8) == 3);
+
+  // A buffer that calls itself: INDIRECT_DEPTH at its INDIRECT, after max_indirect_depth levels.
+  const std::uint64_t s = 0x1'0082'0000;
+  const PacketStream self = PacketStream().nop().indirect(s, 20);
+  f.mem.write(s, self.words().data(), self.bytes());
+  f.submit(PacketStream().indirect(s, self.bytes()), 2);
+  CHECK(f.m.fault().reason == abi::Fault::IndirectDepth);
+  CHECK(f.m.fault().addr == s + 4);
+
+  // Overrun is relative to the called range.
+  f.m.mmio_write32(REG(RESET), SGPU_REGS__RESET__ENGINE_bm);
+  f.tail = 0;
+  f.m.mmio_write32(REG(RING_TAIL), 0);
+  f.submit(PacketStream().indirect(b, 8), 3);
+  CHECK(f.m.fault().reason == abi::Fault::BufferOverrun);
+  CHECK(f.m.fault().addr == b);
+}
+
+TEST_CASE("preemption between entries: record, interrupt, nothing runs until resume", "[model][preempt]") {
+  Fixture f;
+  f.submit(PacketStream().nop(), 5);
+  f.m.mmio_write32(REG(PREEMPT_ADDR_LO), static_cast<std::uint32_t>(kData + 0x100));
+  f.m.mmio_write32(REG(PREEMPT_ADDR_HI), static_cast<std::uint32_t>((kData + 0x100) >> 32));
+  f.m.mmio_write32(REG(PREEMPT_FENCE_LO), 0x77);
+  f.m.mmio_write32(REG(PREEMPT), SGPU_REGS__PREEMPT__REQUEST_bm);
+  CHECK(f.m.preempted());
+  CHECK(f.m.int_status() & SGPU_REGS__INT_STATUS__PREEMPTED_bm);
+  CHECK(f.mem.read64(kData + 0x100) == 0x77);
+  CHECK(f.mem.read64(kData + 0x108) == 5);
+  f.submit(PacketStream().write_data(kData, {1}), 6);
+  CHECK(f.mem.read32(kData) == 0);
+  f.m.mmio_write32(REG(PREEMPT), SGPU_REGS__PREEMPT__RESUME_bm);
+  f.m.run_until_idle();
+  CHECK(f.mem.read32(kData) == 1);
+  CHECK(f.m.fence_done() == 6);
+}

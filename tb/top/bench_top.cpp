@@ -13,6 +13,17 @@
 //                              read accepted by the memory
 //   fence_latency_cycles       the write response of the last WRITE_DATA before a FENCE -> the
 //                              fence value in memory
+//   cp_nop_packets_per_cycle   decode rate of 1-dword NOPs after fetch: two entries of 2 048 and
+//                              10 240 NOPs, (difference in packets) / (difference in cycles), so
+//                              the fixed costs (ring entry, first fetch, write-back) cancel
+//   cp_write_data_packets_per_cycle  the same for WRITE_DATA packets with one data dword (each an
+//                              8-byte write: bounded by writes in flight / write latency)
+//   cp_wait_mem_cycles         extra cycles of a WAIT_MEM satisfied at its first read (stream
+//                              stop, drain, poll read, re-request) against a 6-dword NOP
+//   cp_preempt_latency_cycles  PREEMPT.request written -> INT_STATUS.preempted, during a 1 MiB COPY
+//                              (the copy is cut: the engine drains, the record is written)
+//   cp_indirect_cycles         extra cycles of calling 64 NOPs through an INDIRECT against the
+//                              same NOPs inline (stream stop, called buffer's fetch, re-request)
 #include <cstdio>
 #include <string>
 
@@ -116,6 +127,68 @@ int main() {
     }
     ok = ok && c_ack != 0 && c_fence > c_ack;
     out["fence_latency_cycles"] = c_fence - c_ack;
+  }
+  {
+    // Packet rates: the difference of two entries cancels the fixed costs.
+    RingHarness h(config());
+    std::uint64_t fence = 0;
+    const auto rate = [&](auto&& append, std::uint32_t n1, std::uint32_t n2) {
+      std::uint64_t c[2] = {};
+      const std::uint32_t n[2] = {n1, n2};
+      for (int k = 0; k < 2; ++k) {
+        Packets p;
+        for (std::uint32_t i = 0; i < n[k]; ++i) append(p, i);
+        c[k] = run_entry(h, p, ++fence);
+        h.dev().step(200);
+      }
+      ok = ok && c[0] != 0 && c[1] > c[0];
+      return static_cast<double>(n2 - n1) / static_cast<double>(c[1] - c[0]);
+    };
+    out["cp_nop_packets_per_cycle"] = round3(rate([](Packets& p, std::uint32_t) { p.nop(1); }, 2048, 10240));
+    out["cp_write_data_packets_per_cycle"] =
+        round3(rate([](Packets& p, std::uint32_t i) { p.write_data(kDst + 4 * (i % 4096), {i}); }, 512, 2560));
+    ok = ok && h.mem().read32(kDst + 4 * 2559) == 2559;
+    h.mem().write32(kSrc, 1);
+    Packets with_wait, with_nop;
+    with_wait.nop(1).wait_mem(kSrc, abi::WaitMemFunc::Eq, 1, 0xffffffffu).nop(64);
+    with_nop.nop(1).nop(6).nop(64);
+    const std::uint64_t c_wait = run_entry(h, with_wait, ++fence);
+    h.dev().step(200);
+    const std::uint64_t c_nop = run_entry(h, with_nop, ++fence);
+    ok = ok && c_wait != 0 && c_nop != 0;
+    out["cp_wait_mem_cycles"] = static_cast<std::int64_t>(c_wait) - static_cast<std::int64_t>(c_nop);
+    Packets called, inline_nops, with_call;
+    for (int i = 0; i < 64; ++i) called.nop(1);
+    h.mem().write(kSrc + 0x1000, called.words().data(), called.bytes());
+    with_call.nop(1).indirect(kSrc + 0x1000, called.bytes()).nop(64);
+    inline_nops.nop(1).append(called).nop(64);
+    h.dev().step(200);
+    const std::uint64_t c_call = run_entry(h, with_call, ++fence);
+    h.dev().step(200);
+    const std::uint64_t c_inline = run_entry(h, inline_nops, ++fence);
+    ok = ok && c_call != 0 && c_inline != 0;
+    out["cp_indirect_cycles"] = static_cast<std::int64_t>(c_call) - static_cast<std::int64_t>(c_inline);
+  }
+  {
+    RingHarness h(config());
+    const std::uint64_t rec = kWritebackAddr + 0x100;
+    h.dev().mmio_write32(SGPU_REG(PREEMPT_ADDR_LO), static_cast<std::uint32_t>(rec));
+    h.dev().mmio_write32(SGPU_REG(PREEMPT_ADDR_HI), static_cast<std::uint32_t>(rec >> 32));
+    h.dev().mmio_write32(SGPU_REG(INT_ENABLE), SGPU_REGS__INT_ENABLE__PREEMPTED_bm);  // irq = preempted
+    Packets big;
+    big.copy(kSrc, kDst, 1u << 20);
+    h.push(big, 1);
+    h.doorbell();
+    h.dev().step(20000);
+    h.dev().mmio_write32(SGPU_REG(PREEMPT), SGPU_REGS__PREEMPT__REQUEST_bm);
+    const std::uint64_t c0 = h.dev().cycle();
+    std::uint64_t lat = 0;
+    for (std::uint64_t n = 0; n < 200'000 && lat == 0; ++n) {
+      if (h.dev().irq()) lat = h.dev().cycle() - c0;
+      h.dev().step(1);
+    }
+    ok = ok && lat != 0;
+    out["cp_preempt_latency_cycles"] = lat;
   }
   std::printf("%s\n", out.dump().c_str());
   if (!ok) {

@@ -83,6 +83,31 @@ class Packets {
       words_.push_back(w);
     return *this;
   }
+  Packets& wait_mem(std::uint64_t addr, abi::WaitMemFunc func, std::uint32_t ref, std::uint32_t mask,
+                         std::uint32_t interval = 0) {
+    words_.push_back(abi::make_header(abi::Opcode::WaitMem, 6,
+                                      static_cast<std::uint8_t>(static_cast<unsigned>(func) << abi::wait_mem_flags::kFuncLsb)));
+    for (std::uint32_t w : {static_cast<std::uint32_t>(addr), static_cast<std::uint32_t>(addr >> 32), ref, mask, interval})
+      words_.push_back(w);
+    return *this;
+  }
+  Packets& indirect(std::uint64_t addr, std::uint32_t bytes) {
+    words_.push_back(abi::make_header(abi::Opcode::Indirect, 4));
+    words_.push_back(static_cast<std::uint32_t>(addr));
+    words_.push_back(static_cast<std::uint32_t>(addr >> 32));
+    words_.push_back(bytes);
+    return *this;
+  }
+  Packets& timestamp(std::uint64_t addr) {
+    words_.push_back(abi::make_header(abi::Opcode::Timestamp, 3));
+    words_.push_back(static_cast<std::uint32_t>(addr));
+    words_.push_back(static_cast<std::uint32_t>(addr >> 32));
+    return *this;
+  }
+  Packets& append(const Packets& other) {
+    words_.insert(words_.end(), other.words_.begin(), other.words_.end());
+    return *this;
+  }
   Packets& raw(std::uint32_t word) {
     words_.push_back(word);
     return *this;

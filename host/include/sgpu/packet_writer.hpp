@@ -1,5 +1,5 @@
-// Builds a DMA buffer: appends NOP, WRITE_DATA, FENCE, COPY, FILL, BLIT_RECT, FILL_RECT and TLB_INVALIDATE
-// packets (spec/abi.toml) to a block of
+// Builds a DMA buffer: appends NOP, WRITE_DATA, FENCE, COPY, FILL, BLIT_RECT, FILL_RECT, WAIT_MEM,
+// TIMESTAMP, INDIRECT and TLB_INVALIDATE packets (spec/abi.toml) to a block of
 // memory, checking each packet against the generated packet table before writing a byte.
 //
 //   PacketWriter w(buffer);                   // a DmaMemory
@@ -50,6 +50,19 @@ class PacketWriter {
   /// FILL_RECT: `height` rows of `width` bytes at dst + r * dst_pitch get the pattern.
   Status fill_rect(std::uint64_t dst, std::uint32_t width, std::uint32_t height, std::uint32_t dst_pitch,
                    std::uint32_t pattern);
+  /// WAIT_MEM: after every earlier write of the submission, the device polls the dword at `addr`
+  /// (4-aligned) until (value & mask) `func` ref holds (unsigned), waiting at least `interval`
+  /// cycles between reads. A wait that is never satisfied ends only by the watchdog
+  /// (CP_WATCHDOG, fault WATCHDOG) or an engine reset.
+  Status wait_mem(std::uint64_t addr, abi::WaitMemFunc func, std::uint32_t ref, std::uint32_t mask = 0xffffffffu,
+                  std::uint32_t interval = 0);
+  /// INDIRECT: the device executes the `bytes` bytes of the buffer at `addr` (both 4-aligned),
+  /// then continues after this packet. Nesting is limited to CAP_MEM.max_indirect_depth levels
+  /// (deeper: fault INDIRECT_DEPTH); the writer cannot see the called buffer, so it does not check.
+  Status indirect(std::uint64_t addr, std::uint32_t bytes);
+  /// TIMESTAMP: after every earlier write of the submission, the device writes its 64-bit cycle
+  /// counter (CYCLE_LO/HI) to `addr` (8-aligned).
+  Status timestamp(std::uint64_t addr);
   /// TLB_INVALIDATE (privileged: only in a submission with the privileged or paging flag):
   /// after every earlier write of the submission, the GART forgets the aperture pages
   /// [first_page, first_page + count); later packets see the page table as it is in memory.

@@ -32,8 +32,10 @@ AdapterDescription describe(const sgpu::DeviceInfo& info) {
   }
   if (info.bus_addr_bits != 0 && info.bus_addr_bits < 64)
     d.caps.highest_acceptable_address = (std::uint64_t{1} << info.bus_addr_bits) - 1;
+  // SchedulingCaps say what the driver does, not what the device could: PreemptionAware waits
+  // for the host's preemption path (the scheduler and TDR work), even though the device
+  // reports CAP_FEATURES.preemption.
   d.caps.scheduling_caps.value = VidSchCaps::kMultiEngineAware;
-  if (info.has_preemption) d.caps.scheduling_caps.value |= VidSchCaps::kPreemptionAware;
   d.caps.memory_management_caps.value = VidMmCaps::kDedicatedPagingEngine;
   return d;
 }

@@ -18,6 +18,9 @@ enum class Opcode : std::uint8_t {
   BlitRect = 0x05,
   FillRect = 0x06,
   TlbInvalidate = 0x82,
+  WaitMem = 0x07,
+  Timestamp = 0x08,
+  Indirect = 0x09,
 };
 
 /// Static facts about one packet type.
@@ -30,7 +33,7 @@ struct PacketInfo {
   std::uint8_t flags_mask;  ///< flag bits the packet defines
 };
 
-inline constexpr std::array<PacketInfo, 8> kPackets{{
+inline constexpr std::array<PacketInfo, 11> kPackets{{
     {Opcode::Nop, "NOP", 1, 65535, false, 0x00},
     {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00},
     {Opcode::Fence, "FENCE", 5, 5, false, 0x03},
@@ -39,6 +42,9 @@ inline constexpr std::array<PacketInfo, 8> kPackets{{
     {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00},
     {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00},
     {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01},
+    {Opcode::WaitMem, "WAIT_MEM", 6, 6, false, 0x07},
+    {Opcode::Timestamp, "TIMESTAMP", 3, 3, false, 0x00},
+    {Opcode::Indirect, "INDIRECT", 4, 4, false, 0x00},
 }};
 
 /// The packet with this opcode, or nullptr for an unknown opcode.
@@ -73,6 +79,21 @@ inline constexpr std::uint8_t kValue64 = 1u << 1;  ///< Write all 64 bits of the
 namespace tlb_invalidate_flags {
 inline constexpr std::uint8_t kAll = 1u << 0;  ///< Invalidate every TLB entry (first_page and count are ignored).
 }
+namespace wait_mem_flags {
+inline constexpr unsigned kFuncLsb = 0;  ///< Compare function, unsigned: (value & mask) func ref.
+inline constexpr std::uint8_t kFuncMask = 0x07;
+}
+/// WAIT_MEM flag field `func`: Compare function, unsigned: (value & mask) func ref.
+enum class WaitMemFunc : std::uint8_t {
+  Always = 0,  ///< Always satisfied (the wait only drains earlier writes and reads once).
+  Lt = 1,  ///< (value & mask) < ref.
+  Le = 2,  ///< (value & mask) <= ref.
+  Eq = 3,  ///< (value & mask) == ref.
+  Ne = 4,  ///< (value & mask) != ref.
+  Ge = 5,  ///< (value & mask) >= ref.
+  Gt = 6,  ///< (value & mask) > ref.
+  Never = 7,  ///< Never satisfied: polls until the watchdog, preemption or an engine reset ends it.
+};
 
 /// One ring entry (see the programming guide).
 struct RingEntry {
@@ -112,6 +133,16 @@ static_assert(offsetof(Writeback, fence) == 0, "Writeback::fence offset");
 static_assert(offsetof(Writeback, head) == 8, "Writeback::head offset");
 static_assert(offsetof(Writeback, reserved) == 12, "Writeback::reserved offset");
 
+/// The preemption record at PREEMPT_ADDR.
+struct PreemptRecord {
+  std::uint64_t preempt_fence;  ///< PREEMPT_FENCE at the time of the request.
+  std::uint64_t last_fence;  ///< Latest completed (retired) fence ID (as FENCE_DONE).
+};
+static_assert(sizeof(PreemptRecord) == 16, "PreemptRecord layout");
+static_assert(std::is_standard_layout_v<PreemptRecord>, "PreemptRecord layout");
+static_assert(offsetof(PreemptRecord, preempt_fence) == 0, "PreemptRecord::preempt_fence offset");
+static_assert(offsetof(PreemptRecord, last_fence) == 8, "PreemptRecord::last_fence offset");
+
 enum class Fault : std::uint8_t {
   None = 0,  ///< No fault.
   IllegalOpcode = 1,  ///< The header's opcode is not a known packet. FAULT_DETAIL holds the header.
@@ -124,6 +155,8 @@ enum class Fault : std::uint8_t {
   Translation = 8,  ///< An access hit a page that translation refused. FAULT_ADDR holds the GPU address.
   ReservedBits = 9,  ///< A packet header sets flag bits its opcode does not define. FAULT_DETAIL holds the header.
   CopyOverlap = 10,  ///< A COPY whose source and destination byte ranges overlap, or a BLIT_RECT whose source and destination extents do; nothing was copied. FAULT_ADDR holds the destination address, FAULT_DETAIL the header.
+  Watchdog = 11,  ///< A packet made no progress for CP_WATCHDOG cycles (e.g. a WAIT_MEM that is never satisfied). FAULT_ADDR holds the packet's header address, FAULT_DETAIL the header.
+  IndirectDepth = 12,  ///< An INDIRECT at the deepest nesting level (CAP_MEM.max_indirect_depth), e.g. a buffer that calls itself. FAULT_ADDR holds the INDIRECT's header address (in the buffer it is in), FAULT_DETAIL the header.
 };
 
 constexpr std::string_view to_string(Fault f) {
@@ -139,6 +172,8 @@ constexpr std::string_view to_string(Fault f) {
     case Fault::Translation: return "TRANSLATION";
     case Fault::ReservedBits: return "RESERVED_BITS";
     case Fault::CopyOverlap: return "COPY_OVERLAP";
+    case Fault::Watchdog: return "WATCHDOG";
+    case Fault::IndirectDepth: return "INDIRECT_DEPTH";
   }
   return "UNKNOWN_FAULT";
 }

@@ -143,6 +143,62 @@ extern "C" {
 #define SGPU_REGS__CYCLE_HI__VALUE_bp 0
 #define SGPU_REGS__CYCLE_HI__VALUE_bw 32
 
+// reg - sgpu_regs::CP_WATCHDOG
+#define SGPU_REGS__CP_WATCHDOG__CYCLES_bm 0xffffffff
+#define SGPU_REGS__CP_WATCHDOG__CYCLES_bp 0
+#define SGPU_REGS__CP_WATCHDOG__CYCLES_bw 32
+#define SGPU_REGS__CP_WATCHDOG__CYCLES_reset 0x0
+
+// reg - sgpu_regs::PREEMPT
+#define SGPU_REGS__PREEMPT__REQUEST_bm 0x1
+#define SGPU_REGS__PREEMPT__REQUEST_bp 0
+#define SGPU_REGS__PREEMPT__REQUEST_bw 1
+#define SGPU_REGS__PREEMPT__REQUEST_reset 0x0
+#define SGPU_REGS__PREEMPT__RESUME_bm 0x2
+#define SGPU_REGS__PREEMPT__RESUME_bp 1
+#define SGPU_REGS__PREEMPT__RESUME_bw 1
+#define SGPU_REGS__PREEMPT__RESUME_reset 0x0
+
+// reg - sgpu_regs::PREEMPT_FENCE_LO
+#define SGPU_REGS__PREEMPT_FENCE_LO__VALUE_bm 0xffffffff
+#define SGPU_REGS__PREEMPT_FENCE_LO__VALUE_bp 0
+#define SGPU_REGS__PREEMPT_FENCE_LO__VALUE_bw 32
+#define SGPU_REGS__PREEMPT_FENCE_LO__VALUE_reset 0x0
+
+// reg - sgpu_regs::PREEMPT_FENCE_HI
+#define SGPU_REGS__PREEMPT_FENCE_HI__VALUE_bm 0xffffffff
+#define SGPU_REGS__PREEMPT_FENCE_HI__VALUE_bp 0
+#define SGPU_REGS__PREEMPT_FENCE_HI__VALUE_bw 32
+#define SGPU_REGS__PREEMPT_FENCE_HI__VALUE_reset 0x0
+
+// reg - sgpu_regs::PREEMPT_ADDR_LO
+#define SGPU_REGS__PREEMPT_ADDR_LO__VALUE_bm 0xffffffff
+#define SGPU_REGS__PREEMPT_ADDR_LO__VALUE_bp 0
+#define SGPU_REGS__PREEMPT_ADDR_LO__VALUE_bw 32
+#define SGPU_REGS__PREEMPT_ADDR_LO__VALUE_reset 0x0
+
+// reg - sgpu_regs::PREEMPT_ADDR_HI
+#define SGPU_REGS__PREEMPT_ADDR_HI__VALUE_bm 0xffffffff
+#define SGPU_REGS__PREEMPT_ADDR_HI__VALUE_bp 0
+#define SGPU_REGS__PREEMPT_ADDR_HI__VALUE_bw 32
+#define SGPU_REGS__PREEMPT_ADDR_HI__VALUE_reset 0x0
+
+// reg - sgpu_regs::PREEMPT_STATUS
+#define SGPU_REGS__PREEMPT_STATUS__PENDING_bm 0x1
+#define SGPU_REGS__PREEMPT_STATUS__PENDING_bp 0
+#define SGPU_REGS__PREEMPT_STATUS__PENDING_bw 1
+#define SGPU_REGS__PREEMPT_STATUS__PREEMPTED_bm 0x2
+#define SGPU_REGS__PREEMPT_STATUS__PREEMPTED_bp 1
+#define SGPU_REGS__PREEMPT_STATUS__PREEMPTED_bw 1
+#define SGPU_REGS__PREEMPT_STATUS__IN_ENTRY_bm 0x4
+#define SGPU_REGS__PREEMPT_STATUS__IN_ENTRY_bp 2
+#define SGPU_REGS__PREEMPT_STATUS__IN_ENTRY_bw 1
+
+// reg - sgpu_regs::PREEMPT_OFFSET
+#define SGPU_REGS__PREEMPT_OFFSET__VALUE_bm 0xffffffff
+#define SGPU_REGS__PREEMPT_OFFSET__VALUE_bp 0
+#define SGPU_REGS__PREEMPT_OFFSET__VALUE_bw 32
+
 // reg - sgpu_regs::RING_BASE_LO
 #define SGPU_REGS__RING_BASE_LO__VALUE_bm 0xffffffff
 #define SGPU_REGS__RING_BASE_LO__VALUE_bp 0
@@ -417,7 +473,15 @@ typedef struct __attribute__ ((__packed__)) {
     uint8_t RESERVED_8c_8f[0x4];
     uint32_t CYCLE_LO;
     uint32_t CYCLE_HI;
-    uint8_t RESERVED_98_bf[0x28];
+    uint32_t CP_WATCHDOG;
+    uint32_t PREEMPT;
+    uint32_t PREEMPT_FENCE_LO;
+    uint32_t PREEMPT_FENCE_HI;
+    uint32_t PREEMPT_ADDR_LO;
+    uint32_t PREEMPT_ADDR_HI;
+    uint32_t PREEMPT_STATUS;
+    uint32_t PREEMPT_OFFSET;
+    uint8_t RESERVED_b8_bf[0x8];
     uint32_t RING_BASE_LO;
     uint32_t RING_BASE_HI;
     uint32_t RING_SIZE;
