@@ -214,6 +214,76 @@ Status PacketWriter::tlb_invalidate(std::uint32_t first_page, std::uint32_t coun
   return ok_status();
 }
 
+Status PacketWriter::map_pages(std::uint32_t first_page, std::uint32_t pte_flags, const std::uint64_t* bus,
+                               std::size_t count) {
+  if (pte_flags > 7) return invalid(fmt::format("MAP pte_flags {:#x} set bits above 2", pte_flags));
+  if (count != 0 && bus == nullptr) return invalid("MAP bus addresses are null");
+  if (count > ~first_page)
+    return invalid(fmt::format("MAP of {} pages from page {} wraps around the page index", count, first_page));
+  for (std::size_t i = 0; i < count; ++i) {
+    if (bus[i] % 4096 != 0) return invalid(fmt::format("MAP bus address {:#x} is not 4 KiB aligned", bus[i]));
+  }
+  const std::size_t dwords = 4 + 2 * count;
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Map, dwords));
+  put(abi::make_header(abi::Opcode::Map, static_cast<std::uint32_t>(dwords)));
+  put(first_page);
+  put(static_cast<std::uint32_t>(count));
+  put(pte_flags);
+  for (std::size_t i = 0; i < count; ++i) {
+    put(static_cast<std::uint32_t>(bus[i]));
+    put(static_cast<std::uint32_t>(bus[i] >> 32));
+  }
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::unmap_pages(std::uint32_t first_page, std::uint32_t count, std::uint64_t dummy_pte) {
+  if (count > ~first_page)
+    return invalid(fmt::format("UNMAP of {} pages from page {} wraps around the page index", count, first_page));
+  const auto& p = info(abi::Opcode::Unmap);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Unmap, p.min_dwords));
+  put(abi::make_header(abi::Opcode::Unmap, p.min_dwords));
+  put(first_page);
+  put(count);
+  put(static_cast<std::uint32_t>(dummy_pte));
+  put(static_cast<std::uint32_t>(dummy_pte >> 32));
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::write_physical(std::uint64_t addr, const std::uint32_t* data, std::size_t count) {
+  if (addr % 4 != 0)
+    return invalid(fmt::format("WRITE_PHYSICAL address {:#x} is not 4-byte aligned", addr));
+  if (count == 0) return invalid("WRITE_PHYSICAL without data");
+  if (data == nullptr) return invalid("WRITE_PHYSICAL data is null");
+  const std::size_t dwords = count + 3;
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::WritePhysical, dwords));
+  put(abi::make_header(abi::Opcode::WritePhysical, static_cast<std::uint32_t>(dwords)));
+  put(static_cast<std::uint32_t>(addr));
+  put(static_cast<std::uint32_t>(addr >> 32));
+  std::memcpy(base_ + offset_ / 4, data, count * 4);
+  offset_ += count * 4;
+  ++packets_;
+  return ok_status();
+}
+
+Status PacketWriter::read_physical(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+  const auto below_end = [bytes](std::uint64_t a, std::uint64_t b) { return a < b || a - b < bytes; };
+  if (bytes != 0 && below_end(src, dst) && below_end(dst, src))
+    return invalid(fmt::format("READ_PHYSICAL source {:#x} and destination {:#x} of {} bytes overlap", src, dst,
+                               bytes));
+  const auto& p = info(abi::Opcode::ReadPhysical);
+  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::ReadPhysical, p.min_dwords));
+  put(abi::make_header(abi::Opcode::ReadPhysical, p.min_dwords));
+  put(static_cast<std::uint32_t>(src));
+  put(static_cast<std::uint32_t>(src >> 32));
+  put(static_cast<std::uint32_t>(dst));
+  put(static_cast<std::uint32_t>(dst >> 32));
+  put(bytes);
+  ++packets_;
+  return ok_status();
+}
+
 Status PacketWriter::tlb_invalidate_all() {
   const auto& p = info(abi::Opcode::TlbInvalidate);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::TlbInvalidate, p.min_dwords));

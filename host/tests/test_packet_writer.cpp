@@ -88,6 +88,41 @@ TEST_CASE("packet writer encodes TLB_INVALIDATE (range and all)", "[packet_write
   CHECK(w.offset() == 4 * 6);
 }
 
+TEST_CASE("packet writer encodes MAP/UNMAP and READ/WRITE_PHYSICAL", "[packet_writer]") {
+  std::array<std::uint32_t, 32> buf{};
+  PacketWriter w(buf.data(), sizeof buf);
+  const std::uint64_t bus[2] = {0x1'2345'6000ull, 0x7000};
+  REQUIRE(w.map_pages(10, 3, bus, 2));
+  CHECK(buf[0] == abi::make_header(abi::Opcode::Map, 8));
+  CHECK(buf[1] == 10);
+  CHECK(buf[2] == 2);
+  CHECK(buf[3] == 3);
+  CHECK(buf[4] == 0x2345'6000u);
+  CHECK(buf[5] == 1);
+  CHECK(buf[6] == 0x7000);
+  CHECK(buf[7] == 0);
+  REQUIRE(w.unmap_pages(10, 2, 0xabc'0000'1001ull));
+  CHECK(buf[8] == abi::make_header(abi::Opcode::Unmap, 5));
+  CHECK(buf[11] == 0x1001u);
+  CHECK(buf[12] == 0xabcu);
+  const std::uint32_t data[2] = {5, 6};
+  REQUIRE(w.write_physical(0x1000, data, 2));
+  CHECK(buf[13] == abi::make_header(abi::Opcode::WritePhysical, 5));
+  CHECK(buf[17] == 6);
+  REQUIRE(w.read_physical(0x2000, 0x3000, 16));
+  CHECK(buf[18] == abi::make_header(abi::Opcode::ReadPhysical, 6));
+  CHECK(buf[23] == 16);
+  CHECK(w.packets() == 4);
+  const std::uint32_t at = w.offset();
+  const std::uint64_t misaligned = 0x1234;
+  CHECK_FALSE(w.map_pages(0, 1, &misaligned, 1));  // bus address not 4 KiB aligned
+  CHECK_FALSE(w.map_pages(0, 8, bus, 1));          // flags beyond bits 2:0
+  CHECK_FALSE(w.unmap_pages(0xffff'fff0u, 0x20, 0));
+  CHECK_FALSE(w.write_physical(0x1002, data, 1));
+  CHECK_FALSE(w.read_physical(0x2000, 0x2008, 16));  // overlap
+  CHECK(w.offset() == at);
+}
+
 TEST_CASE("packet writer encodes COPY and FILL and refuses overlapping copies", "[packet_writer]") {
   std::array<std::uint32_t, 32> buf{};
   PacketWriter w(buf.data(), sizeof buf);

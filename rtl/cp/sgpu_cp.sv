@@ -10,7 +10,14 @@
 // COPY, FILL, BLIT_RECT and FILL_RECT go to the copy engine (sgpu_copy) one at a time, after
 // every earlier write was acknowledged; the next packet waits for the engine's status. The
 // privileged TLB_INVALIDATE drains the writes, drives the GART's invalidation port (muxed with
-// the register path in sgpu_top) and waits until the sweep is done.
+// the register path in sgpu_top) and waits until the sweep is done. The privileged MAP and
+// UNMAP write PTEs at gart_table_base_i + 8 * page (system-physical writes of a privileged
+// entry, bounds-checked against gart_table_size_i: MAP_RANGE) and then end like TLB_INVALIDATE
+// over their page range. MAP streams its bus addresses as WRITE_DATA streams data dwords (the
+// PTE flags go into the low dword); UNMAP writes its 64-bit dummy PTE count times.
+// WRITE_PHYSICAL is WRITE_DATA and READ_PHYSICAL is COPY, with the physical range checked
+// against 2^SysAddrBits first (PHYSICAL_RANGE): a privileged entry's address below that is
+// system physical, which the GART passes untranslated (identity), enabled or not.
 //
 // WAIT_MEM reads memory through the same fetch engine: it stops the buffer stream (abort: the
 // engine drains the reads it issued), polls the dword with 4-byte requests, and once the
@@ -35,7 +42,9 @@ module sgpu_cp
   /// Data width of the fetch engine's stream in bits.
   parameter int unsigned DataWidth = 64,
   /// Deepest INDIRECT nesting below the ring entry's buffer (CAP_MEM.max_indirect_depth), >= 1.
-  parameter int unsigned MaxIndirectDepth = 4
+  parameter int unsigned MaxIndirectDepth = 4,
+  /// System-physical GPU addresses are [0, 2^SysAddrBits) (READ/WRITE_PHYSICAL's bound).
+  parameter int unsigned SysAddrBits = 52
 ) (
   input  wire logic                   clk_i,
   input  wire logic                   rst_ni,
@@ -61,6 +70,10 @@ module sgpu_cp
   /// PREEMPT_FENCE and PREEMPT_ADDR (the preemption record).
   input  wire logic [63:0]            preempt_fence_i,
   input  wire sgpu_pkg::addr_t        preempt_addr_i,
+  /// GART_TABLE_BASE (bus address, bits 11:0 ignored) and GART_TABLE_SIZE (entries): where
+  /// MAP and UNMAP write their PTEs, and their bounds.
+  input  wire sgpu_pkg::addr_t        gart_table_base_i,
+  input  wire logic [31:0]            gart_table_size_i,
 
   // State (registers).
   output      logic [31:0]            ring_head_o,
@@ -159,6 +172,7 @@ module sgpu_cp
     StInvDrain,     // TLB_INVALIDATE: waiting for every earlier write to be acknowledged
     StInvReq,       // TLB_INVALIDATE: offering the invalidation to the GART
     StInvWait,      // TLB_INVALIDATE: waiting until the GART's sweep is done
+    StUnmapWrite,   // UNMAP: writing the dummy PTE to each page of the range
     StCopyCheck,    // copy engine packets: registering the source and destination extents
     StCopyDrain,    // copy engine packets: overlap check; waiting for every earlier write
     StCopyReq,      // copy engine packets: offering the request to the copy engine
@@ -204,6 +218,8 @@ module sgpu_cp
   logic [31:0]     pkt_rows_q, pkt_rows_d;       // copy engine: rows (1 for COPY/FILL)
   logic [31:0]     pkt_spitch_q, pkt_spitch_d;   // BLIT_RECT: source pitch
   logic [31:0]     pkt_dpitch_q, pkt_dpitch_d;   // BLIT_RECT/FILL_RECT: destination pitch
+                                                 // (UNMAP: dummy PTE in {dpitch, spitch},
+                                                 // pages left in pkt_len; MAP: flags in pkt_pat)
   logic [64:0]     src_ext_q, src_ext_d;         // (rows - 1) * pitch + bytes: extents checked
   logic [64:0]     dst_ext_q, dst_ext_d;         // for overlap
   logic            wb_second_q, wb_second_d;     // second dword pair of the write-back record
@@ -331,6 +347,26 @@ module sgpu_cp
         if (!(32'(hdr.dwords) inside {[PktTlbInvalidateMinDwords:PktTlbInvalidateMaxDwords]})) hdr_fault = FaultBadLength;
         else if ((hdr.flags & ~PktTlbInvalidateFlagsMask) != '0) hdr_fault = FaultReservedBits;
       end
+      OpReadPhysical: begin
+        hdr_privileged = PktReadPhysicalPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktReadPhysicalMinDwords:PktReadPhysicalMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktReadPhysicalFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpWritePhysical: begin
+        hdr_privileged = PktWritePhysicalPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktWritePhysicalMinDwords:PktWritePhysicalMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktWritePhysicalFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpMap: begin
+        hdr_privileged = PktMapPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktMapMinDwords:PktMapMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktMapFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
+      OpUnmap: begin
+        hdr_privileged = PktUnmapPrivileged;
+        if (!(32'(hdr.dwords) inside {[PktUnmapMinDwords:PktUnmapMaxDwords]})) hdr_fault = FaultBadLength;
+        else if ((hdr.flags & ~PktUnmapFlagsMask) != '0) hdr_fault = FaultReservedBits;
+      end
       default: hdr_fault = FaultIllegalOpcode;
     endcase
     if (hdr_fault == FaultNone && hdr_privileged && !privileged) hdr_fault = FaultPrivilegedPacket;
@@ -352,7 +388,7 @@ module sgpu_cp
   logic [65:0] copy_src_end, copy_dst_end;
   assign copy_src_end = {2'b00, pkt_value_q} + 66'(src_ext_q);
   assign copy_dst_end = {2'b00, pkt_addr_q} + 66'(dst_ext_q);
-  assign copy_overlap = (pkt_q.opcode inside {OpCopy, OpBlitRect}) && (pkt_len_q != '0)
+  assign copy_overlap = (pkt_q.opcode inside {OpCopy, OpReadPhysical, OpBlitRect}) && (pkt_len_q != '0)
                         && (pkt_rows_q != '0)
                         && ({2'b00, pkt_value_q} < copy_dst_end) && ({2'b00, pkt_addr_q} < copy_src_end);
 
@@ -382,6 +418,23 @@ module sgpu_cp
 
   logic fence_value64;
   assign fence_value64 = pkt_q.flags[PktFenceFlagValue64Bit];
+  // MAP/UNMAP: first_page in pkt_value[31:0], count in pkt_value[63:32] (as TLB_INVALIDATE).
+  // The range must end at or below GART_TABLE_SIZE; its PTEs start at table_pte.
+  logic            map_out_of_range;
+  sgpu_pkg::addr_t table_pte;
+  assign map_out_of_range = (33'(pkt_value_q[31:0]) + 33'(pkt_value_q[63:32]))
+                            > 33'(gart_table_size_i);
+  assign table_pte = {gart_table_base_i[63:12], 12'h000}
+                     + sgpu_pkg::addr_t'({pkt_value_q[31:0], 3'b000});
+  logic unused_table_base;  // bits 11:0 of GART_TABLE_BASE are ignored (docs/gart.md)
+  assign unused_table_base = ^gart_table_base_i[11:0];
+
+  // READ/WRITE_PHYSICAL: the range must end at or below 2^SysAddrBits (65-bit ends).
+  localparam logic [64:0] PhysLimit = 65'(1) << SysAddrBits;
+  logic [64:0] wphys_end, rphys_end;
+  assign wphys_end = {1'b0, dw, pkt_addr_q[31:0]} + 65'({pkt_q.dwords - 16'd3, 2'b00});
+  assign rphys_end = {1'b0, pkt_value_q} + 65'(dw);
+
   logic last_dword;  // the payload dword at the stream head is the packet's last
   assign last_dword = (pkt_idx_q == pkt_q.dwords - 16'd2);
 
@@ -543,7 +596,7 @@ module sgpu_cp
       StPktBody: begin
         if (dw_valid) begin
           unique case (pkt_q.opcode)
-            OpWriteData: begin
+            OpWriteData, OpWritePhysical: begin
               if (pkt_idx_q == 16'd0) begin
                 dw_ready = 1'b1;
                 pkt_addr_d[31:0] = dw;
@@ -553,6 +606,11 @@ module sgpu_cp
                 if (pkt_addr_q[1:0] != 2'b00) begin
                   state_d        = StFaultDrain;
                   fault_reason_d = FaultBadAlignment;
+                  fault_addr_d   = {dw, pkt_addr_q[31:0]};
+                  fault_detail_d = 32'(pkt_q);
+                end else if (pkt_q.opcode == OpWritePhysical && wphys_end > PhysLimit) begin
+                  state_d        = StFaultDrain;
+                  fault_reason_d = FaultPhysicalRange;
                   fault_addr_d   = {dw, pkt_addr_q[31:0]};
                   fault_detail_d = 32'(pkt_q);
                 end
@@ -571,8 +629,8 @@ module sgpu_cp
                 default: pkt_value_d[63:32] = dw;
               endcase
             end
-            // COPY: src -> pkt_value, dst -> pkt_addr, bytes -> pkt_len.
-            OpCopy: begin
+            // COPY, READ_PHYSICAL: src -> pkt_value, dst -> pkt_addr, bytes -> pkt_len.
+            OpCopy, OpReadPhysical: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[2:0])
                 3'd0: pkt_value_d[31:0]  = dw;
@@ -646,6 +704,56 @@ module sgpu_cp
               if (pkt_idx_q[0]) pkt_value_d[63:32] = dw;  // count
               else              pkt_value_d[31:0]  = dw;  // first_page
             end
+            // MAP: the length is checked at count, the range at pte_flags (before any PTE is
+            // written); every bus address dword is then written like a WRITE_DATA dword.
+            OpMap: begin
+              if (pkt_idx_q == 16'd0) begin
+                dw_ready = 1'b1;
+                pkt_value_d[31:0] = dw;
+              end else if (pkt_idx_q == 16'd1) begin
+                dw_ready = 1'b1;
+                pkt_value_d[63:32] = dw;
+                if ({1'b0, dw, 1'b0} + 34'd4 != 34'(pkt_q.dwords)) begin
+                  state_d        = StFaultDrain;
+                  fault_reason_d = FaultBadLength;
+                  fault_addr_d   = pkt_hdr_addr_q;
+                  fault_detail_d = 32'(pkt_q);
+                end
+              end else if (pkt_idx_q == 16'd2) begin
+                dw_ready   = 1'b1;
+                pkt_pat_d  = dw;
+                pkt_addr_d = table_pte;
+                if (map_out_of_range) begin
+                  state_d        = StFaultDrain;
+                  fault_reason_d = FaultMapRange;
+                  fault_addr_d   = sgpu_pkg::addr_t'(pkt_value_q[31:0]);
+                  fault_detail_d = 32'(pkt_q);
+                end
+              end else begin
+                dw_ready = wr_ready_i;
+                if (wr_ready_i) pkt_addr_d = pkt_addr_q + sgpu_pkg::addr_t'(4);
+              end
+            end
+            // UNMAP: first_page, count -> pkt_value; dummy PTE -> {pkt_dpitch, pkt_spitch}.
+            OpUnmap: begin
+              dw_ready = 1'b1;
+              unique case (pkt_idx_q[1:0])
+                2'd0: pkt_value_d[31:0]  = dw;
+                2'd1: pkt_value_d[63:32] = dw;
+                2'd2: pkt_spitch_d       = dw;
+                default: begin
+                  pkt_dpitch_d = dw;
+                  pkt_addr_d   = table_pte;
+                  pkt_len_d    = pkt_value_q[63:32];
+                  if (map_out_of_range) begin
+                    state_d        = StFaultDrain;
+                    fault_reason_d = FaultMapRange;
+                    fault_addr_d   = sgpu_pkg::addr_t'(pkt_value_q[31:0]);
+                    fault_detail_d = 32'(pkt_q);
+                  end
+                end
+              endcase
+            end
             default: dw_ready = 1'b1;  // NOP payload is skipped
           endcase
           if (dw_ready && state_d == StPktBody) begin
@@ -703,9 +811,17 @@ module sgpu_cp
                 end else begin
                   state_d = StPktHeader;
                 end
-              end else if (pkt_q.opcode == OpTlbInvalidate) begin
+              end else if (pkt_q.opcode inside {OpTlbInvalidate, OpMap}) begin
                 state_d = StInvDrain;
-              end else if (pkt_q.opcode inside {OpCopy, OpFill, OpBlitRect, OpFillRect}) begin
+              end else if (pkt_q.opcode == OpUnmap) begin
+                state_d = (pkt_value_q[63:32] == '0) ? StInvDrain : StUnmapWrite;
+              end else if (pkt_q.opcode == OpReadPhysical && rphys_end > PhysLimit) begin
+                // dw = bytes: the physical source range is checked before the overlap.
+                state_d        = StFaultDrain;
+                fault_reason_d = FaultPhysicalRange;
+                fault_addr_d   = pkt_value_q;
+                fault_detail_d = 32'(pkt_q);
+              end else if (pkt_q.opcode inside {OpCopy, OpReadPhysical, OpFill, OpBlitRect, OpFillRect}) begin
                 state_d = StCopyCheck;
               end else begin
                 state_d = StPktHeader;
@@ -748,6 +864,15 @@ module sgpu_cp
 
       StInvWait: begin
         if (!inv_busy_i) state_d = StPktHeader;
+      end
+
+      // UNMAP: one 64-bit write of the dummy PTE per page, then the invalidation.
+      StUnmapWrite: begin
+        if (wr_ready_i) begin
+          pkt_addr_d = pkt_addr_q + sgpu_pkg::addr_t'(8);
+          pkt_len_d  = pkt_len_q - 32'd1;
+          if (pkt_len_q == 32'd1) state_d = StInvDrain;
+        end
       end
 
       // Copy engine packets: an overlapping COPY or BLIT_RECT is refused; otherwise the packet writes of earlier
@@ -1067,8 +1192,13 @@ module sgpu_cp
   // wr_ready_i: the write path's ready depends on the address (sgpu_wr_xlate accepts a write
   // once its page is translated), so a request that depended on ready would close a loop.
   logic wr_data_dword;  // the stream head is a WRITE_DATA data dword
-  assign wr_data_dword = (state_q == StPktBody) && dw_valid && (pkt_q.opcode == OpWriteData)
-                         && (pkt_idx_q >= 16'd2);
+  assign wr_data_dword = (state_q == StPktBody) && dw_valid
+                         && (((pkt_q.opcode inside {OpWriteData, OpWritePhysical}) && (pkt_idx_q >= 16'd2))
+                             || ((pkt_q.opcode == OpMap) && (pkt_idx_q >= 16'd3)));
+  // The dword written: MAP's low PTE dwords (8-byte aligned) get the flags in bits 2:0.
+  logic [31:0] wr_dword;
+  assign wr_dword = (pkt_q.opcode == OpMap && !pkt_addr_q[2]) ? {dw[31:12], 9'h000, pkt_pat_q[2:0]}
+                                                              : dw;
 
   always_comb begin
     wr_valid_o = 1'b0;
@@ -1078,8 +1208,13 @@ module sgpu_cp
     if (wr_data_dword) begin
       wr_valid_o = 1'b1;
       wr_addr_o  = {pkt_addr_q[63:3], 3'b000};
-      wr_data_o  = pkt_addr_q[2] ? {dw, 32'h0} : {32'h0, dw};
+      wr_data_o  = pkt_addr_q[2] ? {wr_dword, 32'h0} : {32'h0, wr_dword};
       wr_strb_o  = pkt_addr_q[2] ? 8'hf0 : 8'h0f;
+    end else if (state_q == StUnmapWrite) begin
+      wr_valid_o = 1'b1;
+      wr_addr_o  = pkt_addr_q;
+      wr_data_o  = {pkt_dpitch_q, pkt_spitch_q};
+      wr_strb_o  = 8'hff;
     end else if (state_q == StFenceWrite) begin
       wr_valid_o = 1'b1;
       wr_addr_o  = {pkt_addr_q[63:3], 3'b000};
@@ -1223,6 +1358,21 @@ module sgpu_cp
   // The stream is only re-requested once the aborted one drained.
   ResumeAfterDrain: assert property (@(posedge clk_i) disable iff (!rst_ni)
       state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i);
+  // MAP/UNMAP write only PTEs inside [table base, + 8 * GART_TABLE_SIZE), and only when the
+  // range check passed (a privileged entry: the table is system physical).
+  MapWritesInTable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      wr_valid_o && ((state_q == StUnmapWrite) || (wr_data_dword && pkt_q.opcode == OpMap))
+      |-> privileged && !map_out_of_range
+          && ({1'b0, wr_addr_o} >= {1'b0, gart_table_base_i[63:12], 12'h000})
+          && ({1'b0, wr_addr_o} < {1'b0, gart_table_base_i[63:12], 12'h000}
+                                  + 65'({gart_table_size_i, 3'b000})));
+  // WRITE_PHYSICAL writes only below 2^SysAddrBits (system physical: never translated).
+  PhysWritesBelowLimit: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      wr_valid_o && wr_data_dword && pkt_q.opcode == OpWritePhysical
+      |-> privileged && ({1'b0, wr_addr_o} < PhysLimit));
+  // UNMAP writes at least one PTE once it is in its write state.
+  UnmapCountNonzero: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q == StUnmapWrite |-> pkt_len_q != '0);
   // The invalidation request stays up until the GART takes it (only an engine reset ends it).
   InvValidHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
       inv_valid_o && !inv_ready_i && !engine_reset_i |=> inv_valid_o);

@@ -13,6 +13,10 @@ package sgpu_abi_pkg;
     OpBlitRect = 8'h05,
     OpFillRect = 8'h06,
     OpTlbInvalidate = 8'h82,
+    OpMap = 8'h80,
+    OpUnmap = 8'h81,
+    OpReadPhysical = 8'h83,
+    OpWritePhysical = 8'h84,
     OpWaitMem = 8'h07,
     OpTimestamp = 8'h08,
     OpIndirect = 8'h09
@@ -60,6 +64,22 @@ package sgpu_abi_pkg;
   localparam bit PktTlbInvalidatePrivileged = 1'b1;
   localparam int unsigned PktTlbInvalidateFlagAllBit = 0;
   localparam logic [7:0] PktTlbInvalidateFlagsMask = 8'h01;
+  localparam int unsigned PktMapMinDwords = 4;
+  localparam int unsigned PktMapMaxDwords = 65535;
+  localparam bit PktMapPrivileged = 1'b1;
+  localparam logic [7:0] PktMapFlagsMask = 8'h00;
+  localparam int unsigned PktUnmapMinDwords = 5;
+  localparam int unsigned PktUnmapMaxDwords = 5;
+  localparam bit PktUnmapPrivileged = 1'b1;
+  localparam logic [7:0] PktUnmapFlagsMask = 8'h00;
+  localparam int unsigned PktReadPhysicalMinDwords = 6;
+  localparam int unsigned PktReadPhysicalMaxDwords = 6;
+  localparam bit PktReadPhysicalPrivileged = 1'b1;
+  localparam logic [7:0] PktReadPhysicalFlagsMask = 8'h00;
+  localparam int unsigned PktWritePhysicalMinDwords = 4;
+  localparam int unsigned PktWritePhysicalMaxDwords = 65535;
+  localparam bit PktWritePhysicalPrivileged = 1'b1;
+  localparam logic [7:0] PktWritePhysicalFlagsMask = 8'h00;
   localparam int unsigned PktWaitMemMinDwords = 6;
   localparam int unsigned PktWaitMemMaxDwords = 6;
   localparam bit PktWaitMemPrivileged = 1'b0;
@@ -140,7 +160,9 @@ package sgpu_abi_pkg;
     FaultReservedBits = 8'd9,
     FaultCopyOverlap = 8'd10,
     FaultWatchdog = 8'd11,
-    FaultIndirectDepth = 8'd12
+    FaultIndirectDepth = 8'd12,
+    FaultMapRange = 8'd13,
+    FaultPhysicalRange = 8'd14
   } fault_e;
 
 endpackage

@@ -631,7 +631,7 @@ module sgpu_top #(
   assign ring_log2 = (32'(hwif_out.RING_SIZE.log2_entries.value) > MaxRingLog2)
                      ? 5'(MaxRingLog2) : hwif_out.RING_SIZE.log2_entries.value;
 
-  sgpu_cp #(.DataWidth(DataWidth), .MaxIndirectDepth(MaxIndirectDepth)) u_cp (
+  sgpu_cp #(.DataWidth(DataWidth), .MaxIndirectDepth(MaxIndirectDepth), .SysAddrBits(SysAddrBits)) u_cp (
     .clk_i, .rst_ni,
     .enable_i          (hwif_out.CTRL.enable.value),
     .ring_base_i       ({hwif_out.RING_BASE_HI.value.value, hwif_out.RING_BASE_LO.value.value}),
@@ -646,6 +646,8 @@ module sgpu_top #(
     .preempt_resume_i  (hwif_out.PREEMPT.resume.value),
     .preempt_fence_i   ({hwif_out.PREEMPT_FENCE_HI.value.value, hwif_out.PREEMPT_FENCE_LO.value.value}),
     .preempt_addr_i    ({hwif_out.PREEMPT_ADDR_HI.value.value, hwif_out.PREEMPT_ADDR_LO.value.value}),
+    .gart_table_base_i ({hwif_out.GART_TABLE_BASE_HI.value.value, hwif_out.GART_TABLE_BASE_LO.value.value}),
+    .gart_table_size_i (hwif_out.GART_TABLE_SIZE.entries.value),
     .ring_head_o       (ring_head),
     .fence_done_o      (fence_done),
     .idle_o            (cp_idle),

@@ -146,8 +146,39 @@ void Generator::valid_packet(model::PacketStream& s) {
   const std::uint64_t kind = uniform(0, 99);
   if (priv_ && kind >= 92) {
     // Privileged packets, valid only in privileged entries.
-    s.tlb_invalidate(static_cast<std::uint32_t>(uniform(0, 0xffff)), static_cast<std::uint32_t>(uniform(0, 64)),
-                     chance(0.3));
+    const Layout& l = config_.layout;
+    const std::uint64_t p = uniform(0, 4);
+    if (p == 3) {
+      // WRITE_PHYSICAL / READ_PHYSICAL within the data region (system physical: the GART is off
+      // here, so only the packet's own checks and effects are compared).
+      const std::uint64_t n = uniform(1, 12);
+      std::vector<std::uint32_t> data(n);
+      for (auto& d : data) d = static_cast<std::uint32_t>(rng_());
+      s.write_physical(data_addr(4 * n, 4), data);
+    } else if (p == 4) {
+      const std::uint32_t n = copy_bytes();
+      std::uint64_t src = 0, dst = 0;
+      do {
+        src = data_addr(n, 1);
+        dst = data_addr(n, 1);
+      } while (n != 0 && src < dst + n && dst < src + n);
+      s.read_physical(src, dst, n);
+    } else if (p == 0) {
+      s.tlb_invalidate(static_cast<std::uint32_t>(uniform(0, 0xffff)), static_cast<std::uint32_t>(uniform(0, 64)),
+                       chance(0.3));
+    } else {
+      // MAP / UNMAP of a range inside GART_TABLE_SIZE; flags and bus addresses random (the
+      // ignored bits included).
+      const auto count = static_cast<std::uint32_t>(uniform(0, 8));
+      const auto first = static_cast<std::uint32_t>(uniform(0, l.gart_table_entries - count));
+      if (p == 1) {
+        std::vector<std::uint64_t> bus(count);
+        for (auto& b : bus) b = rng_();
+        s.map(first, chance(0.8) ? static_cast<std::uint32_t>(uniform(0, 7)) : static_cast<std::uint32_t>(rng_()), bus);
+      } else {
+        s.unmap(first, count, rng_());
+      }
+    }
   } else if (kind >= 91) {
     // BLIT_RECT / FILL_RECT between disjoint extents of the data region.
     const Rect d = rect(false, 0x2000);

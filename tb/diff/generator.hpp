@@ -27,6 +27,10 @@ struct Layout {
   /// Right after the data region, so writes can run from good memory into bad.
   std::uint64_t poison_slverr = 0x1'0101'0000;  ///< 4 KiB answering SLVERR, for the whole run
   std::uint64_t poison_decerr = 0x1'0101'1000;  ///< 4 KiB answering DECERR
+  /// GART_TABLE_BASE / GART_TABLE_SIZE: the PTEs MAP and UNMAP write, inside the data region
+  /// (the GART itself stays disabled: only the PTE bytes are compared).
+  std::uint64_t gart_table = 0x1'0100'f000;
+  std::uint32_t gart_table_entries = 256;
 };
 
 /// What an entry is meant to provoke (the generator's intent; the model decides the outcome).

@@ -104,6 +104,9 @@ void Runner::setup() {
   write_both(DIFF_REG(WB_ADDR_HI), static_cast<std::uint32_t>(l.writeback >> 32));
   write_both(DIFF_REG(RING_TAIL), 0);
   write_both(DIFF_REG(CP_WATCHDOG), config_.gen.watchdog_cycles);
+  write_both(DIFF_REG(GART_TABLE_BASE_LO), static_cast<std::uint32_t>(l.gart_table));
+  write_both(DIFF_REG(GART_TABLE_BASE_HI), static_cast<std::uint32_t>(l.gart_table >> 32));
+  write_both(DIFF_REG(GART_TABLE_SIZE), l.gart_table_entries);
   write_both(DIFF_REG(PREEMPT_ADDR_LO), static_cast<std::uint32_t>(l.writeback + 0x40));
   write_both(DIFF_REG(PREEMPT_ADDR_HI), static_cast<std::uint32_t>((l.writeback + 0x40) >> 32));
   write_both(DIFF_REG(INT_ENABLE), SGPU_REGS__INT_ENABLE__DMA_COMPLETED_bm | SGPU_REGS__INT_ENABLE__FAULT_bm);

@@ -60,6 +60,18 @@ class Exec {
   bool stopped() const { return stopped_; }
   const abi::RingEntry& entry() const { return entry_; }
   bool privileged() const;
+  /// GPU address of the header of the packet being executed.
+  std::uint64_t header_addr() const { return header_addr_; }
+  /// GART_TABLE_BASE with bits 11:0 cleared, and GART_TABLE_SIZE (MAP/UNMAP).
+  std::uint64_t gart_table_base() const { return m_.gart_table_base_ & ~std::uint64_t{0xfff}; }
+  std::uint32_t gart_table_size() const { return m_.gart_table_size_; }
+  /// True if [addr, addr + bytes) lies below 2^sys_addr_bits (READ/WRITE_PHYSICAL).
+  bool physical_range_ok(std::uint64_t addr, std::uint64_t bytes) const {
+    const unsigned bits = m_.config_.sys_addr_bits;
+    if (bits >= 64) return addr == 0 || bytes <= 0 - addr;
+    const std::uint64_t limit = std::uint64_t{1} << bits;
+    return addr <= limit && bytes <= limit - addr;
+  }
 
   /// Decodes and executes the submitted bytes, then retires the entry unless it faulted.
   void run();

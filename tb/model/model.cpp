@@ -86,6 +86,9 @@ std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
     case SGPU_MODEL_REG(RING_TAIL): return ring_tail_;
     case SGPU_MODEL_REG(RING_HEAD): return head_;
     case SGPU_MODEL_REG(WB_ADDR_LO): return lo32(wb_addr_);
+    case SGPU_MODEL_REG(GART_TABLE_BASE_LO): return lo32(gart_table_base_);
+    case SGPU_MODEL_REG(GART_TABLE_BASE_HI): return hi32(gart_table_base_);
+    case SGPU_MODEL_REG(GART_TABLE_SIZE): return gart_table_size_;
     case SGPU_MODEL_REG(WB_ADDR_HI): return hi32(wb_addr_);
     case SGPU_MODEL_REG(FENCE_DONE_LO): return lo32(fence_done_);
     case SGPU_MODEL_REG(FENCE_DONE_HI): return hi32(fence_done_);
@@ -116,6 +119,10 @@ void Model::mmio_write32(std::uint32_t offset, std::uint32_t value) {
     case SGPU_MODEL_REG(RING_SIZE): ring_log2_ = value & SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm; return;
     case SGPU_MODEL_REG(RING_TAIL): ring_tail_ = value; return;
     case SGPU_MODEL_REG(WB_ADDR_LO): set_lo(wb_addr_, value); return;
+    // The rest of the GART block is not modelled; MAP/UNMAP need the table's place and size.
+    case SGPU_MODEL_REG(GART_TABLE_BASE_LO): set_lo(gart_table_base_, value); return;
+    case SGPU_MODEL_REG(GART_TABLE_BASE_HI): set_hi(gart_table_base_, value); return;
+    case SGPU_MODEL_REG(GART_TABLE_SIZE): gart_table_size_ = value; return;
     case SGPU_MODEL_REG(WB_ADDR_HI): set_hi(wb_addr_, value); return;
     case SGPU_MODEL_REG(INT_STATUS): int_status_ &= ~(value & kIntStatusMask); return;  // W1C
     case SGPU_MODEL_REG(INT_ENABLE): int_enable_ = value & kIntEnableMask; return;

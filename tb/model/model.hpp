@@ -24,6 +24,9 @@ struct Config {
   unsigned max_burst_beats = 256;
   /// Deepest INDIRECT nesting (CAP_MEM.max_indirect_depth).
   unsigned max_indirect_depth = 4;
+  /// System-physical addresses are [0, 2^sys_addr_bits) (GART_CAP.sys_addr_bits): the bound of
+  /// READ_PHYSICAL and WRITE_PHYSICAL.
+  unsigned sys_addr_bits = 52;
 };
 
 /// FAULT_* registers as one value.
@@ -117,6 +120,8 @@ class Model {
   std::uint32_t watchdog_ = 0;  ///< CP_WATCHDOG
   std::uint64_t preempt_fence_ = 0;
   std::uint64_t preempt_addr_ = 0;
+  std::uint64_t gart_table_base_ = 0;  ///< GART_TABLE_BASE (MAP/UNMAP write PTEs there)
+  std::uint32_t gart_table_size_ = 0;  ///< GART_TABLE_SIZE (their bound)
 
   // Engine state.
   std::uint32_t head_ = 0;

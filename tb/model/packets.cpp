@@ -33,6 +33,28 @@ void exec_write_data(Exec& x, std::uint32_t header) {
   }
 }
 
+// WRITE_PHYSICAL: as WRITE_DATA, with PHYSICAL_RANGE after the alignment check (RTL: on
+// addr_hi); the model has no GART, so "never translated" is the same write.
+void exec_write_physical(Exec& x, std::uint32_t header) {
+  std::uint32_t lo = 0, hi = 0;
+  if (!x.take(lo) || !x.take(hi)) return;
+  std::uint64_t addr = (std::uint64_t{hi} << 32) | lo;
+  if ((addr & 3) != 0) {
+    x.fault(abi::Fault::BadAlignment, addr, header);
+    return;
+  }
+  if (!x.physical_range_ok(addr, 4 * std::uint64_t{abi::header_dwords(header) - 3})) {
+    x.fault(abi::Fault::PhysicalRange, addr, header);
+    return;
+  }
+  for (std::uint32_t i = 3; i < abi::header_dwords(header); ++i) {
+    std::uint32_t dw = 0;
+    if (!x.take(dw)) return;
+    x.write32(addr, dw);
+    addr += 4;
+  }
+}
+
 // Alignment is checked after the whole packet arrived; then drain, write, drain, interrupt.
 void exec_fence(Exec& x, std::uint32_t header) {
   std::uint32_t dw[4] = {};
@@ -65,6 +87,51 @@ void exec_tlb_invalidate(Exec& x, std::uint32_t /*header*/) {
   for (auto& d : dw) {
     if (!x.take(d)) return;
   }
+  x.drain();
+}
+
+// MAP {first_page, count, pte_flags, count x bus}: BAD_LENGTH unless dwords = 4 + 2 * count
+// (RTL: at the count dword), MAP_RANGE unless first_page + count <= GART_TABLE_SIZE (at the
+// pte_flags dword); then each PTE dword is written as it arrives (low dword: bus bits 31:12 |
+// flags bits 2:0), and the packet ends as TLB_INVALIDATE (drain; the model has no TLB).
+void exec_map(Exec& x, std::uint32_t header) {
+  std::uint32_t first = 0, count = 0, flags = 0;
+  if (!x.take(first) || !x.take(count)) return;
+  if (2 * std::uint64_t{count} + 4 != abi::header_dwords(header)) {
+    x.fault(abi::Fault::BadLength, x.header_addr(), header);
+    return;
+  }
+  if (!x.take(flags)) return;
+  if (std::uint64_t{first} + count > x.gart_table_size()) {
+    x.fault(abi::Fault::MapRange, first, header);
+    return;
+  }
+  std::uint64_t addr = x.gart_table_base() + 8 * std::uint64_t{first};
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint32_t lo = 0, hi = 0;
+    if (!x.take(lo)) return;
+    x.write32(addr, (lo & ~0xfffu) | (flags & 7u));
+    if (!x.take(hi)) return;
+    x.write32(addr + 4, hi);
+    addr += 8;
+  }
+  x.drain();
+}
+
+// UNMAP {first_page, count, dummy PTE}: MAP_RANGE as MAP (after the whole packet), then one
+// 64-bit write of the dummy PTE per page, then as TLB_INVALIDATE.
+void exec_unmap(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[4] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  if (std::uint64_t{dw[0]} + dw[1] > x.gart_table_size()) {
+    x.fault(abi::Fault::MapRange, dw[0], header);
+    return;
+  }
+  const std::uint64_t pte = (std::uint64_t{dw[3]} << 32) | dw[2];
+  const std::uint64_t addr = x.gart_table_base() + 8 * std::uint64_t{dw[0]};
+  for (std::uint32_t i = 0; i < dw[1]; ++i) x.write64(addr + 8 * std::uint64_t{i}, pte);
   x.drain();
 }
 
@@ -103,6 +170,19 @@ void exec_copy(Exec& x, std::uint32_t header) {
   std::uint32_t dw[5] = {};
   for (auto& d : dw) {
     if (!x.take(d)) return;
+  }
+  run_copy(x, header, false, u64(dw[0], dw[1]), u64(dw[2], dw[3]), dw[4], 1, 0, 0, 0);
+}
+
+// READ_PHYSICAL: COPY with PHYSICAL_RANGE on the source checked first (after the whole packet).
+void exec_read_physical(Exec& x, std::uint32_t header) {
+  std::uint32_t dw[5] = {};
+  for (auto& d : dw) {
+    if (!x.take(d)) return;
+  }
+  if (!x.physical_range_ok(u64(dw[0], dw[1]), dw[4])) {
+    x.fault(abi::Fault::PhysicalRange, u64(dw[0], dw[1]), header);
+    return;
   }
   run_copy(x, header, false, u64(dw[0], dw[1]), u64(dw[2], dw[3]), dw[4], 1, 0, 0, 0);
 }
@@ -230,6 +310,10 @@ constexpr HandlerRow kHandlers[] = {
     {Opcode::BlitRect, exec_blit_rect},
     {Opcode::FillRect, exec_fill_rect},
     {Opcode::TlbInvalidate, exec_tlb_invalidate},
+    {Opcode::Map, exec_map},
+    {Opcode::Unmap, exec_unmap},
+    {Opcode::ReadPhysical, exec_read_physical},
+    {Opcode::WritePhysical, exec_write_physical},
     {Opcode::WaitMem, exec_wait_mem},
     {Opcode::Timestamp, exec_timestamp},
     {Opcode::Indirect, exec_indirect},

@@ -49,6 +49,43 @@ class Packets {
     words_.push_back(count);
     return *this;
   }
+  /// MAP of bus.size() pages from first_page (dwords = 4 + 2 * pages).
+  Packets& map(std::uint32_t first_page, std::uint32_t pte_flags, const std::vector<std::uint64_t>& bus) {
+    const auto count = static_cast<std::uint32_t>(bus.size());
+    words_.push_back(abi::make_header(abi::Opcode::Map, 4 + 2 * count));
+    words_.push_back(first_page);
+    words_.push_back(count);
+    words_.push_back(pte_flags);
+    for (const std::uint64_t b : bus) {
+      words_.push_back(static_cast<std::uint32_t>(b));
+      words_.push_back(static_cast<std::uint32_t>(b >> 32));
+    }
+    return *this;
+  }
+  Packets& write_physical(std::uint64_t addr, const std::vector<std::uint32_t>& data) {
+    words_.push_back(abi::make_header(abi::Opcode::WritePhysical, 3 + static_cast<std::uint32_t>(data.size())));
+    words_.push_back(static_cast<std::uint32_t>(addr));
+    words_.push_back(static_cast<std::uint32_t>(addr >> 32));
+    words_.insert(words_.end(), data.begin(), data.end());
+    return *this;
+  }
+  Packets& read_physical(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+    words_.push_back(abi::make_header(abi::Opcode::ReadPhysical, 6));
+    words_.push_back(static_cast<std::uint32_t>(src));
+    words_.push_back(static_cast<std::uint32_t>(src >> 32));
+    words_.push_back(static_cast<std::uint32_t>(dst));
+    words_.push_back(static_cast<std::uint32_t>(dst >> 32));
+    words_.push_back(bytes);
+    return *this;
+  }
+  Packets& unmap(std::uint32_t first_page, std::uint32_t count, std::uint64_t dummy_pte) {
+    words_.push_back(abi::make_header(abi::Opcode::Unmap, 5));
+    words_.push_back(first_page);
+    words_.push_back(count);
+    words_.push_back(static_cast<std::uint32_t>(dummy_pte));
+    words_.push_back(static_cast<std::uint32_t>(dummy_pte >> 32));
+    return *this;
+  }
   Packets& copy(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
     words_.push_back(abi::make_header(abi::Opcode::Copy, 6));
     words_.push_back(static_cast<std::uint32_t>(src));

@@ -584,3 +584,147 @@ TEST_CASE("COPY and FILL translate both sides through the GART; refused pages fa
     REQUIRE(h.reset_engine());
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// MAP / UNMAP: the page table updated by privileged packets.
+
+TEST_CASE("MAP in a privileged buffer maps scattered pages; UNMAP points them at the dummy page",
+          "[top][gart][map][packet]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint32_t first = 56;
+  const std::vector<std::uint64_t> bus = {kPagesAddr + 0x61000, kPagesAddr + 0x13000, kPagesAddr + 0x5a000};
+  for (std::uint32_t k = 0; k < 3; ++k) h.mem().write32(bus[k] + 0x40, 0x5000u + k);
+
+  // MAP pages 56..58 (bus addresses with junk in bits 11:0, which the PTE ignores), then in the
+  // same buffer a write through page 57: the packet after MAP sees the mapping.
+  Packets k0;
+  std::vector<std::uint64_t> junk = bus;
+  junk[1] |= 0xabc;
+  k0.map(first, kPteValid | kPteWritable, junk);
+  k0.write_data(g.addr(first + 1) + 0x80, {0x77});
+  h.push(k0, 1, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  REQUIRE(h.reg(SGPU_REG(FAULT_STATUS)) == 0);
+  for (std::uint32_t k = 0; k < 3; ++k) CHECK(h.mem().read64(kTableAddr + 8ull * (first + k)) == (bus[k] | 3));
+  CHECK(h.mem().read32(bus[1] + 0x80) == 0x77);
+
+  // A user buffer reads (COPY source) and writes through the mapped pages.
+  Packets u0;
+  u0.copy(g.addr(first) + 0x40, g.addr(first + 2) + 0x100, 4);
+  u0.write_data(g.addr(first + 2) + 0x104, {0x99});
+  REQUIRE(submit(h, g.place(u0, 0), u0.bytes(), 2) & kIntDone);
+  CHECK(h.mem().read32(bus[2] + 0x100) == 0x5000u);
+  CHECK(h.mem().read32(bus[2] + 0x104) == 0x99);
+
+  // UNMAP page 56 (dummy page, read-only): a user COPY from it now reads the poison.
+  Packets k1;
+  k1.unmap(first, 1, kDummyAddr | kPteValid);
+  h.push(k1, 3, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  CHECK(h.mem().read64(kTableAddr + 8ull * first) == (kDummyAddr | kPteValid));
+  CHECK(h.mem().read64(kTableAddr + 8ull * (first + 1)) == (bus[1] | 3));  // outside the range
+  Packets u1;
+  u1.copy(g.addr(first) + 0x40, g.addr(first + 2) + 0x200, 8);
+  REQUIRE(submit(h, g.place(u1, 4), u1.bytes(), 4) & kIntDone);
+  CHECK(h.mem().read32(bus[2] + 0x200) == kPoison);
+  CHECK(h.mem().read32(bus[2] + 0x204) == kPoison);
+  CHECK(h.mem().read32(bus[0] + 0x40) == 0x5000u);  // the old page itself is untouched
+}
+
+TEST_CASE("MAP/UNMAP faults: past GART_TABLE_SIZE (MAP_RANGE), bad length, ordinary buffer",
+          "[top][gart][map][packet][fault]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t before = h.mem().read64(kTableAddr + 8ull * 63);
+  Packets k;
+  std::uint32_t flags = abi::ring_flags::kPrivileged;
+  abi::Fault want = abi::Fault::MapRange;
+  SECTION("MAP past the table") { k.map(62, kPteValid, {kPagesAddr, kPagesAddr + 0x1000, kPagesAddr + 0x2000}); }
+  SECTION("UNMAP past the table") { k.unmap(63, 2, 0); }
+  SECTION("MAP whose length does not match count") {
+    k.raw(abi::make_header(abi::Opcode::Map, 6));
+    k.raw(63);
+    k.raw(2);
+    k.raw(kPteValid);
+    k.raw(0);
+    k.raw(0);
+    want = abi::Fault::BadLength;
+  }
+  SECTION("UNMAP in an ordinary buffer") {
+    k.unmap(63, 1, 0);
+    flags = 0;
+    want = abi::Fault::PrivilegedPacket;
+  }
+  if (flags != 0) {
+    h.push(k, 1, flags);  // a system-physical buffer: privileged entries only
+    h.doorbell();
+    REQUIRE(h.wait_irq() & kIntFault);
+  } else {
+    REQUIRE(submit(h, g.place(k, 0), k.bytes(), 1) & kIntFault);  // through the aperture
+  }
+  CHECK(field(h.reg(SGPU_REG(FAULT_STATUS)), SGPU_REGS__FAULT_STATUS__REASON_bm,
+              SGPU_REGS__FAULT_STATUS__REASON_bp) == static_cast<std::uint32_t>(want));
+  CHECK(h.mem().read64(kTableAddr + 8ull * 63) == before);  // no PTE written
+  REQUIRE(h.reset_engine());
+}
+
+// ---------------------------------------------------------------------------------------------
+// READ_PHYSICAL / WRITE_PHYSICAL: system-physical addresses with the GART on.
+
+TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL use bus addresses, never translated, with the GART on",
+          "[top][gart][physical][packet]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t a = kPagesAddr + 0x44000;  // a bus page, also mapped at aperture page 20
+  g.map(20, kPagesAddr + 0x45000);
+  g.invalidate(20, 1);
+  h.mem().write32(a + 0x300, 0x31);
+  h.mem().write32(a + 0x304, 0x32);
+
+  // Privileged: WRITE_PHYSICAL to a crossing the end of a dword run, READ_PHYSICAL from a into
+  // the aperture page (the destination is translated, the source is not).
+  Packets k;
+  k.write_physical(a + 0x10, {0x11, 0x12, 0x13});
+  k.read_physical(a + 0x300, g.addr(20) + 0x8, 8);
+  h.push(k, 1, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  REQUIRE(h.reg(SGPU_REG(FAULT_STATUS)) == 0);
+  CHECK(h.mem().read32(a + 0x10) == 0x11);
+  CHECK(h.mem().read32(a + 0x18) == 0x13);
+  CHECK(h.mem().read32(kPagesAddr + 0x45000 + 0x8) == 0x31);
+  CHECK(h.mem().read32(kPagesAddr + 0x45000 + 0xc) == 0x32);
+
+  // Beyond the system-physical range: PHYSICAL_RANGE, nothing written.
+  const std::uint64_t ms = reg64(h, SGPU_REG(CAP_MEMSEG_BASE_LO), SGPU_REG(CAP_MEMSEG_BASE_HI));
+  Packets bad;
+  std::uint64_t want_addr = 0;
+  SECTION("WRITE_PHYSICAL at a memory-segment address") {
+    bad.write_physical(ms, {0x99});
+    want_addr = ms;
+  }
+  SECTION("READ_PHYSICAL whose source runs past the range") {
+    const std::uint64_t top = (std::uint64_t{1} << 52) - 4;
+    bad.read_physical(top, a + 0x400, 8);
+    want_addr = top;
+  }
+  h.push(bad, 2, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntFault);
+  CHECK(field(h.reg(SGPU_REG(FAULT_STATUS)), SGPU_REGS__FAULT_STATUS__REASON_bm,
+              SGPU_REGS__FAULT_STATUS__REASON_bp) == static_cast<std::uint32_t>(abi::Fault::PhysicalRange));
+  CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == want_addr);
+  CHECK(h.mem().read32(a + 0x400) == 0);
+  REQUIRE(h.reset_engine());
+
+  // In an ordinary buffer: PRIVILEGED_PACKET, not executed.
+  Packets u;
+  u.write_physical(a + 0x20, {0x77});
+  REQUIRE(submit(h, g.place(u, 0), u.bytes(), 3) & kIntFault);
+  CHECK(field(h.reg(SGPU_REG(FAULT_STATUS)), SGPU_REGS__FAULT_STATUS__REASON_bm,
+              SGPU_REGS__FAULT_STATUS__REASON_bp) == static_cast<std::uint32_t>(abi::Fault::PrivilegedPacket));
+  CHECK(h.mem().read32(a + 0x20) == 0);
+}

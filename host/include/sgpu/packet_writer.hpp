@@ -69,6 +69,22 @@ class PacketWriter {
   Status tlb_invalidate(std::uint32_t first_page, std::uint32_t count);
   /// TLB_INVALIDATE with the `all` flag: every TLB entry.
   Status tlb_invalidate_all();
+  /// MAP (privileged): PTE first_page + i = (bus[i] & ~0xfff) | (pte_flags & 7), written to the
+  /// page table (GART_TABLE_BASE), then the range is invalidated: later packets see the mapping.
+  /// Bus addresses must be 4 KiB aligned and pte_flags use bits 2:0 only (valid, writable,
+  /// snoop); at most 32765 pages per packet. The device faults MAP_RANGE when the range passes
+  /// GART_TABLE_SIZE (the writer cannot see the register).
+  Status map_pages(std::uint32_t first_page, std::uint32_t pte_flags, const std::uint64_t* bus, std::size_t count);
+  /// UNMAP (privileged): every PTE of [first_page, first_page + count) becomes `dummy_pte` (the
+  /// dummy page: an unmapped page is never a hole), then the range is invalidated.
+  Status unmap_pages(std::uint32_t first_page, std::uint32_t count, std::uint64_t dummy_pte);
+  /// WRITE_PHYSICAL (privileged): WRITE_DATA to a system-physical (bus) address, never
+  /// translated; [addr, addr + 4 count) must lie below 2^GART_CAP.sys_addr_bits (the device
+  /// faults PHYSICAL_RANGE otherwise).
+  Status write_physical(std::uint64_t addr, const std::uint32_t* data, std::size_t count);
+  /// READ_PHYSICAL (privileged): COPY of `bytes` bytes from the system-physical address `src`
+  /// to the GPU address `dst` (same ordering and overlap rule as COPY).
+  Status read_physical(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes);
   /// Appends dwords without any check: for tests that feed the device bad packets on purpose.
   Status raw(const std::uint32_t* dwords, std::size_t count);
   Status raw(std::initializer_list<std::uint32_t> dwords) { return raw(dwords.begin(), dwords.size()); }

@@ -18,6 +18,10 @@ enum class Opcode : std::uint8_t {
   BlitRect = 0x05,
   FillRect = 0x06,
   TlbInvalidate = 0x82,
+  Map = 0x80,
+  Unmap = 0x81,
+  ReadPhysical = 0x83,
+  WritePhysical = 0x84,
   WaitMem = 0x07,
   Timestamp = 0x08,
   Indirect = 0x09,
@@ -33,7 +37,7 @@ struct PacketInfo {
   std::uint8_t flags_mask;  ///< flag bits the packet defines
 };
 
-inline constexpr std::array<PacketInfo, 11> kPackets{{
+inline constexpr std::array<PacketInfo, 15> kPackets{{
     {Opcode::Nop, "NOP", 1, 65535, false, 0x00},
     {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00},
     {Opcode::Fence, "FENCE", 5, 5, false, 0x03},
@@ -42,6 +46,10 @@ inline constexpr std::array<PacketInfo, 11> kPackets{{
     {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00},
     {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00},
     {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01},
+    {Opcode::Map, "MAP", 4, 65535, true, 0x00},
+    {Opcode::Unmap, "UNMAP", 5, 5, true, 0x00},
+    {Opcode::ReadPhysical, "READ_PHYSICAL", 6, 6, true, 0x00},
+    {Opcode::WritePhysical, "WRITE_PHYSICAL", 4, 65535, true, 0x00},
     {Opcode::WaitMem, "WAIT_MEM", 6, 6, false, 0x07},
     {Opcode::Timestamp, "TIMESTAMP", 3, 3, false, 0x00},
     {Opcode::Indirect, "INDIRECT", 4, 4, false, 0x00},
@@ -157,6 +165,8 @@ enum class Fault : std::uint8_t {
   CopyOverlap = 10,  ///< A COPY whose source and destination byte ranges overlap, or a BLIT_RECT whose source and destination extents do; nothing was copied. FAULT_ADDR holds the destination address, FAULT_DETAIL the header.
   Watchdog = 11,  ///< A packet made no progress for CP_WATCHDOG cycles (e.g. a WAIT_MEM that is never satisfied). FAULT_ADDR holds the packet's header address, FAULT_DETAIL the header.
   IndirectDepth = 12,  ///< An INDIRECT at the deepest nesting level (CAP_MEM.max_indirect_depth), e.g. a buffer that calls itself. FAULT_ADDR holds the INDIRECT's header address (in the buffer it is in), FAULT_DETAIL the header.
+  MapRange = 13,  ///< A MAP or UNMAP whose pages [first_page, first_page + count) do not all lie below GART_TABLE_SIZE; no PTE was written. FAULT_ADDR holds first_page, FAULT_DETAIL the header.
+  PhysicalRange = 14,  ///< A READ_PHYSICAL source range or WRITE_PHYSICAL destination range that does not lie below 2^GART_CAP.sys_addr_bits (the system-physical range); nothing was read or written. FAULT_ADDR holds the physical address, FAULT_DETAIL the header.
 };
 
 constexpr std::string_view to_string(Fault f) {
@@ -174,6 +184,8 @@ constexpr std::string_view to_string(Fault f) {
     case Fault::CopyOverlap: return "COPY_OVERLAP";
     case Fault::Watchdog: return "WATCHDOG";
     case Fault::IndirectDepth: return "INDIRECT_DEPTH";
+    case Fault::MapRange: return "MAP_RANGE";
+    case Fault::PhysicalRange: return "PHYSICAL_RANGE";
   }
   return "UNKNOWN_FAULT";
 }
