@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   CLI::App app{"sgpu: drive a softgpu (the simulated RTL by default) through libsgpu"};
   app.require_subcommand(1);
   app.fallthrough();  // common options may also follow the subcommand
-  app.add_option("--backend", common.backend, "Transport backend: sim, pcie, mock")
+  app.add_option("--backend", common.backend, "Transport backend: sim (Verilated RTL), model (C++ reference model), pcie, mock")
       ->capture_default_str();
   app.add_option("--latency", common.transport.read_latency,
                  "Host-memory read latency of the simulated device, in core cycles")

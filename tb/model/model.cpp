@@ -24,12 +24,12 @@ std::uint32_t hi32(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32)
 void set_lo(std::uint64_t& v, std::uint32_t x) { v = (v & ~std::uint64_t{0xffffffff}) | x; }
 void set_hi(std::uint64_t& v, std::uint32_t x) { v = (v & 0xffffffffull) | (std::uint64_t{x} << 32); }
 
-/// Registers that exist but that the model does not implement (they read 0): capabilities,
-/// the cycle counter and the GART block belong to other models.
+/// Registers that exist but that the model does not implement (they read 0): segments (the
+/// model has no GART and no memory segment), the cycle counter and the GART block belong to
+/// other models.
 bool is_unmodelled_register(std::uint32_t offset) {
   static constexpr std::uint32_t kOffsets[] = {
-      SGPU_MODEL_REG(ID_BUILD),           SGPU_MODEL_REG(CAP_BUS),
-      SGPU_MODEL_REG(CAP_MEM),            SGPU_MODEL_REG(CAP_FEATURES),
+      SGPU_MODEL_REG(ID_BUILD),
       SGPU_MODEL_REG(CAP_MEMSEG_BASE_LO), SGPU_MODEL_REG(CAP_MEMSEG_BASE_HI),
       SGPU_MODEL_REG(CAP_MEMSEG_SIZE_LO), SGPU_MODEL_REG(CAP_MEMSEG_SIZE_HI),
       SGPU_MODEL_REG(CAP_APSEG_BASE_LO),  SGPU_MODEL_REG(CAP_APSEG_BASE_HI),
@@ -62,6 +62,18 @@ std::uint32_t Model::ring_mask() const {
 std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
   switch (offset) {
     case SGPU_MODEL_REG(ID_MAGIC): return SGPU_REGS__ID_MAGIC__VALUE_reset;
+    // Capabilities of the device the model mirrors, so a driver can open it (the model
+    // transport of libsgpu): no GART, no memory segment, copy engine and preemption present.
+    case SGPU_MODEL_REG(CAP_BUS):
+      return (config_.bus_bytes << SGPU_REGS__CAP_BUS__DATA_BYTES_bp) |
+             (64u << SGPU_REGS__CAP_BUS__ADDR_BITS_bp) |
+             ((config_.max_burst_beats - 1) << SGPU_REGS__CAP_BUS__MAX_BURST_M1_bp);
+    case SGPU_MODEL_REG(CAP_MEM):
+      return (config_.page_shift << SGPU_REGS__CAP_MEM__PAGE_SHIFT_bp) |
+             (config_.max_ring_log2 << SGPU_REGS__CAP_MEM__MAX_RING_LOG2_bp) |
+             (config_.max_indirect_depth << SGPU_REGS__CAP_MEM__MAX_INDIRECT_DEPTH_bp);
+    case SGPU_MODEL_REG(CAP_FEATURES):
+      return SGPU_REGS__CAP_FEATURES__COPY_ENGINE_bm | SGPU_REGS__CAP_FEATURES__PREEMPTION_bm;
     case SGPU_MODEL_REG(ID_VERSION):
       return (SGPU_REGS__ID_VERSION__MAJOR_reset << SGPU_REGS__ID_VERSION__MAJOR_bp) |
              (SGPU_REGS__ID_VERSION__MINOR_reset << SGPU_REGS__ID_VERSION__MINOR_bp);

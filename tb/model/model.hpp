@@ -24,6 +24,8 @@ struct Config {
   unsigned max_burst_beats = 256;
   /// Deepest INDIRECT nesting (CAP_MEM.max_indirect_depth).
   unsigned max_indirect_depth = 4;
+  /// log2 of the GPU page size (CAP_MEM.page_shift of the device being mirrored).
+  unsigned page_shift = 12;
   /// System-physical addresses are [0, 2^sys_addr_bits) (GART_CAP.sys_addr_bits): the bound of
   /// READ_PHYSICAL and WRITE_PHYSICAL.
   unsigned sys_addr_bits = 52;

@@ -4,6 +4,7 @@
 #include "sgpu/transport.hpp"
 #include "sgpu/transport/mock.hpp"
 #if SGPU_HAVE_SIM
+#include "transport/model/model_transport.hpp"
 #include "transport/sim/sim_transport.hpp"
 #endif
 
@@ -25,13 +26,20 @@ Result<std::unique_ptr<Transport>> open_transport(std::string_view backend,
     return Error{Errc::Unsupported, "this libsgpu was built without the simulated device", false};
 #endif
   }
+  if (backend == "model") {
+#if SGPU_HAVE_SIM
+    return detail::make_model_transport(options);
+#else
+    return Error{Errc::Unsupported, "this libsgpu was built without the testbench's reference model", false};
+#endif
+  }
   if (backend == "pcie")
     return Error{Errc::Unsupported,
                  fmt::format("the pcie backend (libpciaccess + VFIO) is not implemented yet{}",
                              options.pci_slot.empty() ? "" : fmt::format(" (asked for slot {})", options.pci_slot)),
                  false};
   return Error{Errc::InvalidArgument,
-               fmt::format("unknown transport backend '{}' (known: sim, mock, pcie)", backend), false};
+               fmt::format("unknown transport backend '{}' (known: sim, model, mock, pcie)", backend), false};
 }
 
 }  // namespace sgpu
