@@ -123,6 +123,8 @@ class Aperture {
   /// The dummy page (its bus address, its bytes).
   const DmaMemory& dummy_page() const { return dummy_; }
   std::uint32_t poison() const { return options_.poison; }
+  /// The PTE of an unmapped page: the dummy page, valid (writable with dummy_writable).
+  std::uint64_t dummy_pte() const;
   /// True if every dword of the dummy page still holds the poison pattern.
   bool dummy_intact() const;
 
@@ -131,7 +133,6 @@ class Aperture {
            const ApertureOptions& options, DmaMemory table, DmaMemory dummy);
   Status check_range(const char* what, std::uint64_t first, std::uint64_t count) const;
   void store_pte(std::uint32_t page, std::uint64_t value);
-  std::uint64_t dummy_pte() const;
   Status invalidate_range(std::uint32_t first, std::uint32_t count);
   Status wait_invalidation();
 

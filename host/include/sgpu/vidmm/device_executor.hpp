@@ -1,0 +1,103 @@
+// DeviceExecutor: runs the memory manager's paging buffers on the device.
+//
+// Each PagingBuffer becomes one privileged DMA buffer (ring flags paging | privileged) with its
+// own fence, executed in order and waited for before execute() returns:
+//   TRANSFER piece          -> COPY src -> dst (segment side: GPU address; system side: the
+//                              backing store's bus address, system physical, allowed because the
+//                              buffer is privileged)
+//   FILL                    -> FILL with the 32-bit pattern
+//   INIT_CONTEXT_RESOURCE   -> FILL with the initial pattern at the destination
+//   DISCARD_CONTENT         -> nothing (bookkeeping only)
+//   MAP_APERTURE_SEGMENT    -> MAP of the backing-store pages (PTE valid | writable | snoop if
+//                              CacheCoherent); the packet invalidates the TLB range itself
+//   UNMAP_APERTURE_SEGMENT  -> UNMAP to the aperture's dummy PTE
+//   end of buffer           -> FENCE (value64) of the paging fence ID into the executor's record
+//
+// Every record is validated before a byte is written or a register touched (InvalidArgument
+// naming the operation, hardware_touched == false). A device fault or a timeout while waiting is
+// reported with hardware_touched == true and the fault record in the message; the engine is then
+// stopped and the caller (the scheduler's recovery) resets it.
+//
+// The aperture pages the memory manager's aperture segment covers belong to the memory manager:
+// they are written by MAP/UNMAP packets, so the Aperture object's own bookkeeping (is_mapped())
+// does not see them; do not map those pages through Aperture::map as well.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "sgpu/device.hpp"
+#include "sgpu/kmd/segments.hpp"
+#include "sgpu/vidmm/paging.hpp"
+
+namespace sgpu::vidmm {
+
+/// What the encoder needs to know about the device (no Device needed: unit tests build it).
+struct PagingTarget {
+  std::vector<kmd::SegmentDescriptor> segments;  ///< segments[i] = segment ID i + 1
+  std::uint64_t aperture_base = 0;               ///< GPU address of aperture page 0
+  std::uint32_t aperture_pages = 0;              ///< GART_TABLE_SIZE (0: no aperture)
+  std::uint64_t dummy_page = 0;                  ///< bus address of the dummy page
+  std::uint64_t dummy_pte = 0;                   ///< the PTE unmapped pages get
+  std::uint64_t system_limit = ~std::uint64_t{0};  ///< system-physical addresses must be below this
+};
+
+/// The PagingTarget of an opened device: its aperture (if any) and `segments`.
+PagingTarget paging_target(Device& device, std::vector<kmd::SegmentDescriptor> segments);
+
+/// Upper bound of the bytes encode_paging_buffer() writes for `buffer` (fence included).
+std::size_t paging_buffer_bytes(const PagingBuffer& buffer);
+
+/// Checks every operation of `buffer` against `target` (typed errors naming the operation and
+/// the field, hardware_touched == false).
+Status validate_paging_buffer(const PagingTarget& target, const PagingBuffer& buffer);
+
+/// Validates, then encodes `buffer` into [cpu, cpu + bytes) followed by a FENCE writing
+/// `fence_value` (64-bit) to `fence_addr`. Returns the bytes written.
+Result<std::uint32_t> encode_paging_buffer(const PagingTarget& target, const PagingBuffer& buffer, void* cpu,
+                                           std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value);
+
+struct DeviceExecutorOptions {
+  /// Longest wait for one paging buffer, in the transport's time.
+  std::chrono::nanoseconds timeout = std::chrono::milliseconds(200);
+  std::uint32_t context_id = 0;
+};
+
+class DeviceExecutor final : public PagingExecutor {
+ public:
+  /// `segments` are the adapter's segments (segment ID i + 1 = segments[i]); the device must
+  /// outlive the executor. InvalidArgument if an aperture segment lies outside the device's
+  /// aperture table.
+  static Result<std::unique_ptr<DeviceExecutor>> create(Device& device, std::vector<kmd::SegmentDescriptor> segments,
+                                                        DeviceExecutorOptions options = {});
+
+  Status execute(const PagingBuffer& buffer) override;
+  std::uint64_t dummy_page() const override { return target_.dummy_page; }
+
+  const PagingTarget& target() const { return target_; }
+
+  struct Counters {
+    std::uint64_t buffers = 0;           ///< submitted paging buffers
+    std::uint64_t copy_bytes = 0;        ///< bytes moved by COPY
+    std::uint64_t fill_bytes = 0;        ///< bytes written by FILL
+    std::uint64_t mapped_pages = 0;      ///< pages written by MAP
+    std::uint64_t unmapped_pages = 0;    ///< pages written by UNMAP
+    FenceId last_fence = 0;              ///< fence of the last paging buffer
+  };
+  const Counters& counters() const { return counters_; }
+
+ private:
+  DeviceExecutor(Device& device, PagingTarget target, DeviceExecutorOptions options, DmaMemory fence_record);
+
+  Device& device_;
+  PagingTarget target_;
+  DeviceExecutorOptions options_;
+  DmaMemory fence_record_;
+  std::optional<DmaMemory> buffer_;
+  Counters counters_;
+};
+
+}  // namespace sgpu::vidmm

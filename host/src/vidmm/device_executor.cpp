@@ -1,0 +1,282 @@
+#include "sgpu/vidmm/device_executor.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "sgpu/packet_writer.hpp"
+
+namespace sgpu::vidmm {
+
+namespace {
+
+constexpr std::uint64_t kPage = Aperture::kPageSize;
+constexpr std::uint32_t kMaxChunk = 0x4000'0000u;   // COPY / FILL byte count per packet (1 GiB)
+constexpr std::uint32_t kMaxMapPages = 32765;       // pages per MAP packet
+constexpr std::size_t kPacketBytes = 32;            // upper bound of a COPY / FILL / UNMAP / FENCE
+
+template <class... A>
+Error invalid(const PagingOperation& op, fmt::format_string<A...> f, A&&... a) {
+  return Error{Errc::InvalidArgument,
+               fmt::format("device executor: {}: {}", to_string(op), fmt::format(f, std::forward<A>(a)...)), false};
+}
+
+std::uint64_t chunks(std::uint64_t bytes) { return (bytes + kMaxChunk - 1) / kMaxChunk; }
+
+/// GPU address of a location, after checking it covers `bytes`.
+Result<std::uint64_t> address(const PagingTarget& t, const PagingOperation& op, const char* side,
+                              const PagingLocation& loc, std::uint64_t bytes) {
+  if (loc.segment == kmd::kSystemMemory) {
+    if (loc.system == nullptr || !*loc.system) return invalid(op, "{}: system side without a backing store", side);
+    if (loc.system_offset > loc.system->size() || bytes > loc.system->size() - loc.system_offset)
+      return invalid(op, "{}: system offset {:#x} + {} bytes passes the backing store's {} bytes", side,
+                     loc.system_offset, bytes, loc.system->size());
+    const std::uint64_t bus = loc.system->bus_addr() + loc.system_offset;
+    if (bus + bytes > t.system_limit || bus + bytes < bus)
+      return invalid(op, "{}: bus range [{:#x}, +{}) is not system physical (limit {:#x})", side, bus, bytes,
+                     t.system_limit);
+    return bus;
+  }
+  if (loc.segment > t.segments.size()) return invalid(op, "{}: segment {} does not exist", side, loc.segment);
+  const auto& d = t.segments[loc.segment - 1];
+  if (loc.segment_address < d.base_address || loc.segment_address > d.end_address() ||
+      bytes > d.end_address() - loc.segment_address)
+    return invalid(op, "{}: GPU range [{:#x}, +{}) is outside segment {} [{:#x}, {:#x})", side, loc.segment_address,
+                   bytes, loc.segment, d.base_address, d.end_address());
+  return loc.segment_address;
+}
+
+/// First aperture page (table index) of segment `seg`'s page `offset_in_pages`, checked.
+Result<std::uint32_t> aperture_page(const PagingTarget& t, const PagingOperation& op, SegmentId seg,
+                                    std::uint64_t offset_in_pages, std::uint64_t count) {
+  if (seg == 0 || seg > t.segments.size()) return invalid(op, "segment {} does not exist", seg);
+  const auto& d = t.segments[seg - 1];
+  if (!d.is_aperture()) return invalid(op, "segment {} is not an aperture segment", seg);
+  if (count == 0) return invalid(op, "NumberOfPages is 0");
+  if (offset_in_pages > d.size / kPage || count > d.size / kPage - offset_in_pages)
+    return invalid(op, "pages [{}, +{}) pass segment {}'s {} pages", offset_in_pages, count, seg, d.size / kPage);
+  if (d.base_address < t.aperture_base || (d.base_address - t.aperture_base) % kPage != 0)
+    return invalid(op, "segment {} at {:#x} is not page-aligned inside the aperture at {:#x}", seg, d.base_address,
+                   t.aperture_base);
+  const std::uint64_t first = (d.base_address - t.aperture_base) / kPage + offset_in_pages;
+  if (first + count > t.aperture_pages)
+    return invalid(op, "aperture pages [{}, +{}) pass the GART table's {} pages", first, count, t.aperture_pages);
+  return static_cast<std::uint32_t>(first);
+}
+
+Status check_op(const PagingTarget& t, const PagingOperation& op) {
+  if (auto* x = std::get_if<TransferOp>(&op)) {
+    if (x->transfer_size == 0) return invalid(op, "TransferSize is 0");
+    auto s = address(t, op, "source", x->source, x->transfer_size);
+    if (!s) return s.error();
+    auto d = address(t, op, "destination", x->destination, x->transfer_size);
+    if (!d) return d.error();
+    const bool same_space = (x->source.segment == kmd::kSystemMemory) == (x->destination.segment == kmd::kSystemMemory);
+    if (same_space && *s < *d + x->transfer_size && *d < *s + x->transfer_size)
+      return invalid(op, "source and destination overlap");
+    return ok_status();
+  }
+  if (auto* x = std::get_if<FillOp>(&op)) {
+    if (x->fill_size == 0) return invalid(op, "FillSize is 0");
+    if (x->destination.segment == kmd::kSystemMemory || x->destination.segment > t.segments.size() ||
+        t.segments[x->destination.segment - 1].is_aperture())
+      return invalid(op, "FILL destination segment {} is not a memory segment", x->destination.segment);
+    auto d = address(t, op, "destination", x->destination, x->fill_size);
+    if (!d) return d.error();
+    return ok_status();
+  }
+  if (auto* x = std::get_if<InitContextResourceOp>(&op)) {
+    if (x->size == 0) return invalid(op, "size is 0");
+    auto d = address(t, op, "destination", x->destination, x->size);
+    if (!d) return d.error();
+    return ok_status();
+  }
+  if (auto* x = std::get_if<DiscardContentOp>(&op)) {
+    PagingLocation loc;
+    loc.segment = x->segment;
+    loc.segment_address = x->segment_address;
+    if (x->segment == kmd::kSystemMemory) return invalid(op, "DISCARD_CONTENT names system memory");
+    auto d = address(t, op, "range", loc, x->size);
+    if (!d) return d.error();
+    return ok_status();
+  }
+  if (auto* x = std::get_if<MapApertureSegmentOp>(&op)) {
+    auto p = aperture_page(t, op, x->segment, x->offset_in_pages, x->number_of_pages);
+    if (!p) return p.error();
+    if (x->pages == nullptr || !*x->pages) return invalid(op, "no MDL (pages)");
+    const std::uint64_t mdl_pages = x->pages->size() / kPage;
+    if (x->pages->bus_addr() % kPage != 0) return invalid(op, "MDL bus address {:#x} is not page aligned", x->pages->bus_addr());
+    if (x->mdl_offset > mdl_pages || x->number_of_pages > mdl_pages - x->mdl_offset)
+      return invalid(op, "MDL pages [{}, +{}) pass its {} pages", x->mdl_offset, x->number_of_pages, mdl_pages);
+    if (x->pages->bus_addr() + (x->mdl_offset + x->number_of_pages) * kPage > t.system_limit)
+      return invalid(op, "MDL bus range passes the system-physical limit {:#x}", t.system_limit);
+    return ok_status();
+  }
+  if (auto* x = std::get_if<UnmapApertureSegmentOp>(&op)) {
+    auto p = aperture_page(t, op, x->segment, x->offset_in_pages, x->number_of_pages);
+    if (!p) return p.error();
+    if (x->dummy_page != t.dummy_page)
+      return invalid(op, "dummy page {:#x} is not the aperture's dummy page {:#x}", x->dummy_page, t.dummy_page);
+    return ok_status();
+  }
+  return invalid(op, "unknown operation");
+}
+
+Status chunked(std::uint64_t bytes, const std::function<Status(std::uint64_t, std::uint32_t)>& f) {
+  for (std::uint64_t done = 0; done < bytes;) {
+    const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxChunk, bytes - done));
+    SGPU_RETURN_IF_ERROR(f(done, n));
+    done += n;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+PagingTarget paging_target(Device& device, std::vector<kmd::SegmentDescriptor> segments) {
+  PagingTarget t;
+  t.segments = std::move(segments);
+  const DeviceInfo& info = device.info();
+  if (info.gart_sys_addr_bits != 0 && info.gart_sys_addr_bits < 64)
+    t.system_limit = std::uint64_t{1} << info.gart_sys_addr_bits;
+  if (Aperture* ap = device.aperture()) {
+    t.aperture_base = ap->base();
+    t.aperture_pages = ap->pages();
+    t.dummy_page = ap->dummy_page().bus_addr();
+    t.dummy_pte = ap->dummy_pte();
+  }
+  return t;
+}
+
+std::size_t paging_buffer_bytes(const PagingBuffer& buffer) {
+  std::size_t bytes = kPacketBytes;  // FENCE
+  for (const auto& op : buffer.operations) {
+    if (auto* x = std::get_if<TransferOp>(&op)) bytes += kPacketBytes * chunks(x->transfer_size);
+    else if (auto* f = std::get_if<FillOp>(&op)) bytes += kPacketBytes * chunks(f->fill_size);
+    else if (auto* i = std::get_if<InitContextResourceOp>(&op)) bytes += kPacketBytes * chunks(i->size);
+    else if (auto* m = std::get_if<MapApertureSegmentOp>(&op))
+      bytes += 8 * m->number_of_pages + kPacketBytes * (m->number_of_pages / kMaxMapPages + 1);
+    else if (std::holds_alternative<UnmapApertureSegmentOp>(op)) bytes += kPacketBytes;
+  }
+  return bytes;
+}
+
+Status validate_paging_buffer(const PagingTarget& target, const PagingBuffer& buffer) {
+  for (const auto& op : buffer.operations) SGPU_RETURN_IF_ERROR(check_op(target, op));
+  return ok_status();
+}
+
+Result<std::uint32_t> encode_paging_buffer(const PagingTarget& t, const PagingBuffer& buffer, void* cpu,
+                                           std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value) {
+  SGPU_RETURN_IF_ERROR(validate_paging_buffer(t, buffer));
+  if (bytes < paging_buffer_bytes(buffer))
+    return Error{Errc::InvalidArgument,
+                 fmt::format("device executor: DMA buffer of {} bytes is smaller than the {} bytes the paging buffer needs",
+                             bytes, paging_buffer_bytes(buffer)),
+                 false};
+  PacketWriter w(cpu, bytes);
+  for (const auto& op : buffer.operations) {
+    if (auto* x = std::get_if<TransferOp>(&op)) {
+      const std::uint64_t src = *address(t, op, "source", x->source, x->transfer_size);
+      const std::uint64_t dst = *address(t, op, "destination", x->destination, x->transfer_size);
+      SGPU_RETURN_IF_ERROR(chunked(x->transfer_size, [&](std::uint64_t o, std::uint32_t n) { return w.copy(src + o, dst + o, n); }));
+    } else if (auto* f = std::get_if<FillOp>(&op)) {
+      const std::uint64_t dst = *address(t, op, "destination", f->destination, f->fill_size);
+      SGPU_RETURN_IF_ERROR(chunked(f->fill_size, [&](std::uint64_t o, std::uint32_t n) { return w.fill(dst + o, n, f->fill_pattern); }));
+    } else if (auto* i = std::get_if<InitContextResourceOp>(&op)) {
+      const std::uint64_t dst = *address(t, op, "destination", i->destination, i->size);
+      SGPU_RETURN_IF_ERROR(chunked(i->size, [&](std::uint64_t o, std::uint32_t n) { return w.fill(dst + o, n, i->initial_pattern); }));
+    } else if (auto* m = std::get_if<MapApertureSegmentOp>(&op)) {
+      const std::uint32_t first = *aperture_page(t, op, m->segment, m->offset_in_pages, m->number_of_pages);
+      const std::uint32_t flags = static_cast<std::uint32_t>(Aperture::kPteValid | Aperture::kPteWritable |
+                                                             (m->cache_coherent ? Aperture::kPteSnoop : 0));
+      std::vector<std::uint64_t> bus(m->number_of_pages);
+      for (std::uint64_t p = 0; p < m->number_of_pages; ++p) bus[p] = m->pages->bus_addr() + (m->mdl_offset + p) * kPage;
+      for (std::uint64_t done = 0; done < bus.size();) {
+        const std::size_t n = std::min<std::size_t>(kMaxMapPages, bus.size() - done);
+        SGPU_RETURN_IF_ERROR(w.map_pages(first + static_cast<std::uint32_t>(done), flags, bus.data() + done, n));
+        done += n;
+      }
+    } else if (auto* u = std::get_if<UnmapApertureSegmentOp>(&op)) {
+      const std::uint32_t first = *aperture_page(t, op, u->segment, u->offset_in_pages, u->number_of_pages);
+      SGPU_RETURN_IF_ERROR(w.unmap_pages(first, static_cast<std::uint32_t>(u->number_of_pages), t.dummy_pte));
+    }
+    // DISCARD_CONTENT: nothing to do on the device.
+  }
+  SGPU_RETURN_IF_ERROR(w.fence(fence_addr, fence_value, abi::fence_flags::kValue64));
+  return w.offset();
+}
+
+Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::create(Device& device,
+                                                               std::vector<kmd::SegmentDescriptor> segments,
+                                                               DeviceExecutorOptions options) {
+  PagingTarget t = paging_target(device, std::move(segments));
+  for (std::size_t i = 0; i < t.segments.size(); ++i) {
+    const auto& d = t.segments[i];
+    if (!d.is_aperture()) continue;
+    const std::uint64_t end = t.aperture_base + std::uint64_t{t.aperture_pages} * kPage;
+    if (t.aperture_pages == 0 || d.base_address < t.aperture_base || d.end_address() > end)
+      return Error{Errc::InvalidArgument,
+                   fmt::format("device executor: aperture segment {} [{:#x}, {:#x}) is outside the device's GART "
+                               "table [{:#x}, {:#x})",
+                               i + 1, d.base_address, d.end_address(), t.aperture_base, end),
+                   false};
+  }
+  auto record = device.transport().alloc_dma(64, 64);
+  if (!record) return record.error();
+  return std::unique_ptr<DeviceExecutor>(new DeviceExecutor(device, std::move(t), options, std::move(*record)));
+}
+
+DeviceExecutor::DeviceExecutor(Device& device, PagingTarget target, DeviceExecutorOptions options,
+                               DmaMemory fence_record)
+    : device_(device), target_(std::move(target)), options_(options), fence_record_(std::move(fence_record)) {}
+
+Status DeviceExecutor::execute(const PagingBuffer& buffer) {
+  if (buffer.empty()) return ok_status();
+  SGPU_RETURN_IF_ERROR(validate_paging_buffer(target_, buffer));
+  const std::size_t need = (paging_buffer_bytes(buffer) + 4095) & ~std::size_t{4095};
+  if (!buffer_ || buffer_->size() < need) {
+    buffer_.reset();
+    auto b = device_.transport().alloc_dma(std::max<std::size_t>(need, 64 * 1024), 4096);
+    if (!b) return b.error();
+    buffer_ = std::move(*b);
+  }
+  const FenceId fence = device_.last_submitted_fence() + 1;
+  auto end = encode_paging_buffer(target_, buffer, buffer_->cpu(), buffer_->size(), fence_record_.bus_addr(), fence);
+  if (!end) return end.error();
+  Submission s;
+  s.buffer = &*buffer_;
+  s.end_offset = *end;
+  s.context_id = options_.context_id;
+  s.flags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
+  auto submitted = device_.submit(s);
+  if (!submitted) return submitted.error();
+  const Status waited = device_.wait_fence(*submitted, options_.timeout);
+  if (!waited) {
+    Error e = waited.error();
+    std::string record;
+    if (auto f = device_.fault(); f && *f) record = "; " + to_string(**f);
+    e.message = fmt::format("device executor: paging buffer (fence {}, {} operations) failed: {}{}", *submitted,
+                            buffer.operations.size(), e.message, record);
+    e.hardware_touched = true;
+    return e;
+  }
+  const std::uint64_t written = fence_record_.as<std::uint64_t>()[0];
+  if (written != *submitted)
+    return Error{Errc::DeviceFault,
+                 fmt::format("device executor: paging fence {} retired but its FENCE packet wrote {}", *submitted, written),
+                 true};
+  counters_.buffers += 1;
+  counters_.last_fence = *submitted;
+  for (const auto& op : buffer.operations) {
+    if (auto* x = std::get_if<TransferOp>(&op)) counters_.copy_bytes += x->transfer_size;
+    else if (auto* f = std::get_if<FillOp>(&op)) counters_.fill_bytes += f->fill_size;
+    else if (auto* i = std::get_if<InitContextResourceOp>(&op)) counters_.fill_bytes += i->size;
+    else if (auto* m = std::get_if<MapApertureSegmentOp>(&op)) counters_.mapped_pages += m->number_of_pages;
+    else if (auto* u = std::get_if<UnmapApertureSegmentOp>(&op)) counters_.unmapped_pages += u->number_of_pages;
+  }
+  return ok_status();
+}
+
+}  // namespace sgpu::vidmm
