@@ -48,20 +48,25 @@ Status PacketWriter::nop(std::uint32_t dwords) {
   return ok_status();
 }
 
-Status PacketWriter::write_data(std::uint64_t addr, const std::uint32_t* data, std::size_t count) {
-  if (addr % 4 != 0)
-    return invalid(fmt::format("WRITE_DATA address {:#x} is not 4-byte aligned", addr));
-  if (count == 0) return invalid("WRITE_DATA without data");
-  if (data == nullptr) return invalid("WRITE_DATA data is null");
+Status PacketWriter::dword_write(abi::Opcode op, std::uint64_t addr, const std::uint32_t* data,
+                                 std::size_t count) {
+  const auto name = info(op).name;
+  if (addr % 4 != 0) return invalid(fmt::format("{} address {:#x} is not 4-byte aligned", name, addr));
+  if (count == 0) return invalid(fmt::format("{} without data", name));
+  if (data == nullptr) return invalid(fmt::format("{} data is null", name));
   const std::size_t dwords = count + 3;
-  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::WriteData, dwords));
-  put(abi::make_header(abi::Opcode::WriteData, static_cast<std::uint32_t>(dwords)));
+  SGPU_RETURN_IF_ERROR(reserve(op, dwords));
+  put(abi::make_header(op, static_cast<std::uint32_t>(dwords)));
   put(static_cast<std::uint32_t>(addr));
   put(static_cast<std::uint32_t>(addr >> 32));
   std::memcpy(base_ + offset_ / 4, data, count * 4);
   offset_ += count * 4;
   ++packets_;
   return ok_status();
+}
+
+Status PacketWriter::write_data(std::uint64_t addr, const std::uint32_t* data, std::size_t count) {
+  return dword_write(abi::Opcode::WriteData, addr, data, count);
 }
 
 Status PacketWriter::fence(std::uint64_t addr, std::uint64_t value, std::uint8_t flags) {
@@ -84,14 +89,14 @@ Status PacketWriter::fence(std::uint64_t addr, std::uint64_t value, std::uint8_t
   return ok_status();
 }
 
-Status PacketWriter::copy(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+Status PacketWriter::linear_copy(abi::Opcode op, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+  const auto& p = info(op);
   const auto below_end = [bytes](std::uint64_t a, std::uint64_t b) { return a < b || a - b < bytes; };
   if (bytes != 0 && below_end(src, dst) && below_end(dst, src))
-    return invalid(fmt::format("COPY of {} bytes from {:#x} to {:#x}: source and destination overlap", bytes, src,
-                               dst));
-  const auto& p = info(abi::Opcode::Copy);
-  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Copy, p.min_dwords));
-  put(abi::make_header(abi::Opcode::Copy, p.min_dwords));
+    return invalid(fmt::format("{} of {} bytes from {:#x} to {:#x}: source and destination overlap", p.name, bytes,
+                               src, dst));
+  SGPU_RETURN_IF_ERROR(reserve(op, p.min_dwords));
+  put(abi::make_header(op, p.min_dwords));
   put(static_cast<std::uint32_t>(src));
   put(static_cast<std::uint32_t>(src >> 32));
   put(static_cast<std::uint32_t>(dst));
@@ -99,6 +104,10 @@ Status PacketWriter::copy(std::uint64_t src, std::uint64_t dst, std::uint32_t by
   put(bytes);
   ++packets_;
   return ok_status();
+}
+
+Status PacketWriter::copy(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+  return linear_copy(abi::Opcode::Copy, src, dst, bytes);
 }
 
 Status PacketWriter::wait_mem(std::uint64_t addr, abi::WaitMemFunc func, std::uint32_t ref, std::uint32_t mask,
@@ -252,36 +261,11 @@ Status PacketWriter::unmap_pages(std::uint32_t first_page, std::uint32_t count, 
 }
 
 Status PacketWriter::write_physical(std::uint64_t addr, const std::uint32_t* data, std::size_t count) {
-  if (addr % 4 != 0)
-    return invalid(fmt::format("WRITE_PHYSICAL address {:#x} is not 4-byte aligned", addr));
-  if (count == 0) return invalid("WRITE_PHYSICAL without data");
-  if (data == nullptr) return invalid("WRITE_PHYSICAL data is null");
-  const std::size_t dwords = count + 3;
-  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::WritePhysical, dwords));
-  put(abi::make_header(abi::Opcode::WritePhysical, static_cast<std::uint32_t>(dwords)));
-  put(static_cast<std::uint32_t>(addr));
-  put(static_cast<std::uint32_t>(addr >> 32));
-  std::memcpy(base_ + offset_ / 4, data, count * 4);
-  offset_ += count * 4;
-  ++packets_;
-  return ok_status();
+  return dword_write(abi::Opcode::WritePhysical, addr, data, count);
 }
 
 Status PacketWriter::read_physical(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
-  const auto below_end = [bytes](std::uint64_t a, std::uint64_t b) { return a < b || a - b < bytes; };
-  if (bytes != 0 && below_end(src, dst) && below_end(dst, src))
-    return invalid(fmt::format("READ_PHYSICAL source {:#x} and destination {:#x} of {} bytes overlap", src, dst,
-                               bytes));
-  const auto& p = info(abi::Opcode::ReadPhysical);
-  SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::ReadPhysical, p.min_dwords));
-  put(abi::make_header(abi::Opcode::ReadPhysical, p.min_dwords));
-  put(static_cast<std::uint32_t>(src));
-  put(static_cast<std::uint32_t>(src >> 32));
-  put(static_cast<std::uint32_t>(dst));
-  put(static_cast<std::uint32_t>(dst >> 32));
-  put(bytes);
-  ++packets_;
-  return ok_status();
+  return linear_copy(abi::Opcode::ReadPhysical, src, dst, bytes);
 }
 
 Status PacketWriter::tlb_invalidate_all() {

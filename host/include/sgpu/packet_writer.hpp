@@ -97,6 +97,10 @@ class PacketWriter {
   std::size_t packets() const { return packets_; }
 
  private:
+  /// WRITE_DATA and WRITE_PHYSICAL: an address and dwords to write there.
+  Status dword_write(abi::Opcode op, std::uint64_t addr, const std::uint32_t* data, std::size_t count);
+  /// COPY and READ_PHYSICAL: {src, dst, bytes}, overlap refused.
+  Status linear_copy(abi::Opcode op, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes);
   Status reserve(abi::Opcode op, std::size_t dwords);
   void put(std::uint32_t dword);
 
