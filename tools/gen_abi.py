@@ -25,6 +25,17 @@ def fmask(fl):
     return ((1 << fwidth(fl)) - 1) << fl["bit"]
 
 
+# How a packet uses a GPU address field (`address = ...` on its _lo payload dword). Render
+# requires a patch-location entry for every such field of a user buffer.
+ADDRESS_ACCESS = ("read", "write", "execute")
+MAX_ADDRESS_FIELDS = 2
+
+
+def addresses(pkt):
+    """[(payload dword index counting the header as 0, field base name, access)]."""
+    return [(i + 1, f["name"][:-3], f["address"]) for i, f in enumerate(pkt["payload"]) if "address" in f]
+
+
 def load(path):
     with open(path, "rb") as f:
         spec = tomllib.load(f)
@@ -46,6 +57,17 @@ def check(spec):
             sys.exit(f"abi: {pkt['name']} min_dwords {pkt['min_dwords']} < fixed part {fixed}")
         if "variable" not in pkt and pkt["name"] != "NOP" and pkt["max_dwords"] != fixed:
             sys.exit(f"abi: {pkt['name']} has {fixed} dwords of header and payload but max_dwords {pkt['max_dwords']}")
+        for i, f in enumerate(pkt["payload"]):
+            acc = f.get("address")
+            if acc is None:
+                continue
+            if acc not in ADDRESS_ACCESS or pkt["privileged"]:
+                sys.exit(f"abi: {pkt['name']}.{f['name']}: address must be one of {ADDRESS_ACCESS} on an unprivileged packet")
+            if not f["name"].endswith("_lo") or i + 1 >= len(pkt["payload"]) or \
+                    pkt["payload"][i + 1]["name"] != f["name"][:-3] + "_hi":
+                sys.exit(f"abi: {pkt['name']}.{f['name']}: an address field is a _lo dword followed by its _hi dword")
+        if len(addresses(pkt)) > MAX_ADDRESS_FIELDS:
+            sys.exit(f"abi: {pkt['name']} has more than {MAX_ADDRESS_FIELDS} address fields")
         used = 0
         for fl in pkt["flags"]:
             if used & fmask(fl) or fl["bit"] + fwidth(fl) > 8:
@@ -169,6 +191,18 @@ def gen_cpp(spec):
         o.append(f"  {camel(p['name'])} = 0x{p['opcode']:02x},")
     o.append("};")
     o.append("")
+    o.append("/// How a packet uses one of its GPU address fields.")
+    o.append("enum class AddressAccess : std::uint8_t { Read, Write, Execute };")
+    o.append("")
+    o.append("/// A 64-bit GPU address field of a packet: dword `dword` (header = 0) holds bits 31:0, the")
+    o.append("/// next dword bits 63:32. In a user command buffer each needs a patch-location entry.")
+    o.append("struct AddressField {")
+    o.append("  std::uint8_t dword;")
+    o.append("  AddressAccess access;")
+    o.append("  std::string_view name;")
+    o.append("};")
+    o.append(f"inline constexpr std::size_t kMaxAddressFields = {MAX_ADDRESS_FIELDS};")
+    o.append("")
     o.append("/// Static facts about one packet type.")
     o.append("struct PacketInfo {")
     o.append("  Opcode opcode;")
@@ -177,13 +211,18 @@ def gen_cpp(spec):
     o.append("  std::uint32_t max_dwords;")
     o.append("  bool privileged;")
     o.append("  std::uint8_t flags_mask;  ///< flag bits the packet defines")
+    o.append("  std::uint8_t address_count;  ///< GPU address fields (unprivileged packets)")
+    o.append("  std::array<AddressField, kMaxAddressFields> addresses;")
     o.append("};")
     o.append("")
     o.append(f"inline constexpr std::array<PacketInfo, {len(spec['packet'])}> kPackets{{{{")
     for p in spec["packet"]:
         mask = sum(fmask(fl) for fl in p["flags"])
+        ads = addresses(p)
+        fields = [f"{{{d}, AddressAccess::{a.capitalize()}, \"{n}\"}}" for d, n, a in ads]
+        fields += ["{0, AddressAccess::Read, \"\"}"] * (MAX_ADDRESS_FIELDS - len(ads))
         o.append(f"    {{Opcode::{camel(p['name'])}, \"{p['name']}\", {p['min_dwords']}, {p['max_dwords']}, "
-                 f"{'true' if p['privileged'] else 'false'}, 0x{mask:02x}}},")
+                 f"{'true' if p['privileged'] else 'false'}, 0x{mask:02x}, {len(ads)}, {{{{{', '.join(fields)}}}}}}},")
     o.append("}};")
     o.append("")
     o.append("/// The packet with this opcode, or nullptr for an unknown opcode.")
@@ -192,6 +231,17 @@ def gen_cpp(spec):
     o.append("    if (static_cast<std::uint8_t>(p.opcode) == opcode) return &p;")
     o.append("  return nullptr;")
     o.append("}")
+    o.append("")
+    o.append("/// Dword index of each payload field (the header is dword 0).")
+    o.append("namespace payload {")
+    for p in spec["packet"]:
+        o.append(f"namespace {p['name'].lower()} {{")
+        for i, f in enumerate(p["payload"]):
+            o.append(f"inline constexpr unsigned k{camel(f['name'])} = {i + 1};")
+        if "variable" in p:
+            o.append(f"inline constexpr unsigned k{camel(p['variable']['name'])} = {len(p['payload']) + 1};  ///< first dword of the variable part")
+        o.append("}")
+    o.append("}  // namespace payload")
     o.append("")
     o.append("namespace header {")
     for f in spec["header"]["fields"]:
@@ -268,11 +318,14 @@ def gen_md(spec):
          "| bits | field | meaning |", "|---|---|---|"]
     for f in spec["header"]["fields"]:
         o.append(f"| {f['lsb'] + f['width'] - 1}:{f['lsb']} | `{f['name']}` | {f['desc']} |")
-    o += ["", "## Packets", "", "| opcode | name | dwords | privileged | summary |", "|---|---|---|---|---|"]
+    o += ["", "## Packets", "", "| opcode | name | dwords | privileged | GPU address fields (patched) | summary |",
+          "|---|---|---|---|---|---|"]
     for p in spec["packet"]:
         dw = str(p["min_dwords"]) if p["min_dwords"] == p["max_dwords"] else f"{p['min_dwords']}–{p['max_dwords']}"
         o.append(f"| 0x{p['opcode']:02x} | [{p['name']}](#{p['name'].lower()}) | {dw} | "
-                 f"{'yes' if p['privileged'] else 'no'} | {one_line(p['desc']).split('. ')[0].rstrip('.')}. |")
+                 f"{'yes' if p['privileged'] else 'no'} | "
+                 f"{', '.join(f'`{n}` ({a})' for _, n, a in addresses(p)) or '—'} | "
+                 f"{one_line(p['desc']).split('. ')[0].rstrip('.')}. |")
     for p in spec["packet"]:
         o += ["", f"### {p['name']}", "", one_line(p["desc"]), "", "| dword | field | meaning |", "|---|---|---|",
               "| 0 | header | opcode 0x%02x |" % p["opcode"]]

@@ -12,7 +12,7 @@
 
 namespace sgpu {
 
-static_assert(sizeof(abi::RingEntry) == 32 && sizeof(abi::Writeback) == 16);
+static_assert(sizeof(abi::RingEntry) == 32 && sizeof(abi::Writeback) == 16 && sizeof(abi::PreemptRecord) == 16);
 
 namespace {
 
@@ -71,6 +71,8 @@ struct Device::State {
   std::uint32_t log2_entries = 0;
   std::uint32_t tail = 0;        // next entry to write, as last written to RING_TAIL
   FenceId last_submitted = 0;
+  FenceId ring_last_fence = 0;   // highest fence written to the ring since the last reset
+  FenceId last_aborted = 0;      // LastAbortedFenceId of the latest reset
   std::vector<std::pair<FenceId, FenceId>> aborted;  // inclusive ranges discarded by resets
   std::optional<FaultRecord> fault;                   // seen in INT_STATUS, until reset
 
@@ -78,6 +80,12 @@ struct Device::State {
   std::uint32_t mask() const { return entries() - 1; }
   std::size_t ring_bytes() const { return std::size_t{entries()} * sizeof(abi::RingEntry); }
   std::uint64_t wb_bus_addr() const { return control.bus_addr() + ring_bytes(); }
+  // The preemption record follows the write-back record (16-byte aligned: ring_bytes() is).
+  std::uint64_t preempt_bus_addr() const { return wb_bus_addr() + sizeof(abi::Writeback); }
+  std::size_t control_bytes() const { return ring_bytes() + sizeof(abi::Writeback) + sizeof(abi::PreemptRecord); }
+  const volatile std::uint32_t* preempt_record() const {
+    return reinterpret_cast<const volatile std::uint32_t*>(control.bytes() + ring_bytes() + sizeof(abi::Writeback));
+  }
   // The device writes the record behind the compiler's back: access it as volatile dwords.
   volatile std::uint32_t* wb() const {
     return reinterpret_cast<volatile std::uint32_t*>(control.bytes() + ring_bytes());
@@ -99,7 +107,9 @@ struct Device::State {
 
   Status read_identity();
   Status reset_and_wait();
-  void init_ring();
+  void init_ring(FenceId done);
+  InterruptEvents acknowledge();
+  void forget_aborted(FenceId fence);
   FaultRecord read_fault();
 };
 
@@ -180,10 +190,10 @@ Status Device::State::reset_and_wait() {
   }
 }
 
-void Device::State::init_ring() {
-  // Host side first: an empty ring whose write-back record says "nothing pending".
+void Device::State::init_ring(FenceId done) {
+  // Host side first: an empty ring whose write-back record holds the last retired fence.
   std::memset(control.cpu(), 0, control.size());
-  const FenceId done = last_submitted;
+  ring_last_fence = done;
   wb()[offsetof(abi::Writeback, fence) / 4] = static_cast<std::uint32_t>(done);
   wb()[offsetof(abi::Writeback, fence) / 4 + 1] = static_cast<std::uint32_t>(done >> 32);
   wb()[offsetof(abi::Writeback, head) / 4] = 0;
@@ -200,8 +210,38 @@ void Device::State::init_ring() {
   wr(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(wb_addr));
   wr(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(wb_addr >> 32));
   wr(SGPU_REG(RING_TAIL), SGPU_FIELD(RING_TAIL, INDEX).put(0));
-  wr(SGPU_REG(INT_ENABLE), kIntEnabled);
+  std::uint32_t enabled = kIntEnabled;
+  if (info.has_preemption) {
+    const std::uint64_t rec = preempt_bus_addr();
+    wr(SGPU_REG(PREEMPT_ADDR_LO), static_cast<std::uint32_t>(rec));
+    wr(SGPU_REG(PREEMPT_ADDR_HI), static_cast<std::uint32_t>(rec >> 32));
+    enabled |= SGPU_FIELD(INT_ENABLE, PREEMPTED).mask;
+  }
+  wr(SGPU_REG(INT_ENABLE), enabled);
   wr(SGPU_REG(CTRL), SGPU_FIELD(CTRL, ENABLE).put(1));
+}
+
+InterruptEvents Device::State::acknowledge() {
+  const std::uint32_t status = rd(SGPU_REG(INT_STATUS)) & kIntAll;
+  if (status != 0) wr(SGPU_REG(INT_STATUS), status);
+  InterruptEvents ev;
+  ev.dma_completed = SGPU_FIELD(INT_STATUS, DMA_COMPLETED).get(status) != 0;
+  ev.fault = SGPU_FIELD(INT_STATUS, FAULT).get(status) != 0;
+  ev.preempted = SGPU_FIELD(INT_STATUS, PREEMPTED).get(status) != 0;
+  if (ev.fault) fault = read_fault();
+  return ev;
+}
+
+// A resubmitted fence (explicit ID) is live again: take it out of the aborted ranges.
+void Device::State::forget_aborted(FenceId f) {
+  for (std::size_t i = 0; i < aborted.size(); ++i) {
+    auto [first, last] = aborted[i];
+    if (f < first || f > last) continue;
+    aborted.erase(aborted.begin() + static_cast<std::ptrdiff_t>(i));
+    if (f > first) aborted.emplace_back(first, f - 1);
+    if (f < last) aborted.emplace_back(f + 1, last);
+    return;
+  }
 }
 
 FaultRecord Device::State::read_fault() {
@@ -260,7 +300,7 @@ Result<Device> Device::open(std::unique_ptr<Transport> transport, const DeviceOp
   return guarded([&]() -> Result<Device> {
     SGPU_RETURN_IF_ERROR(s->read_identity());
     s->log2_entries = std::min(options.ring_log2_entries, s->info.max_ring_log2);
-    auto control = s->t->alloc_dma(s->ring_bytes() + sizeof(abi::Writeback), 4096);
+    auto control = s->t->alloc_dma(s->control_bytes(), 4096);
     if (!control) return std::move(control).error();
     s->control = std::move(*control);
     SGPU_RETURN_IF_ERROR(s->reset_and_wait());
@@ -269,7 +309,7 @@ Result<Device> Device::open(std::unique_ptr<Transport> transport, const DeviceOp
       if (!ap) return std::move(ap).error();
       s->aperture = std::move(*ap);
     }
-    s->init_ring();
+    s->init_ring(0);
     return Device(std::move(s));
   });
 }
@@ -350,8 +390,13 @@ Result<FenceId> Device::submit(const Submission& sub) {
                              in_flight, s_->entries(), completed_fence()),
                  false};
 
+  const FenceId fence = sub.fence != 0 ? sub.fence : s_->last_submitted + 1;
+  if (sub.fence != 0 && (sub.fence <= s_->ring_last_fence || sub.fence <= completed_fence()))
+    return invalid(fmt::format("explicit fence {} is not newer than the ring's last fence {} and the completed "
+                               "fence {}: completion would go backwards",
+                               sub.fence, s_->ring_last_fence, completed_fence()));
+
   // ---- write the entry, then publish it
-  const FenceId fence = s_->last_submitted + 1;
   abi::RingEntry e{};
   e.buf_addr = buf_addr;
   e.start_offset = sub.start_offset;
@@ -365,7 +410,11 @@ Result<FenceId> Device::submit(const Submission& sub) {
   return guarded([&]() -> Result<FenceId> {
     s_->wr(SGPU_REG(RING_TAIL), SGPU_FIELD(RING_TAIL, INDEX).put(new_tail));
     s_->tail = new_tail;
-    s_->last_submitted = fence;
+    s_->ring_last_fence = fence;
+    if (fence <= s_->last_submitted)
+      s_->forget_aborted(fence);
+    else
+      s_->last_submitted = fence;
     return fence;
   });
 }
@@ -396,13 +445,9 @@ Status Device::wait_fence(FenceId fence, std::chrono::nanoseconds timeout) {
                                  fence, detail::format_duration(timeout), completed_fence(),
                                  s_->last_submitted, s_->wb_head(), s_->tail),
                      true};
-      if (t.wait_irq(timeout - elapsed)) {
-        // Acknowledge first, then look at memory: an event after the acknowledge raises the
-        // line again, so none is lost.
-        const std::uint32_t status = s_->rd(SGPU_REG(INT_STATUS)) & kIntAll;
-        if (status != 0) s_->wr(SGPU_REG(INT_STATUS), status);
-        if (SGPU_FIELD(INT_STATUS, FAULT).get(status) != 0) s_->fault = s_->read_fault();
-      }
+      // Acknowledge first, then look at memory: an event after the acknowledge raises the
+      // line again, so none is lost.
+      if (t.wait_irq(timeout - elapsed)) (void)s_->acknowledge();
     }
   });
 }
@@ -420,9 +465,71 @@ Status Device::reset_engine() {
     SGPU_RETURN_IF_ERROR(s_->reset_and_wait());
     // The engine is stopped and drained: whatever it retired is in the write-back record.
     const FenceId done = completed_fence();
-    if (s_->last_submitted > done) s_->aborted.emplace_back(done + 1, s_->last_submitted);
+    if (s_->ring_last_fence > done) {
+      s_->aborted.emplace_back(done + 1, s_->ring_last_fence);
+      s_->last_aborted = s_->ring_last_fence;
+    } else {
+      s_->last_aborted = done;
+    }
     s_->fault.reset();
-    s_->init_ring();
+    s_->init_ring(done);
+    return ok_status();
+  });
+}
+
+FenceId Device::last_aborted_fence() const { return s_->last_aborted; }
+
+Result<bool> Device::wait_interrupt(std::chrono::nanoseconds timeout) {
+  return guarded([&]() -> Result<bool> { return s_->t->wait_irq(timeout); });
+}
+
+Result<InterruptEvents> Device::acknowledge_interrupts() {
+  return guarded([&]() -> Result<InterruptEvents> { return s_->acknowledge(); });
+}
+
+const std::optional<FaultRecord>& Device::latched_fault() const { return s_->fault; }
+
+namespace {
+Error no_preemption() {
+  return Error{Errc::Unsupported, "device has no preemption (CAP_FEATURES.preemption = 0)", false};
+}
+}  // namespace
+
+Status Device::request_preemption(FenceId preemption_fence) {
+  if (!s_->info.has_preemption) return no_preemption();
+  return guarded([&]() -> Status {
+    s_->wr(SGPU_REG(PREEMPT_FENCE_LO), static_cast<std::uint32_t>(preemption_fence));
+    s_->wr(SGPU_REG(PREEMPT_FENCE_HI), static_cast<std::uint32_t>(preemption_fence >> 32));
+    s_->wr(SGPU_REG(PREEMPT), SGPU_FIELD(PREEMPT, REQUEST).put(1));
+    return ok_status();
+  });
+}
+
+Result<PreemptionState> Device::preemption_state() {
+  if (!s_->info.has_preemption) return no_preemption();
+  return guarded([&]() -> Result<PreemptionState> {
+    PreemptionState p;
+    const std::uint32_t st = s_->rd(SGPU_REG(PREEMPT_STATUS));
+    p.pending = SGPU_FIELD(PREEMPT_STATUS, PENDING).get(st) != 0;
+    p.preempted = SGPU_FIELD(PREEMPT_STATUS, PREEMPTED).get(st) != 0;
+    p.in_entry = SGPU_FIELD(PREEMPT_STATUS, IN_ENTRY).get(st) != 0;
+    p.ring_index = SGPU_FIELD(RING_HEAD, INDEX).get(s_->rd(SGPU_REG(RING_HEAD)));
+    p.offset = s_->rd(SGPU_REG(PREEMPT_OFFSET));
+    if (p.preempted) {
+      const volatile std::uint32_t* r = s_->preempt_record();
+      constexpr std::size_t pf = offsetof(abi::PreemptRecord, preempt_fence) / 4;
+      constexpr std::size_t lf = offsetof(abi::PreemptRecord, last_fence) / 4;
+      p.preemption_fence = r[pf] | (std::uint64_t{r[pf + 1]} << 32);
+      p.last_completed = r[lf] | (std::uint64_t{r[lf + 1]} << 32);
+    }
+    return p;
+  });
+}
+
+Status Device::resume_from_preemption() {
+  if (!s_->info.has_preemption) return no_preemption();
+  return guarded([&]() -> Status {
+    s_->wr(SGPU_REG(PREEMPT), SGPU_FIELD(PREEMPT, RESUME).put(1));
     return ok_status();
   });
 }

@@ -242,3 +242,116 @@ TEST_CASE("waiting for a fence never submitted times out naming the last fence s
   CHECK_THAT(r.error().message, Catch::Contains("fence " + std::to_string(f + 5)) && Catch::Contains("last fence seen 1"));
   CHECK(dev.transport().now() - t0 >= 20us);  // it waited in simulated time
 }
+
+namespace {
+// A buffer holding one WAIT_MEM that can never be satisfied (a hang only a preemption, the
+// watchdog or an engine reset ends).
+DmaMemory hang_buffer(Transport& t, const DmaMemory& word, std::uint32_t& end) {
+  auto buf = alloc(t, 4096);
+  PacketWriter w(buf);
+  REQUIRE(w.wait_mem(word.bus_addr(), abi::WaitMemFunc::Never, 0, 0xffffffffu, 16));
+  end = w.offset();
+  return buf;
+}
+}  // namespace
+
+TEST_CASE("explicit fences: taken as given, refused when not newer, resubmittable after a reset",
+          "[e2e][fence][reset]") {
+  Device dev = open_sim();
+  Transport& t = dev.transport();
+  auto slot = alloc(t, 4096);
+  std::uint32_t end = 0;
+  auto buf = fence_buffer(t, slot, 1, end);
+  Submission s{&buf, 0, end, 0, abi::ring_flags::kPrivileged};
+
+  s.fence = 10;
+  auto f10 = dev.submit(s);
+  REQUIRE(f10);
+  CHECK(*f10 == 10);
+  REQUIRE(dev.wait_fence(10, 1ms));
+  CHECK(dev.completed_fence() == 10);
+
+  s.fence = 10;  // not newer than the ring's last fence
+  auto again = dev.submit(s);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == Errc::InvalidArgument);
+  CHECK_FALSE(again.error().hardware_touched);
+  CHECK(again.error().message.find("explicit fence 10") != std::string::npos);
+
+  // Hang the engine, queue two more, reset: the real completed fence stays, 11..13 are aborted.
+  auto word = alloc(t, 4096);
+  std::uint32_t hang_end = 0;
+  auto hang = hang_buffer(t, word, hang_end);
+  s.fence = 0;
+  REQUIRE(dev.submit({&hang, 0, hang_end, 0, abi::ring_flags::kPrivileged}));
+  REQUIRE(dev.submit(s));
+  REQUIRE(dev.submit(s));
+  CHECK(dev.last_submitted_fence() == 13);
+  CHECK(dev.wait_fence(11, 20us).error().code == Errc::Timeout);
+  REQUIRE(dev.reset_engine());
+  CHECK(dev.completed_fence() == 10);
+  CHECK(dev.last_aborted_fence() == 13);
+  CHECK(dev.wait_fence(12, 1us).error().code == Errc::Aborted);
+
+  // Resubmitting 12 with its original ID makes it live again; 11 and 13 stay aborted.
+  s.fence = 12;
+  REQUIRE(dev.submit(s));
+  REQUIRE(dev.wait_fence(12, 1ms));
+  CHECK(dev.completed_fence() == 12);
+  CHECK(dev.wait_fence(11, 1us).error().code == Errc::Aborted);
+  CHECK(dev.wait_fence(13, 1us).error().code == Errc::Aborted);
+  s.fence = 0;  // numbering continues after the highest fence ever submitted
+  auto next = dev.submit(s);
+  REQUIRE(next);
+  CHECK(*next == 14);
+}
+
+TEST_CASE("preemption of a hung wait: interrupt, record and state; reset discards the entry",
+          "[e2e][preempt]") {
+  Device dev = open_sim();
+  REQUIRE(dev.info().has_preemption);
+  Transport& t = dev.transport();
+  auto word = alloc(t, 4096);
+  auto slot = alloc(t, 4096);
+  std::uint32_t end = 0, hang_end = 0;
+  auto done = fence_buffer(t, slot, 1, end);
+  auto hang = hang_buffer(t, word, hang_end);
+  const Submission first{&done, 0, end, 7, abi::ring_flags::kPrivileged};
+  REQUIRE(dev.submit(first));
+  auto hung = dev.submit({&hang, 0, hang_end, 7, abi::ring_flags::kPrivileged});
+  REQUIRE(hung);
+  REQUIRE(dev.wait_fence(*hung - 1, 1ms));
+  REQUIRE(dev.wait_fence(*hung, 20us).error().code == Errc::Timeout);
+
+  auto before = dev.preemption_state();
+  REQUIRE(before);
+  CHECK_FALSE(before->preempted);
+  REQUIRE(dev.request_preemption(0x1234));
+  bool preempted = false;
+  for (int i = 0; i < 100 && !preempted; ++i) {
+    auto irq = dev.wait_interrupt(10us);
+    REQUIRE(irq);
+    if (!*irq) continue;
+    auto ev = dev.acknowledge_interrupts();
+    REQUIRE(ev);
+    CHECK_FALSE(ev->fault);
+    preempted = ev->preempted;
+  }
+  REQUIRE(preempted);
+  auto st = dev.preemption_state();
+  REQUIRE(st);
+  CHECK(st->preempted);
+  CHECK_FALSE(st->pending);
+  CHECK(st->in_entry);
+  CHECK(st->offset == 0);  // the wait is the first packet: it restarts from there
+  CHECK(st->preemption_fence == 0x1234);
+  CHECK(st->last_completed == *hung - 1);
+  CHECK_FALSE(dev.latched_fault().has_value());
+
+  REQUIRE(dev.reset_engine());
+  CHECK(dev.last_aborted_fence() == *hung);
+  CHECK(dev.completed_fence() == *hung - 1);
+  auto after = dev.submit(first);
+  REQUIRE(after);
+  REQUIRE(dev.wait_fence(*after, 1ms));
+}

@@ -115,6 +115,30 @@ struct Submission {
   std::uint32_t context_id = 0;
   std::uint32_t flags = 0;  ///< abi::ring_flags
   std::uint64_t gpu_address = 0;  ///< used when buffer is null
+  /// 0 = the next fence (last_submitted_fence() + 1). Else an explicit fence ID, as the
+  /// scheduler gives when it resubmits after a reset (paging packets keep their IDs): it must
+  /// be greater than the fence of every entry written to the ring since the last reset and
+  /// than completed_fence(), so completion stays monotonic.
+  FenceId fence = 0;
+};
+
+/// INT_STATUS events one acknowledge_interrupts() call took.
+struct InterruptEvents {
+  bool dma_completed = false;  ///< a fence retired (DMA_COMPLETED)
+  bool fault = false;          ///< the engine stopped on a fault (record latched)
+  bool preempted = false;      ///< a requested preemption completed (DMA_PREEMPTED)
+  bool any() const { return dma_completed || fault || preempted; }
+};
+
+/// PREEMPT_STATUS, PREEMPT_OFFSET, RING_HEAD and the preemption record.
+struct PreemptionState {
+  bool pending = false;      ///< requested, not yet stopped
+  bool preempted = false;    ///< stopped; the record below is valid
+  bool in_entry = false;     ///< stopped inside the entry at ring_index (it did not retire)
+  std::uint32_t ring_index = 0;  ///< RING_HEAD at the stop
+  std::uint32_t offset = 0;      ///< PREEMPT_OFFSET: first packet of that entry not completed
+  FenceId preemption_fence = 0;  ///< record: PREEMPT_FENCE at the request
+  FenceId last_completed = 0;    ///< record: latest retired fence (LastCompletedFenceId)
 };
 
 class Device {
@@ -155,8 +179,30 @@ class Device {
   Result<std::optional<FaultRecord>> fault();
 
   /// Resets the engine (RESET.engine), waits for it to drain, and sets the ring up again.
-  /// Submissions not completed before the reset are aborted; fence numbering continues.
+  /// Submissions not completed before the reset are aborted; fence numbering continues and
+  /// completed_fence() stays at the last fence that really retired.
   Status reset_engine();
+  /// LastAbortedFenceId of the latest reset: the last fence written to the ring if the reset
+  /// discarded anything, else the completed fence (0 before any reset).
+  FenceId last_aborted_fence() const;
+
+  // ---- interrupt path (the scheduler's ISR; wait_fence() does this itself)
+  /// Waits up to `timeout` in the transport's time (the simulator runs instead of sleeping)
+  /// for the interrupt line; true if it is high.
+  Result<bool> wait_interrupt(std::chrono::nanoseconds timeout);
+  /// The ISR: reads INT_STATUS, acknowledges the bits it read and latches the fault record on
+  /// a fault. Acknowledge first, then look at memory: an event after this raises the line again.
+  Result<InterruptEvents> acknowledge_interrupts();
+  /// The fault record the ISR latched (cleared by reset_engine()).
+  const std::optional<FaultRecord>& latched_fault() const;
+
+  // ---- preemption (CAP_FEATURES.preemption; Unsupported otherwise)
+  /// DxgkDdiPreemptCommand: asks the engine to stop at the next packet boundary; completion is
+  /// the preempted interrupt and the record at PREEMPT_ADDR (set up by the device itself).
+  Status request_preemption(FenceId preemption_fence);
+  Result<PreemptionState> preemption_state();
+  /// Continues where the engine stopped (the alternative is reset_engine()).
+  Status resume_from_preemption();
 
   /// The device's free-running cycle counter (CYCLE_LO/HI).
   Result<std::uint64_t> cycle_counter();

@@ -28,6 +28,8 @@ enum class Errc {
   Aborted,              ///< The work was discarded by an engine reset and will never complete.
   Unsupported,          ///< The feature or backend is not available in this build or device.
   TransportError,       ///< The link to the device failed (MMIO timeout, protocol violation).
+  PermissionDenied,     ///< A user buffer asked for something only the kernel may do (privileged packet).
+  DeviceLost,           ///< The context was put in error by hang recovery; its calls fail from now on.
 };
 
 /// Stable lower-case name of an error code, e.g. "invalid_argument".
@@ -42,6 +44,8 @@ constexpr std::string_view to_string(Errc code) {
     case Errc::Aborted: return "aborted";
     case Errc::Unsupported: return "unsupported";
     case Errc::TransportError: return "transport_error";
+    case Errc::PermissionDenied: return "permission_denied";
+    case Errc::DeviceLost: return "device_lost";
   }
   return "unknown_error";
 }

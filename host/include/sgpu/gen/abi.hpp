@@ -27,6 +27,18 @@ enum class Opcode : std::uint8_t {
   Indirect = 0x09,
 };
 
+/// How a packet uses one of its GPU address fields.
+enum class AddressAccess : std::uint8_t { Read, Write, Execute };
+
+/// A 64-bit GPU address field of a packet: dword `dword` (header = 0) holds bits 31:0, the
+/// next dword bits 63:32. In a user command buffer each needs a patch-location entry.
+struct AddressField {
+  std::uint8_t dword;
+  AddressAccess access;
+  std::string_view name;
+};
+inline constexpr std::size_t kMaxAddressFields = 2;
+
 /// Static facts about one packet type.
 struct PacketInfo {
   Opcode opcode;
@@ -35,24 +47,26 @@ struct PacketInfo {
   std::uint32_t max_dwords;
   bool privileged;
   std::uint8_t flags_mask;  ///< flag bits the packet defines
+  std::uint8_t address_count;  ///< GPU address fields (unprivileged packets)
+  std::array<AddressField, kMaxAddressFields> addresses;
 };
 
 inline constexpr std::array<PacketInfo, 15> kPackets{{
-    {Opcode::Nop, "NOP", 1, 65535, false, 0x00},
-    {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00},
-    {Opcode::Fence, "FENCE", 5, 5, false, 0x03},
-    {Opcode::Copy, "COPY", 6, 6, false, 0x00},
-    {Opcode::Fill, "FILL", 5, 5, false, 0x00},
-    {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00},
-    {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00},
-    {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01},
-    {Opcode::Map, "MAP", 4, 65535, true, 0x00},
-    {Opcode::Unmap, "UNMAP", 5, 5, true, 0x00},
-    {Opcode::ReadPhysical, "READ_PHYSICAL", 6, 6, true, 0x00},
-    {Opcode::WritePhysical, "WRITE_PHYSICAL", 4, 65535, true, 0x00},
-    {Opcode::WaitMem, "WAIT_MEM", 6, 6, false, 0x07},
-    {Opcode::Timestamp, "TIMESTAMP", 3, 3, false, 0x00},
-    {Opcode::Indirect, "INDIRECT", 4, 4, false, 0x00},
+    {Opcode::Nop, "NOP", 1, 65535, false, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00, 1, {{{1, AddressAccess::Write, "addr"}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::Fence, "FENCE", 5, 5, false, 0x03, 1, {{{1, AddressAccess::Write, "addr"}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::Copy, "COPY", 6, 6, false, 0x00, 2, {{{1, AddressAccess::Read, "src"}, {3, AddressAccess::Write, "dst"}}}},
+    {Opcode::Fill, "FILL", 5, 5, false, 0x00, 1, {{{1, AddressAccess::Write, "dst"}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00, 2, {{{1, AddressAccess::Read, "src"}, {3, AddressAccess::Write, "dst"}}}},
+    {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00, 1, {{{1, AddressAccess::Write, "dst"}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::Map, "MAP", 4, 65535, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::Unmap, "UNMAP", 5, 5, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::ReadPhysical, "READ_PHYSICAL", 6, 6, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::WritePhysical, "WRITE_PHYSICAL", 4, 65535, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::WaitMem, "WAIT_MEM", 6, 6, false, 0x07, 1, {{{1, AddressAccess::Read, "addr"}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::Timestamp, "TIMESTAMP", 3, 3, false, 0x00, 1, {{{1, AddressAccess::Write, "addr"}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::Indirect, "INDIRECT", 4, 4, false, 0x00, 1, {{{1, AddressAccess::Execute, "addr"}, {0, AddressAccess::Read, ""}}}},
 }};
 
 /// The packet with this opcode, or nullptr for an unknown opcode.
@@ -61,6 +75,98 @@ constexpr const PacketInfo* find_packet(std::uint8_t opcode) {
     if (static_cast<std::uint8_t>(p.opcode) == opcode) return &p;
   return nullptr;
 }
+
+/// Dword index of each payload field (the header is dword 0).
+namespace payload {
+namespace nop {
+}
+namespace write_data {
+inline constexpr unsigned kAddrLo = 1;
+inline constexpr unsigned kAddrHi = 2;
+inline constexpr unsigned kData = 3;  ///< first dword of the variable part
+}
+namespace fence {
+inline constexpr unsigned kAddrLo = 1;
+inline constexpr unsigned kAddrHi = 2;
+inline constexpr unsigned kValueLo = 3;
+inline constexpr unsigned kValueHi = 4;
+}
+namespace copy {
+inline constexpr unsigned kSrcLo = 1;
+inline constexpr unsigned kSrcHi = 2;
+inline constexpr unsigned kDstLo = 3;
+inline constexpr unsigned kDstHi = 4;
+inline constexpr unsigned kBytes = 5;
+}
+namespace fill {
+inline constexpr unsigned kDstLo = 1;
+inline constexpr unsigned kDstHi = 2;
+inline constexpr unsigned kBytes = 3;
+inline constexpr unsigned kPattern = 4;
+}
+namespace blit_rect {
+inline constexpr unsigned kSrcLo = 1;
+inline constexpr unsigned kSrcHi = 2;
+inline constexpr unsigned kDstLo = 3;
+inline constexpr unsigned kDstHi = 4;
+inline constexpr unsigned kWidth = 5;
+inline constexpr unsigned kHeight = 6;
+inline constexpr unsigned kSrcPitch = 7;
+inline constexpr unsigned kDstPitch = 8;
+}
+namespace fill_rect {
+inline constexpr unsigned kDstLo = 1;
+inline constexpr unsigned kDstHi = 2;
+inline constexpr unsigned kWidth = 3;
+inline constexpr unsigned kHeight = 4;
+inline constexpr unsigned kDstPitch = 5;
+inline constexpr unsigned kPattern = 6;
+}
+namespace tlb_invalidate {
+inline constexpr unsigned kFirstPage = 1;
+inline constexpr unsigned kCount = 2;
+}
+namespace map {
+inline constexpr unsigned kFirstPage = 1;
+inline constexpr unsigned kCount = 2;
+inline constexpr unsigned kPteFlags = 3;
+inline constexpr unsigned kBusAddr = 4;  ///< first dword of the variable part
+}
+namespace unmap {
+inline constexpr unsigned kFirstPage = 1;
+inline constexpr unsigned kCount = 2;
+inline constexpr unsigned kDummyLo = 3;
+inline constexpr unsigned kDummyHi = 4;
+}
+namespace read_physical {
+inline constexpr unsigned kSrcLo = 1;
+inline constexpr unsigned kSrcHi = 2;
+inline constexpr unsigned kDstLo = 3;
+inline constexpr unsigned kDstHi = 4;
+inline constexpr unsigned kBytes = 5;
+}
+namespace write_physical {
+inline constexpr unsigned kAddrLo = 1;
+inline constexpr unsigned kAddrHi = 2;
+inline constexpr unsigned kData = 3;  ///< first dword of the variable part
+}
+namespace wait_mem {
+inline constexpr unsigned kAddrLo = 1;
+inline constexpr unsigned kAddrHi = 2;
+inline constexpr unsigned kRef = 3;
+inline constexpr unsigned kMask = 4;
+inline constexpr unsigned kInterval = 5;
+}
+namespace timestamp {
+inline constexpr unsigned kAddrLo = 1;
+inline constexpr unsigned kAddrHi = 2;
+}
+namespace indirect {
+inline constexpr unsigned kAddrLo = 1;
+inline constexpr unsigned kAddrHi = 2;
+inline constexpr unsigned kBytes = 3;
+}
+}  // namespace payload
 
 namespace header {
 inline constexpr unsigned kOpcodeLsb = 0;
