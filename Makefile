@@ -7,6 +7,7 @@
 #   make gen      regenerate rtl/gen, host/include/sgpu/gen and docs/reference from spec/
 #   make synth    open synthesis (Yosys) of each block: LUT/FF/RAM table (build/synth/)
 #   make deps     install Debian packages and the Python generators (build/venv)
+#   make fuzz     libFuzzer on Render for FUZZ_SECONDS (clang, ASan/UBSan; build-fuzz/)
 
 BUILD       ?= build
 BENCH_BUILD ?= build-bench
@@ -15,7 +16,7 @@ JOBS        ?= $(shell nproc)
 GENERATOR   := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo info test lint gen check-gen bench synth sanitize clean
+.PHONY: all deps configure build demo info test lint gen check-gen bench synth sanitize fuzz clean
 
 all: build
 
@@ -63,5 +64,15 @@ sanitize: deps
 	cmake --build build-asan -j $(JOBS)
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
+# Render under libFuzzer with clang, in its own build folder (corpus in build-fuzz/corpus).
+FUZZ_SECONDS ?= 60
+fuzz:
+	@tools/deps.sh $(VENV) clang-14 libclang-rt-14-dev
+	CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G "$(GENERATOR)" -DSGPU_FUZZ=ON -DBUILD_TESTING=OFF \
+	  -DSGPU_PEAKRDL=$(abspath $(VENV))/bin/peakrdl
+	cmake --build build-fuzz --target fuzz_render -j $(JOBS)
+	mkdir -p build-fuzz/corpus
+	build-fuzz/bin/fuzz_render -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/corpus
+
 clean:
-	rm -rf $(BUILD) $(BENCH_BUILD) build-asan
+	rm -rf $(BUILD) $(BENCH_BUILD) build-asan build-fuzz

@@ -2,15 +2,17 @@
 # Installs what softgpu needs and is missing: Debian packages (apt-get, with sudo when not root)
 # and the pinned Python generators in a virtual environment. Does nothing when all is present.
 #
-#   tools/deps.sh <venv-dir>
+#   tools/deps.sh <venv-dir> [extra Debian packages...]   (e.g. `make fuzz` adds clang)
 set -euo pipefail
 
-venv=${1:?usage: deps.sh <venv-dir>}
+venv=${1:?usage: deps.sh <venv-dir> [packages...]}
+shift
 here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config python3 python3-venv
-  verilator catch2 libfmt-dev libcli11-dev nlohmann-json3-dev
+  verilator catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libpng-dev
+  "$@"
 )
 
 missing=()

@@ -1,0 +1,20 @@
+// The demo frame as the C++ reference model computes it: the check `sgpu demo` and its test
+// compare the presented frame against.
+//
+// The scene's command lists go through the same kmd::render (every allocation pre-patched at its
+// address in the model's memory), kmd::patch and kmd::present as on the device, and the model
+// executes the DMA buffers (no GART, no memory manager: placement cannot change the bytes).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scene.hpp"
+#include "sgpu/result.hpp"
+
+namespace sgpu::demo {
+
+/// The primary surface after the scene's two lists and the Present blt: frame_bytes() bytes.
+Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g);
+
+}  // namespace sgpu::demo

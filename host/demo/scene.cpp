@@ -1,0 +1,78 @@
+#include "scene.hpp"
+
+#include <algorithm>
+
+namespace sgpu::demo {
+namespace {
+
+std::uint32_t lerp(std::uint32_t a, std::uint32_t b, std::uint32_t i, std::uint32_t n) {
+  return a + ((b - a) * i + n / 2) / n;  // a <= b
+}
+
+// Colour of sprite pixel (x, y): a lit ball on a dark tile (integer maths: same bytes anywhere).
+std::uint32_t sprite_pixel(std::uint32_t x, std::uint32_t y, std::uint32_t n) {
+  const std::int32_t c = static_cast<std::int32_t>(n) / 2;
+  const std::int32_t dx = static_cast<std::int32_t>(x) - c, dy = static_cast<std::int32_t>(y) - c;
+  const std::int32_t d2 = dx * dx + dy * dy, r = c - 2;
+  if (d2 > r * r) return argb(0x18, 0x14, 0x30);
+  // Highlight towards the upper left.
+  const std::int32_t hx = dx + c / 3, hy = dy + c / 3;
+  const std::int32_t h = 255 - std::min<std::int32_t>(255, (hx * hx + hy * hy) * 255 / (r * r));
+  return argb(0xff, static_cast<std::uint32_t>(0x60 + h * 0x9f / 255), static_cast<std::uint32_t>(0x20 + h * 0xdf / 255));
+}
+
+}  // namespace
+
+Status record_background(const SceneGeometry& g, const SceneAllocations& a, umd::CommandList& cl) {
+  // Vertical gradient in bands of 4 rows: deep blue at the top to violet at the bottom.
+  constexpr std::uint32_t kBand = 4;
+  const std::uint32_t bands = g.height / kBand;
+  for (std::uint32_t i = 0; i < bands; ++i) {
+    const std::uint32_t colour = argb(lerp(0x10, 0x70, i, bands), lerp(0x18, 0x20, i, bands), lerp(0x50, 0x90, i, bands));
+    SGPU_RETURN_IF_ERROR(cl.fill_rect(a.frame, i * kBand * g.pitch(), g.pitch(), g.pitch(), kBand, colour));
+  }
+  // A checkerboard panel of 8 x 8 cells in the upper right.
+  constexpr std::uint32_t kCell = 8, kCols = 12, kRows = 6;
+  const std::uint32_t px = g.width - kCols * kCell - 16, py = 16;
+  for (std::uint32_t r = 0; r < kRows; ++r)
+    for (std::uint32_t c = 0; c < kCols; ++c) {
+      const std::uint32_t colour = (r + c) % 2 ? argb(0xf0, 0xf0, 0xe0) : argb(0x30, 0x90, 0x70);
+      const std::uint32_t off = (py + r * kCell) * g.pitch() + (px + c * kCell) * 4;
+      SGPU_RETURN_IF_ERROR(cl.fill_rect(a.frame, off, g.pitch(), kCell * 4, kCell, colour));
+    }
+  // Whole rows are contiguous: one linear COPY duplicates the panel's rows lower down.
+  const std::uint32_t rows = kRows * kCell;
+  SGPU_RETURN_IF_ERROR(cl.copy(a.frame, py * g.pitch(), a.frame, (py + rows + 8) * g.pitch(), rows * g.pitch()));
+  return ok_status();
+}
+
+Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::CommandList& cl) {
+  // Build the sprite row by row with data writes.
+  std::vector<std::uint32_t> row(g.sprite);
+  for (std::uint32_t y = 0; y < g.sprite; ++y) {
+    for (std::uint32_t x = 0; x < g.sprite; ++x) row[x] = sprite_pixel(x, y, g.sprite);
+    SGPU_RETURN_IF_ERROR(cl.write_data(a.sprite, y * g.sprite * 4, row.data(), row.size()));
+  }
+  // Blit it along a wave (positions precomputed in integers).
+  constexpr std::uint32_t kCopies = 6;
+  static constexpr std::int32_t kWave[kCopies] = {0, 28, 40, 28, 0, -28};
+  for (std::uint32_t i = 0; i < kCopies; ++i) {
+    const std::uint32_t x = 12 + i * (g.sprite + 4);
+    const std::uint32_t y = static_cast<std::uint32_t>(static_cast<std::int32_t>(g.height / 2) + kWave[i]);
+    SGPU_RETURN_IF_ERROR(cl.blit(a.sprite, 0, g.sprite * 4, a.frame, y * g.pitch() + x * 4, g.pitch(), g.sprite * 4,
+                                 g.sprite));
+  }
+  // Status bar: the last 12 rows, one linear FILL, and a progress strip on it.
+  const std::uint32_t bar = g.height - 12;
+  SGPU_RETURN_IF_ERROR(cl.fill(a.frame, bar * g.pitch(), 12 * g.pitch(), argb(0x20, 0x20, 0x24)));
+  SGPU_RETURN_IF_ERROR(cl.fill_rect(a.frame, (bar + 4) * g.pitch() + 8 * 4, g.pitch(), (g.width - 16) * 4, 4,
+                                    argb(0x40, 0xd0, 0x60)));
+  // Semaphore: signal with a data write, wait for it (satisfied at once), then the user fence.
+  const std::uint32_t go = 1;
+  SGPU_RETURN_IF_ERROR(cl.write_data(a.status, kSemaphoreOffset, &go, 1));
+  SGPU_RETURN_IF_ERROR(cl.wait(a.status, kSemaphoreOffset, abi::WaitMemFunc::Eq, 1));
+  SGPU_RETURN_IF_ERROR(cl.fence(a.status, kUserFenceOffset, kUserFenceValue));
+  return ok_status();
+}
+
+}  // namespace sgpu::demo

@@ -1,0 +1,61 @@
+// DxgkDdiPatch: writes final addresses into a DMA buffer just before it is submitted.
+//
+// Patch processes only the entries [patch_start, patch_start + patch_length) of the list, and for
+// each one writes (allocation GPU address + AllocationOffset) as a 64-bit little-endian value at
+// PatchOffset, in place, where the allocation's address comes from the allocation list as the
+// memory manager placed it (DXGK_ALLOCATIONLIST.SegmentId/PhysicalAddress). It may run several
+// times on the same buffer (after preemption, after the allocations moved): each run overwrites
+// the same dwords. When the submission's range [dma_start, dma_end) contains the submission-fence
+// packet Render recorded in the private data, Patch writes its address (fence_address) and value
+// (submission_fence).
+//
+// Patch must not fail in the driver model (bug check 0x119/3 otherwise), so everything it relies
+// on is checked by Render; patch() still refuses inputs that would write outside the buffer or
+// name an allocation that is not resident (InvalidArgument naming the list index), so a scheduler
+// bug is reported, never turned into a stray write.
+#pragma once
+
+#include <cstdint>
+
+#include "sgpu/kmd/command_pools.hpp"
+#include "sgpu/kmd/render.hpp"
+#include "sgpu/result.hpp"
+
+namespace sgpu::kmd {
+
+/// DXGK_PATCHFLAGS.
+struct PatchFlags {
+  static constexpr std::uint32_t kPaging = 1u << 0;
+  static constexpr std::uint32_t kPresent = 1u << 1;
+  static constexpr std::uint32_t kRedirectedPresent = 1u << 2;
+  static constexpr std::uint32_t kNullRendering = 1u << 3;
+  std::uint32_t value = 0;
+};
+
+/// DXGKARG_PATCH.
+struct PatchArgs {
+  void* dma_buffer = nullptr;
+  std::uint32_t dma_size = 0;
+  std::uint32_t dma_start = 0;  ///< DmaBufferSubmissionStartOffset
+  std::uint32_t dma_end = 0;    ///< DmaBufferSubmissionEndOffset
+  const void* private_data = nullptr;
+  std::uint32_t private_data_size = 0;
+  const DxgkAllocationListEntry* allocation_list = nullptr;
+  std::uint32_t allocation_list_size = 0;
+  const PatchLocation* patch_list = nullptr;
+  std::uint32_t patch_list_size = 0;
+  std::uint32_t patch_start = 0;   ///< PatchLocationListSubmissionStart
+  std::uint32_t patch_length = 0;  ///< PatchLocationListSubmissionLength
+  std::uint64_t submission_fence = 0;  ///< SubmissionFenceId
+  std::uint64_t fence_address = 0;     ///< GPU address the submission fence is written to
+  PatchFlags flags;
+};
+
+struct PatchOutput {
+  std::uint32_t patched = 0;       ///< address fields written
+  bool fence_written = false;      ///< the submission-fence packet was in range and filled in
+};
+
+Result<PatchOutput> patch(const PatchArgs& args);
+
+}  // namespace sgpu::kmd

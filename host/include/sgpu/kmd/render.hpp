@@ -1,0 +1,166 @@
+// DxgkDdiRender and DxgkDdiPresent: validate an untrusted command buffer (or a present request)
+// and translate it into a DMA buffer plus the patch-location list the memory manager and
+// Patch work from.
+//
+// The user command buffer is written in the device's own packet format (spec/abi.toml), with
+// every GPU address field left for the driver: each address field (abi::PacketInfo::addresses)
+// must be covered by exactly one entry of the input patch-location list whose PatchOffset is the
+// byte offset of the field's low dword. Render never trusts a byte of the command buffer or of the
+// input list: every rule below is checked before the packet is copied, and a rejection leaves the
+// DMA buffer's bytes before the packet as they were written by earlier packets of this call
+// (the call fails as a whole; the caller discards the DMA buffer).
+//
+// Output: the DMA buffer holds the same packets, each address field written with
+//   allocation GPU address + AllocationOffset   when the allocation list names a segment for it
+//                                                (pre-patch: Patch may be skipped), else 0;
+// and one output patch-location entry per address field, in stream order, with
+//   PatchOffset  = byte offset of the field in the DMA buffer,
+//   SplitOffset  = byte offset of the packet in the DMA buffer (non-decreasing),
+//   SlotId       = ordinal of the field within its packet (0 = first address of the packet), so
+//                  each packet rebinds the slots it uses and frees what the previous one held,
+//   DriverId     = access kind (DriverId::kRead / kWrite),
+//   AllocationIndex, AllocationOffset copied from the input entry.
+// When the final pass completes, Render appends the submission-fence packet (a FENCE with the
+// value64 flag; address and value 0) and records its offset in the DMA buffer's private data
+// (RenderPrivateData); Patch fills it in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "sgpu/gen/abi.hpp"
+#include "sgpu/kmd/command_pools.hpp"
+#include "sgpu/kmd/segments.hpp"
+#include "sgpu/result.hpp"
+#include "sgpu/vidmm/memory_manager.hpp"
+
+namespace sgpu::kmd {
+
+/// One element of DXGK_ALLOCATIONLIST as Render, Present and Patch see it: the handle and write
+/// flag from the user's list, where the allocation was last paged in, and (the driver's own
+/// allocation object) its size. Element 0 is the null element by convention.
+struct DxgkAllocationListEntry {
+  vidmm::AllocationHandle allocation;  ///< null: an unbound slot; referencing it is an error
+  bool write = false;                  ///< WriteOperation
+  SegmentId segment = kSystemMemory;   ///< 0 = not resident (no pre-patch)
+  std::uint64_t gpu_address = 0;       ///< segment BaseAddress + offset, valid when segment != 0
+  std::uint64_t size = 0;              ///< allocation bytes: every access must stay inside
+};
+
+/// PatchLocation::driver_id values Render writes.
+namespace driver_id {
+inline constexpr std::uint32_t kRead = 0;     ///< the packet reads through this address
+inline constexpr std::uint32_t kWrite = 1;    ///< the packet writes through this address
+}  // namespace driver_id
+
+/// What Render leaves in the DMA buffer's private data (DmaBufferPrivateDataSize >= its size).
+struct RenderPrivateData {
+  static constexpr std::uint32_t kMagic = 0x53475052;  ///< "RPGS"
+  std::uint32_t magic = 0;
+  std::uint32_t fence_offset = 0;  ///< byte offset of the submission-fence FENCE packet
+  std::uint32_t flags = 0;         ///< kHasFence once the final pass wrote the fence packet
+  std::uint32_t reserved = 0;
+  static constexpr std::uint32_t kHasFence = 1;
+};
+
+/// DXGKARG_RENDER.
+struct RenderArgs {
+  const void* command = nullptr;  ///< pCommand: the user command buffer (untrusted)
+  std::uint32_t command_length = 0;  ///< CommandLength, bytes (a multiple of 4)
+  void* dma_buffer = nullptr;     ///< pDmaBuffer, 4 KiB aligned
+  std::uint32_t dma_size = 0;     ///< DmaSize, bytes
+  void* private_data = nullptr;   ///< pDmaBufferPrivateData
+  std::uint32_t private_data_size = 0;
+  const DxgkAllocationListEntry* allocation_list = nullptr;
+  std::uint32_t allocation_list_size = 0;
+  const PatchLocation* patch_in = nullptr;  ///< pPatchLocationListIn (untrusted)
+  std::uint32_t patch_in_size = 0;
+  PatchLocation* patch_out = nullptr;       ///< pPatchLocationListOut
+  std::uint32_t patch_out_size = 0;
+  /// MultipassOffset: 0 on the first call for a command buffer; a call that returned
+  /// complete == false set it to the command byte offset to continue from.
+  std::uint32_t multipass_offset = 0;
+  std::uint32_t max_slot_id = 256;          ///< DXGK_DRIVERCAPS.MaxAllocationListSlotId
+};
+
+/// What one Render (or Present) call produced.
+struct RenderOutput {
+  std::uint32_t dma_bytes = 0;      ///< bytes written to the DMA buffer (pDmaBuffer advanced)
+  std::uint32_t patch_count = 0;    ///< output patch-location entries written
+  /// false = STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER: the DMA buffer or the output patch list
+  /// is full; submit what was produced and call again with RenderArgs::multipass_offset =
+  /// multipass_offset and a fresh DMA buffer / list.
+  bool complete = true;
+  std::uint32_t multipass_offset = 0;
+  std::uint32_t packets = 0;        ///< packets translated by this call
+};
+
+/// DxgkDdiRender. Errors (InvalidArgument unless noted), each naming the command byte offset of
+/// the packet and/or the patch-list index:
+///  - command_length not a multiple of 4, or multipass_offset not on a packet boundary reached by
+///    an earlier pass (checked: it must be < command_length and a multiple of 4);
+///  - a header with dwords = 0, a length past the end of the command buffer, fewer or more dwords
+///    than the packet's min/max, flag bits the packet does not define;
+///  - an unknown opcode (PermissionDenied is not used: ILLEGAL_INSTRUCTION maps to InvalidArgument);
+///  - a privileged packet (Errc::PermissionDenied: PRIVILEGED_INSTRUCTION);
+///  - INDIRECT (PermissionDenied: the called buffer could not be validated);
+///  - an address field without a patch entry, a patch entry on something that is not the low
+///    dword of an address field (misaligned or wrong dword), two entries on one field;
+///  - AllocationIndex >= allocation_list_size or naming a null element; SlotId >= max_slot_id or
+///    Reserved bits set;
+///  - an access outside the allocation: [AllocationOffset, AllocationOffset + extent) must lie in
+///    [0, size), where extent is what the packet touches from that address (WRITE_DATA: 4 x data
+///    dwords; FENCE: 8 with value64 else 4; COPY/FILL: bytes; BLIT_RECT/FILL_RECT: (height - 1) x
+///    pitch + width, 0 when width or height is 0; WAIT_MEM: 4; TIMESTAMP: 8); arithmetic that
+///    overflows 64 bits is an error too;
+///  - a write through an allocation whose list entry lacks WriteOperation;
+///  - alignment the device requires (WRITE_DATA/WAIT_MEM address 4, TIMESTAMP 8, FENCE 8 with
+///    value64 else 4) of gpu_address + AllocationOffset when pre-patching, and of
+///    AllocationOffset itself always (allocations are page aligned);
+///  - the DMA buffer cannot hold even one packet plus the fence, or dma_buffer not 4 KiB aligned,
+///    or private data too small for RenderPrivateData.
+/// Unused input patch entries are an error too (every entry must patch an address field).
+Result<RenderOutput> render(const RenderArgs& args);
+
+/// DXGKARG_PRESENT, the WDDM 1.x subset the front end can do: a blt from the source (allocation
+/// list element 1) to the destination (element 2), a colour fill of the destination (no source),
+/// or a flip (no destination: a blt to the primary surface given as element 2 by the caller).
+/// Element 0 is always the null element. Rectangles are in pixels of `bytes_per_pixel`.
+struct Rect {
+  std::int32_t left = 0, top = 0, right = 0, bottom = 0;
+  std::uint32_t width() const { return static_cast<std::uint32_t>(right - left); }
+  std::uint32_t height() const { return static_cast<std::uint32_t>(bottom - top); }
+};
+enum class PresentKind { Blt, ColorFill };
+struct SurfaceDesc {
+  std::uint32_t width = 0, height = 0;  ///< pixels
+  std::uint32_t pitch = 0;              ///< bytes per row
+  std::uint32_t bytes_per_pixel = 4;
+};
+struct PresentArgs {
+  PresentKind kind = PresentKind::Blt;
+  void* dma_buffer = nullptr;
+  std::uint32_t dma_size = 0;
+  void* private_data = nullptr;
+  std::uint32_t private_data_size = 0;
+  const DxgkAllocationListEntry* allocation_list = nullptr;  ///< exactly 3 elements: null, src, dst
+  std::uint32_t allocation_list_size = 0;
+  PatchLocation* patch_out = nullptr;
+  std::uint32_t patch_out_size = 0;
+  std::uint32_t multipass_offset = 0;  ///< index of the next sub-rectangle
+  std::uint32_t color = 0;             ///< A8R8G8B8, ColorFill only
+  SurfaceDesc src, dst;
+  Rect src_rect, dst_rect;             ///< no stretching: equal sizes
+  const Rect* sub_rects = nullptr;     ///< in destination coordinates, clipped to dst_rect
+  std::uint32_t sub_rect_count = 0;    ///< 0 = the whole dst_rect
+};
+/// DxgkDdiPresent: one BLIT_RECT or FILL_RECT per sub-rectangle, patch entries for the source
+/// (index 1) and destination (index 2), pre-patched like Render, then the submission-fence
+/// packet. Multipass by sub-rectangle. Errors name the rectangle and the bound it breaks.
+Result<RenderOutput> present(const PresentArgs& args);
+
+/// How many bytes present()/render() need after the last packet for the submission fence.
+std::uint32_t submission_fence_bytes();
+
+}  // namespace sgpu::kmd

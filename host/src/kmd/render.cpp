@@ -1,0 +1,530 @@
+#include "sgpu/kmd/render.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sgpu/packet_writer.hpp"
+
+namespace sgpu::kmd {
+
+namespace {
+
+/// DXGKARG_RENDER/PRESENT: pDmaBuffer starts 4 KiB aligned.
+constexpr std::uintptr_t kDmaBufferAlign = 4096;
+/// PatchLocation: SlotId is bits 0-23, bits 24-31 are Reserved.
+constexpr std::uint32_t kSlotIdMask = 0x00ffffffu;
+
+Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
+Error denied(std::string message) { return Error{Errc::PermissionDenied, std::move(message), false}; }
+
+const abi::PacketInfo& info(abi::Opcode op) { return *abi::find_packet(static_cast<std::uint8_t>(op)); }
+
+/// Bytes a rectangle touches from its first byte: (height - 1) * pitch + width, 0 when empty.
+/// Fits 64 bits: (2^32 - 1)^2 + 2^32 - 1 < 2^64.
+std::uint64_t rect_extent(std::uint64_t width, std::uint64_t height, std::uint64_t pitch) {
+  if (width == 0 || height == 0) return 0;
+  return (height - 1) * pitch + width;
+}
+
+/// What a packet touches through one of its address fields, and the alignment the device
+/// requires of that address (1 = any).
+struct Access {
+  std::uint64_t extent = 0;
+  std::uint32_t align = 1;
+};
+
+/// The access through address field `field` of the packet `pkt` (header included, `dwords`
+/// long). The table says where the fields are, not what the packet does with them, so the packet
+/// semantics live here; a packet this switch does not know is refused (nullopt) rather than
+/// guessed, so a new packet in spec/abi.toml cannot slip through Render unchecked.
+std::optional<Access> access_of(const abi::PacketInfo& p, unsigned field, const std::uint32_t* pkt,
+                                std::uint32_t dwords) {
+  switch (p.opcode) {
+    case abi::Opcode::WriteData:
+      return Access{4ull * (dwords - abi::payload::write_data::kData), 4};
+    case abi::Opcode::Fence:
+      // value64 writes 8 bytes (8-aligned), else the low 4 bytes (4-aligned).
+      return (abi::header_flags(pkt[0]) & abi::fence_flags::kValue64) ? Access{8, 8} : Access{4, 4};
+    case abi::Opcode::Copy:
+      return Access{pkt[abi::payload::copy::kBytes], 1};
+    case abi::Opcode::Fill:
+      return Access{pkt[abi::payload::fill::kBytes], 1};
+    case abi::Opcode::BlitRect: {
+      namespace f = abi::payload::blit_rect;
+      const bool src = p.addresses[field].dword == f::kSrcLo;
+      return Access{rect_extent(pkt[f::kWidth], pkt[f::kHeight], pkt[src ? f::kSrcPitch : f::kDstPitch]), 1};
+    }
+    case abi::Opcode::FillRect: {
+      namespace f = abi::payload::fill_rect;
+      return Access{rect_extent(pkt[f::kWidth], pkt[f::kHeight], pkt[f::kDstPitch]), 1};
+    }
+    case abi::Opcode::WaitMem:
+      return Access{4, 4};
+    case abi::Opcode::Timestamp:
+      return Access{8, 8};
+    default:
+      return std::nullopt;
+  }
+}
+
+void put_address(std::uint32_t* pkt, unsigned dword, std::uint64_t address) {
+  pkt[dword] = static_cast<std::uint32_t>(address);
+  pkt[dword + 1] = static_cast<std::uint32_t>(address >> 32);
+}
+
+/// The checks Render and Present share on the DMA buffer and its private data.
+Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size, const void* private_data,
+                 std::uint32_t private_data_size) {
+  if (dma_buffer == nullptr) return invalid(fmt::format("{}: the DMA buffer is null", ddi));
+  if (reinterpret_cast<std::uintptr_t>(dma_buffer) % kDmaBufferAlign != 0)
+    return invalid(fmt::format("{}: the DMA buffer at {} is not {}-byte aligned", ddi, dma_buffer, kDmaBufferAlign));
+  if (private_data == nullptr || private_data_size < sizeof(RenderPrivateData))
+    return invalid(fmt::format("{}: DMA buffer private data of {} bytes{}; RenderPrivateData needs {}", ddi,
+                               private_data_size, private_data == nullptr ? " (null)" : "",
+                               sizeof(RenderPrivateData)));
+  if ((dma_size & ~3u) < submission_fence_bytes())
+    return invalid(fmt::format("{}: a DMA buffer of {} bytes cannot hold the {}-byte submission fence", ddi,
+                               dma_size, submission_fence_bytes()));
+  return ok_status();
+}
+
+/// Ends a pass: on the final one appends the submission fence (a FENCE with value64, address and
+/// value 0 until Patch fills them in) and records it in the private data; an earlier pass
+/// records that its buffer has no fence (the private data is reused from buffer to buffer).
+Status finish_pass(void* dma_buffer, std::uint32_t dma_capacity, void* private_data, bool final_pass,
+                   RenderOutput& out) {
+  RenderPrivateData priv;
+  priv.magic = RenderPrivateData::kMagic;
+  if (final_pass) {
+    PacketWriter w(dma_buffer, dma_capacity, out.dma_bytes);
+    SGPU_RETURN_IF_ERROR(w.fence(0, 0, abi::fence_flags::kValue64));
+    priv.fence_offset = out.dma_bytes;
+    priv.flags = RenderPrivateData::kHasFence;
+    out.dma_bytes = w.offset();
+  }
+  std::memcpy(private_data, &priv, sizeof priv);
+  out.complete = final_pass;
+  return ok_status();
+}
+
+/// Index of the input patch entry for each address field of one packet.
+constexpr std::uint32_t kNoEntry = ~0u;
+
+}  // namespace
+
+std::uint32_t submission_fence_bytes() { return info(abi::Opcode::Fence).min_dwords * 4; }
+
+Result<RenderOutput> render(const RenderArgs& a) {
+  // ---- the call's own arguments, before anything is read or written
+  SGPU_RETURN_IF_ERROR(check_dma("render", a.dma_buffer, a.dma_size, a.private_data, a.private_data_size));
+  if (a.command == nullptr && a.command_length != 0)
+    return invalid(fmt::format("render: command buffer is null but CommandLength is {}", a.command_length));
+  if (a.command_length % 4 != 0)
+    return invalid(fmt::format("render: CommandLength {} is not a multiple of 4", a.command_length));
+  if (a.allocation_list == nullptr && a.allocation_list_size != 0)
+    return invalid(fmt::format("render: allocation list is null but has {} elements", a.allocation_list_size));
+  if (a.patch_in == nullptr && a.patch_in_size != 0)
+    return invalid(fmt::format("render: input patch list is null but has {} entries", a.patch_in_size));
+  if (a.patch_out == nullptr && a.patch_out_size != 0)
+    return invalid(fmt::format("render: output patch list is null but has {} entries", a.patch_out_size));
+
+  const auto* cmd_bytes = static_cast<const std::byte*>(a.command);
+  // The command buffer is user memory of any alignment: read it dword by dword with memcpy.
+  const auto read_cmd = [&](std::uint32_t offset) {
+    std::uint32_t d;
+    std::memcpy(&d, cmd_bytes + offset, 4);
+    return d;
+  };
+  const std::uint32_t len = a.command_length;
+
+  if (a.multipass_offset != 0) {
+    if (a.multipass_offset % 4 != 0 || a.multipass_offset >= len)
+      return invalid(fmt::format("render: MultipassOffset {} is not a 4-byte aligned offset inside the {}-byte "
+                                 "command buffer",
+                                 a.multipass_offset, len));
+    // An earlier pass stopped on a packet boundary: walk the headers to see that this is one.
+    std::uint64_t off = 0;
+    while (off < a.multipass_offset) {
+      const std::uint32_t dwords = abi::header_dwords(read_cmd(static_cast<std::uint32_t>(off)));
+      if (dwords == 0)
+        return invalid(fmt::format("render: MultipassOffset {} is not a packet boundary: the header at command "
+                                   "offset {} has dwords = 0",
+                                   a.multipass_offset, off));
+      off += 4ull * dwords;
+    }
+    if (off != a.multipass_offset)
+      return invalid(fmt::format("render: MultipassOffset {} is not a packet boundary: the packet before it ends at "
+                                 "command offset {}",
+                                 a.multipass_offset, off));
+  }
+
+  // ---- the input patch list: read once (user memory), ordered by PatchOffset for the walk
+  const std::vector<PatchLocation> in(a.patch_in, a.patch_in + a.patch_in_size);
+  std::vector<std::uint32_t> order(in.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t x, std::uint32_t y) { return in[x].patch_offset < in[y].patch_offset; });
+  // Packets tile [0, len), so an entry below len lies in some packet and is checked with it (in
+  // this pass or an earlier one); one at or past len patches nothing.
+  for (std::uint32_t i = 0; i < in.size(); ++i) {
+    if (in[i].patch_offset >= len)
+      return invalid(fmt::format("render: patch entry {} is unused: PatchOffset {} lies past the {}-byte command "
+                                 "buffer",
+                                 i, in[i].patch_offset, len));
+  }
+
+  const std::uint32_t dma_capacity = a.dma_size & ~3u;
+  const std::uint32_t fence_bytes = submission_fence_bytes();
+  auto* dma = static_cast<std::uint32_t*>(a.dma_buffer);
+  RenderOutput out;
+  std::uint32_t off = a.multipass_offset;
+  bool final_pass = true;
+
+  while (off < len) {
+    // ---- the header alone: what the packet is, how long, whether it is allowed at all
+    const std::uint32_t header = read_cmd(off);
+    const std::uint32_t dwords = abi::header_dwords(header);
+    const std::uint8_t opcode = abi::header_opcode(header);
+    const abi::PacketInfo* p = abi::find_packet(opcode);
+    if (p == nullptr)
+      return invalid(fmt::format("render: command offset {}: unknown opcode {:#04x} (header {:#010x})", off, opcode,
+                                 header));
+    if (p->privileged)
+      return denied(fmt::format("render: command offset {}: {} is a privileged packet (header {:#010x}); only the "
+                                "kernel may submit it",
+                                off, p->name, header));
+    for (unsigned f = 0; f < p->address_count; ++f) {
+      // A called buffer's packets are not in this command buffer, so Render could not check them.
+      if (p->addresses[f].access == abi::AddressAccess::Execute)
+        return denied(fmt::format("render: command offset {}: {} (header {:#010x}) executes another buffer, which "
+                                  "Render cannot validate",
+                                  off, p->name, header));
+    }
+    if (dwords == 0)
+      return invalid(fmt::format("render: command offset {}: {} header {:#010x} has dwords = 0", off, p->name,
+                                 header));
+    if (dwords < p->min_dwords || dwords > p->max_dwords)
+      return invalid(fmt::format("render: command offset {}: {} with dwords = {}; the packet takes {} to {} dwords",
+                                 off, p->name, dwords, p->min_dwords, p->max_dwords));
+    const std::uint64_t end = off + 4ull * dwords;
+    if (end > len)
+      return invalid(fmt::format("render: command offset {}: {} of {} dwords ends at byte {}, past the end of the "
+                                 "{}-byte command buffer",
+                                 off, p->name, dwords, end, len));
+    const std::uint8_t flags = abi::header_flags(header);
+    if ((flags & ~p->flags_mask) != 0)
+      return invalid(fmt::format("render: command offset {}: {} sets undefined flag bits {:#04x} (defined: {:#04x})",
+                                 off, p->name, flags & ~p->flags_mask, p->flags_mask));
+
+    // ---- room in this pass's DMA buffer (keeping the fence's room) and output patch list
+    const std::uint32_t bytes = 4 * dwords;
+    const bool fits = std::uint64_t{out.dma_bytes} + bytes + fence_bytes <= dma_capacity &&
+                      std::uint64_t{out.patch_count} + p->address_count <= a.patch_out_size;
+    if (!fits) {
+      if (out.packets == 0)
+        return invalid(fmt::format("render: command offset {}: {} of {} bytes with {} address fields does not fit an "
+                                   "empty DMA buffer of {} bytes (plus the {}-byte submission fence) and a patch "
+                                   "list of {} entries",
+                                   off, p->name, bytes, p->address_count, a.dma_size, fence_bytes,
+                                   a.patch_out_size));
+      out.multipass_offset = off;
+      final_pass = false;
+      break;
+    }
+
+    // ---- copy, then check the copy: the user cannot change what was validated
+    std::uint32_t* pkt = dma + out.dma_bytes / 4;
+    std::memcpy(pkt, cmd_bytes + off, bytes);
+    pkt[0] = header;
+
+    std::array<std::uint32_t, abi::kMaxAddressFields> entry_of;
+    entry_of.fill(kNoEntry);
+    auto it = std::lower_bound(order.begin(), order.end(), off,
+                               [&](std::uint32_t i, std::uint32_t o) { return in[i].patch_offset < o; });
+    for (; it != order.end() && in[*it].patch_offset < end; ++it) {
+      const std::uint32_t i = *it;
+      const std::uint32_t rel = in[i].patch_offset - off;
+      if (rel % 4 != 0)
+        return invalid(fmt::format("render: patch entry {}: PatchOffset {} is not 4-byte aligned (inside {} at "
+                                   "command offset {})",
+                                   i, in[i].patch_offset, p->name, off));
+      unsigned f = 0;
+      while (f < p->address_count && p->addresses[f].dword != rel / 4) ++f;
+      if (f == p->address_count)
+        return invalid(fmt::format("render: patch entry {}: PatchOffset {} is dword {} of {} at command offset {}, "
+                                   "not the low dword of an address field",
+                                   i, in[i].patch_offset, rel / 4, p->name, off));
+      if (entry_of[f] != kNoEntry)
+        return invalid(fmt::format("render: patch entries {} and {} both patch {} field '{}' at command offset {} "
+                                   "(PatchOffset {})",
+                                   entry_of[f], i, p->name, p->addresses[f].name, off, in[i].patch_offset));
+      entry_of[f] = i;
+    }
+
+    for (unsigned f = 0; f < p->address_count; ++f) {
+      const auto& field = p->addresses[f];
+      if (entry_of[f] == kNoEntry)
+        return invalid(fmt::format("render: command offset {}: {} address field '{}' (PatchOffset {}) has no "
+                                   "patch-location entry",
+                                   off, p->name, field.name, off + 4 * field.dword));
+      const std::uint32_t i = entry_of[f];
+      const PatchLocation& e = in[i];
+      if (e.allocation_index >= a.allocation_list_size)
+        return invalid(fmt::format("render: patch entry {}: AllocationIndex {} is past the {}-element allocation "
+                                   "list",
+                                   i, e.allocation_index, a.allocation_list_size));
+      const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];
+      if (!al.allocation)
+        return invalid(fmt::format("render: patch entry {}: AllocationIndex {} names a null allocation-list element",
+                                   i, e.allocation_index));
+      if ((e.slot_id_and_reserved & ~kSlotIdMask) != 0)
+        return invalid(fmt::format("render: patch entry {}: Reserved bits set ({:#010x})", i,
+                                   e.slot_id_and_reserved));
+      if ((e.slot_id_and_reserved & kSlotIdMask) >= a.max_slot_id)
+        return invalid(fmt::format("render: patch entry {}: SlotId {} is not below MaxAllocationListSlotId {}", i,
+                                   e.slot_id_and_reserved & kSlotIdMask, a.max_slot_id));
+      if (f >= a.max_slot_id)
+        return invalid(fmt::format("render: command offset {}: {} needs slot {} but MaxAllocationListSlotId is {}",
+                                   off, p->name, f, a.max_slot_id));
+      const auto acc = access_of(*p, f, pkt, dwords);
+      if (!acc)
+        return invalid(fmt::format("render: command offset {}: Render does not know what {} touches", off, p->name));
+      if (acc->extent > al.size || e.allocation_offset > al.size - acc->extent)
+        return invalid(fmt::format("render: patch entry {}: {} field '{}' at command offset {} touches bytes [{}, {}) "
+                                   "of allocation-list element {}, which has {} bytes",
+                                   i, p->name, field.name, off, e.allocation_offset,
+                                   e.allocation_offset + acc->extent, e.allocation_index, al.size));
+      if (field.access == abi::AddressAccess::Write && !al.write)
+        return invalid(fmt::format("render: patch entry {}: {} at command offset {} writes through allocation-list "
+                                   "element {}, which lacks WriteOperation",
+                                   i, p->name, off, e.allocation_index));
+      if (e.allocation_offset % acc->align != 0)
+        return invalid(fmt::format("render: patch entry {}: AllocationOffset {} is not {}-byte aligned as {} field "
+                                   "'{}' requires (command offset {})",
+                                   i, e.allocation_offset, acc->align, p->name, field.name, off));
+      std::uint64_t address = 0;
+      if (al.segment != kSystemMemory) {
+        // Pre-patch: dxgkrnl may skip Patch when nothing moved, so the address must be final now.
+        address = al.gpu_address + e.allocation_offset;
+        if (address < al.gpu_address || address + acc->extent < address)
+          return invalid(fmt::format("render: patch entry {}: {} field '{}' at command offset {}: address {:#x} + {} "
+                                     "+ {} bytes wraps past 2^64",
+                                     i, p->name, field.name, off, al.gpu_address, e.allocation_offset,
+                                     acc->extent));
+        if (address % acc->align != 0)
+          return invalid(fmt::format("render: patch entry {}: address {:#x} is not {}-byte aligned as {} field '{}' "
+                                     "requires (command offset {})",
+                                     i, address, acc->align, p->name, field.name, off));
+      }
+      put_address(pkt, field.dword, address);
+    }
+
+    // Every reference is listed even when pre-patched: the allocation may move before submission.
+    for (unsigned f = 0; f < p->address_count; ++f) {
+      const PatchLocation& e = in[entry_of[f]];
+      PatchLocation o;
+      o.allocation_index = e.allocation_index;
+      o.allocation_offset = e.allocation_offset;
+      o.slot_id_and_reserved = f;  // each packet rebinds its slots: what the previous one held is free
+      o.driver_id = p->addresses[f].access == abi::AddressAccess::Write ? driver_id::kWrite : driver_id::kRead;
+      o.patch_offset = out.dma_bytes + 4 * p->addresses[f].dword;
+      o.split_offset = out.dma_bytes;
+      a.patch_out[out.patch_count++] = o;
+    }
+    out.dma_bytes += bytes;
+    off += bytes;
+    ++out.packets;
+  }
+
+  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, dma_capacity, a.private_data, final_pass, out));
+  return out;
+}
+
+namespace {
+
+Status check_surface(const char* which, const SurfaceDesc& s, const DxgkAllocationListEntry& al) {
+  if (s.bytes_per_pixel == 0) return invalid(fmt::format("present: {} surface has 0 bytes per pixel", which));
+  const std::uint64_t row = std::uint64_t{s.width} * s.bytes_per_pixel;
+  if (row > s.pitch)
+    return invalid(fmt::format("present: {} surface rows of {} pixels x {} bytes = {} bytes exceed the pitch {}",
+                               which, s.width, s.bytes_per_pixel, row, s.pitch));
+  const std::uint64_t extent = rect_extent(row, s.height, s.pitch);
+  if (extent > al.size)
+    return invalid(fmt::format("present: {} surface {}x{} (pitch {}) needs {} bytes, its allocation has {}", which,
+                               s.width, s.height, s.pitch, extent, al.size));
+  return ok_status();
+}
+
+std::string to_string(const Rect& r) { return fmt::format("[{}, {}, {}, {})", r.left, r.top, r.right, r.bottom); }
+
+/// `r` is well formed and lies inside [0, width) x [0, height).
+Status check_rect(const char* what, const Rect& r, std::uint32_t width, std::uint32_t height) {
+  if (r.left < 0 || r.top < 0 || r.right < r.left || r.bottom < r.top ||
+      static_cast<std::uint32_t>(r.right) > width || static_cast<std::uint32_t>(r.bottom) > height)
+    return invalid(fmt::format("present: {} {} (left, top, right, bottom) is not inside the {}x{} surface", what,
+                               to_string(r), width, height));
+  return ok_status();
+}
+
+/// [a, a + a_len) and [b, b + b_len) share a byte (empty never overlaps).
+bool overlap(std::uint64_t a, std::uint64_t a_len, std::uint64_t b, std::uint64_t b_len) {
+  if (a_len == 0 || b_len == 0) return false;
+  return a < b ? b - a < a_len : a - b < b_len;
+}
+
+}  // namespace
+
+Result<RenderOutput> present(const PresentArgs& a) {
+  SGPU_RETURN_IF_ERROR(check_dma("present", a.dma_buffer, a.dma_size, a.private_data, a.private_data_size));
+  if (a.patch_out == nullptr && a.patch_out_size != 0)
+    return invalid(fmt::format("present: output patch list is null but has {} entries", a.patch_out_size));
+  // DXGK_PRESENT_SOURCE_INDEX = 1, DXGK_PRESENT_DESTINATION_INDEX = 2, element 0 the null element.
+  constexpr std::uint32_t kSrc = 1, kDst = 2;
+  if (a.allocation_list == nullptr || a.allocation_list_size != 3)
+    return invalid(fmt::format("present: the allocation list has {} elements; Present takes 3 (null, source, "
+                               "destination)",
+                               a.allocation_list == nullptr ? 0 : a.allocation_list_size));
+  const auto* list = a.allocation_list;
+  if (list[0].allocation)
+    return invalid(fmt::format("present: allocation-list element 0 is {:#x}; it must be the null element",
+                               list[0].allocation.value));
+  const bool blt = a.kind == PresentKind::Blt;
+  if (!list[kDst].allocation) return invalid("present: the destination (allocation-list element 2) is null");
+  if (blt && !list[kSrc].allocation) return invalid("present: blt without a source (allocation-list element 1 is null)");
+
+  SGPU_RETURN_IF_ERROR(check_surface("destination", a.dst, list[kDst]));
+  SGPU_RETURN_IF_ERROR(check_rect("dst_rect", a.dst_rect, a.dst.width, a.dst.height));
+  if (blt) {
+    SGPU_RETURN_IF_ERROR(check_surface("source", a.src, list[kSrc]));
+    SGPU_RETURN_IF_ERROR(check_rect("src_rect", a.src_rect, a.src.width, a.src.height));
+    if (a.src.bytes_per_pixel != a.dst.bytes_per_pixel)
+      return invalid(fmt::format("present: source has {} bytes per pixel, destination {}: no format conversion",
+                                 a.src.bytes_per_pixel, a.dst.bytes_per_pixel));
+    if (a.src_rect.width() != a.dst_rect.width() || a.src_rect.height() != a.dst_rect.height())
+      return invalid(fmt::format("present: src_rect {} is {}x{} but dst_rect {} is {}x{}: no stretching",
+                                 to_string(a.src_rect), a.src_rect.width(), a.src_rect.height(),
+                                 to_string(a.dst_rect), a.dst_rect.width(), a.dst_rect.height()));
+  } else if (a.dst.bytes_per_pixel != 4) {
+    // Color is A8R8G8B8; FILL_RECT repeats a 32-bit pattern, which is that colour only at 4 bytes a pixel.
+    return Error{Errc::Unsupported,
+                 fmt::format("present: colour fill of a {}-byte-per-pixel surface (only 4)", a.dst.bytes_per_pixel),
+                 false};
+  }
+
+  if (a.sub_rect_count != 0 && a.sub_rects == nullptr)
+    return invalid(fmt::format("present: {} sub-rectangles but the list is null", a.sub_rect_count));
+  const std::uint32_t count = a.sub_rect_count != 0 ? a.sub_rect_count : 1;
+  const auto rect = [&](std::uint32_t i) { return a.sub_rect_count != 0 ? a.sub_rects[i] : a.dst_rect; };
+  if (a.multipass_offset >= count)
+    return invalid(fmt::format("present: MultipassOffset {} is past the {} sub-rectangles", a.multipass_offset,
+                               count));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const Rect r = rect(i);
+    if (r.left < a.dst_rect.left || r.top < a.dst_rect.top || r.right > a.dst_rect.right ||
+        r.bottom > a.dst_rect.bottom || r.right < r.left || r.bottom < r.top)
+      return invalid(fmt::format("present: sub-rectangle {} {} is not inside dst_rect {}", i, to_string(r),
+                                 to_string(a.dst_rect)));
+  }
+
+  const abi::PacketInfo& p = info(blt ? abi::Opcode::BlitRect : abi::Opcode::FillRect);
+  const std::uint32_t bytes = p.min_dwords * 4;
+  const std::uint32_t dma_capacity = a.dma_size & ~3u;
+  const std::uint32_t fence_bytes = submission_fence_bytes();
+  const std::uint64_t bpp = a.dst.bytes_per_pixel;
+  RenderOutput out;
+  bool final_pass = true;
+
+  for (std::uint32_t i = a.multipass_offset; i < count; ++i) {
+    const Rect r = rect(i);
+    if (r.width() == 0 || r.height() == 0) continue;  // nothing to draw: no packet
+    if (std::uint64_t{out.dma_bytes} + bytes + fence_bytes > dma_capacity ||
+        std::uint64_t{out.patch_count} + p.address_count > a.patch_out_size) {
+      if (out.packets == 0)
+        return invalid(fmt::format("present: sub-rectangle {}: a {}-byte {} with {} patch entries does not fit an "
+                                   "empty DMA buffer of {} bytes (plus the {}-byte submission fence) and a patch "
+                                   "list of {} entries",
+                                   i, bytes, p.name, p.address_count, a.dma_size, fence_bytes, a.patch_out_size));
+      out.multipass_offset = i;
+      final_pass = false;
+      break;
+    }
+    // Byte offsets of the first pixel in each allocation; the source is the same rectangle moved
+    // by src_rect's offset from dst_rect (no stretching).
+    const std::uint64_t width_bytes = r.width() * bpp;
+    const std::uint64_t dst_off = std::uint64_t(r.top) * a.dst.pitch + std::uint64_t(r.left) * bpp;
+    const std::int64_t sx = std::int64_t{a.src_rect.left} + (r.left - a.dst_rect.left);
+    const std::int64_t sy = std::int64_t{a.src_rect.top} + (r.top - a.dst_rect.top);
+    const std::uint64_t src_off = blt ? std::uint64_t(sy) * a.src.pitch + std::uint64_t(sx) * bpp : 0;
+    if (dst_off > 0xffffffffu || src_off > 0xffffffffu || width_bytes > 0xffffffffu)
+      return invalid(fmt::format("present: sub-rectangle {} {}: offsets {} / {} or row of {} bytes do not fit the "
+                                 "32-bit packet and patch-list fields",
+                                 i, to_string(r), src_off, dst_off, width_bytes));
+    const std::uint64_t dst_extent = rect_extent(width_bytes, r.height(), a.dst.pitch);
+    const std::uint64_t src_extent = rect_extent(width_bytes, r.height(), a.src.pitch);
+    if (blt && list[kSrc].allocation == list[kDst].allocation && overlap(src_off, src_extent, dst_off, dst_extent))
+      return invalid(fmt::format("present: sub-rectangle {} {}: source and destination extents overlap in one "
+                                 "allocation (the device refuses COPY_OVERLAP)",
+                                 i, to_string(r)));
+    // Pre-patched address of each side (0 when not resident), checked against 2^64.
+    const auto prepatch = [&](std::uint32_t index, std::uint64_t offset, std::uint64_t extent) -> Result<std::uint64_t> {
+      const auto& al = list[index];
+      if (al.segment == kSystemMemory) return std::uint64_t{0};
+      const std::uint64_t address = al.gpu_address + offset;
+      if (address < al.gpu_address || address + extent < address)
+        return invalid(fmt::format("present: sub-rectangle {}: allocation-list element {} at {:#x} + {} + {} bytes "
+                                   "wraps past 2^64",
+                                   i, index, al.gpu_address, offset, extent));
+      return address;
+    };
+    auto dst_addr = prepatch(kDst, dst_off, dst_extent);
+    if (!dst_addr) return std::move(dst_addr).error();
+
+    const std::uint32_t pos = out.dma_bytes;
+    if (blt) {
+      auto src_addr = prepatch(kSrc, src_off, src_extent);
+      if (!src_addr) return std::move(src_addr).error();
+      // Written directly rather than with PacketWriter::blit_rect: its overlap check would refuse
+      // two not-yet-resident sides (both pre-patched to 0); overlap was checked on offsets above.
+      namespace f = abi::payload::blit_rect;
+      std::uint32_t* pkt = static_cast<std::uint32_t*>(a.dma_buffer) + pos / 4;
+      std::fill(pkt, pkt + p.min_dwords, 0u);
+      pkt[0] = abi::make_header(abi::Opcode::BlitRect, p.min_dwords);
+      put_address(pkt, f::kSrcLo, *src_addr);
+      put_address(pkt, f::kDstLo, *dst_addr);
+      pkt[f::kWidth] = static_cast<std::uint32_t>(width_bytes);
+      pkt[f::kHeight] = r.height();
+      pkt[f::kSrcPitch] = a.src.pitch;
+      pkt[f::kDstPitch] = a.dst.pitch;
+      out.dma_bytes += bytes;
+    } else {
+      PacketWriter w(a.dma_buffer, dma_capacity, pos);
+      SGPU_RETURN_IF_ERROR(
+          w.fill_rect(*dst_addr, static_cast<std::uint32_t>(width_bytes), r.height(), a.dst.pitch, a.color));
+      out.dma_bytes = w.offset();
+    }
+    for (unsigned f = 0; f < p.address_count; ++f) {
+      const bool write = p.addresses[f].access == abi::AddressAccess::Write;
+      PatchLocation o;
+      o.allocation_index = write ? kDst : kSrc;
+      o.allocation_offset = static_cast<std::uint32_t>(write ? dst_off : src_off);
+      o.slot_id_and_reserved = f;
+      o.driver_id = write ? driver_id::kWrite : driver_id::kRead;
+      o.patch_offset = pos + 4 * p.addresses[f].dword;
+      o.split_offset = pos;
+      a.patch_out[out.patch_count++] = o;
+    }
+    ++out.packets;
+  }
+
+  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, dma_capacity, a.private_data, final_pass, out));
+  return out;
+}
+
+}  // namespace sgpu::kmd

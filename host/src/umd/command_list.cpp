@@ -1,0 +1,252 @@
+#include "sgpu/umd/command_list.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace sgpu::umd {
+
+namespace {
+
+Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
+
+const abi::PacketInfo& info(abi::Opcode op) { return *abi::find_packet(static_cast<std::uint8_t>(op)); }
+
+/// One address field of a packet being recorded: which allocation and where in it. The order is
+/// the order of the packet's address fields in the generated table.
+struct Target {
+  AllocationHandle allocation;
+  std::uint32_t offset = 0;
+};
+
+/// [a, a + a_len) and [b, b + b_len) share a byte (lengths up to 2^64 - 1; empty never overlaps).
+bool overlap(std::uint64_t a, std::uint64_t a_len, std::uint64_t b, std::uint64_t b_len) {
+  if (a_len == 0 || b_len == 0) return false;
+  return a < b ? b - a < a_len : a - b < b_len;
+}
+
+/// Bytes a rectangle touches from its first byte: (height - 1) * pitch + width, 0 when empty.
+/// Fits 64 bits: (2^32 - 1)^2 + 2^32 - 1 < 2^64.
+std::uint64_t rect_extent(std::uint32_t width, std::uint32_t height, std::uint32_t pitch) {
+  if (width == 0 || height == 0) return 0;
+  return std::uint64_t{height - 1} * pitch + width;
+}
+
+}  // namespace
+
+CommandList::CommandList() { allocations_.push_back({}); }
+
+void CommandList::reset() {
+  commands_.clear();
+  allocations_.clear();
+  allocations_.push_back({});  // element 0 stays the null element
+  patches_.clear();
+  operations_ = 0;
+}
+
+std::uint32_t CommandList::reference(AllocationHandle allocation, bool write) {
+  // The null handle is element 0 by convention; it never gets a second entry.
+  if (!allocation) return 0;
+  for (std::size_t i = 1; i < allocations_.size(); ++i) {
+    if (allocations_[i].allocation == allocation) {
+      // One entry per allocation: WriteOperation is the OR over every use.
+      allocations_[i].write = allocations_[i].write || write;
+      return static_cast<std::uint32_t>(i);
+    }
+  }
+  allocations_.push_back({allocation, write});
+  return static_cast<std::uint32_t>(allocations_.size() - 1);
+}
+
+void CommandList::append_raw(const std::uint32_t* dwords, std::size_t count) {
+  commands_.insert(commands_.end(), dwords, dwords + count);
+}
+
+void CommandList::append_raw_patch(const kmd::PatchLocation& location) { patches_.push_back(location); }
+
+namespace {
+
+/// Appends one packet: `words` holds the whole packet with the header in words[0] and the
+/// address dwords 0; `targets` names one allocation per address field of the packet (in the
+/// order of abi::PacketInfo::addresses). Checks that the result still fits the 32-bit offsets of
+/// the patch-location list before changing anything.
+Status emit(CommandList& cl, abi::Opcode op, const std::uint32_t* words, std::size_t count,
+            const Target* targets) {
+  const auto& p = info(op);
+  for (unsigned i = 0; i < p.address_count; ++i) {
+    if (!targets[i].allocation)
+      return invalid(fmt::format("{}: the {} allocation is the null handle", p.name, p.addresses[i].name));
+  }
+  const std::uint64_t at = cl.command_bytes();
+  if (at + count * 4 > std::numeric_limits<std::uint32_t>::max())
+    return invalid(fmt::format("{} at command offset {} would end past 4 GiB: PatchOffset is 32-bit", p.name, at));
+  for (unsigned i = 0; i < p.address_count; ++i) {
+    const auto& field = p.addresses[i];
+    kmd::PatchLocation loc;
+    loc.allocation_index = cl.reference(targets[i].allocation, field.access == abi::AddressAccess::Write);
+    loc.allocation_offset = targets[i].offset;
+    loc.patch_offset = static_cast<std::uint32_t>(at + 4u * field.dword);
+    cl.append_raw_patch(loc);
+  }
+  cl.append_raw(words, count);
+  return ok_status();
+}
+
+}  // namespace
+
+Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, AllocationHandle dst, std::uint32_t dst_offset,
+                         std::uint32_t bytes) {
+  namespace f = abi::payload::copy;
+  // The device refuses overlapping COPY ranges (COPY_OVERLAP); within one allocation the list can see it.
+  if (src && src == dst && overlap(src_offset, bytes, dst_offset, bytes))
+    return invalid(fmt::format("COPY of {} bytes from offset {} to offset {} of allocation {:#x}: ranges overlap",
+                               bytes, src_offset, dst_offset, src.value));
+  const auto& p = info(abi::Opcode::Copy);
+  std::array<std::uint32_t, f::kBytes + 1> w{};
+  w[0] = abi::make_header(abi::Opcode::Copy, p.min_dwords);
+  w[f::kBytes] = bytes;
+  const Target t[] = {{src, src_offset}, {dst, dst_offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Copy, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::fill(AllocationHandle dst, std::uint32_t offset, std::uint32_t bytes, std::uint32_t pattern) {
+  namespace f = abi::payload::fill;
+  const auto& p = info(abi::Opcode::Fill);
+  std::array<std::uint32_t, f::kPattern + 1> w{};
+  w[0] = abi::make_header(abi::Opcode::Fill, p.min_dwords);
+  w[f::kBytes] = bytes;
+  w[f::kPattern] = pattern;
+  const Target t[] = {{dst, offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Fill, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::blit(AllocationHandle src, std::uint32_t src_offset, std::uint32_t src_pitch, AllocationHandle dst,
+                         std::uint32_t dst_offset, std::uint32_t dst_pitch, std::uint32_t width_bytes,
+                         std::uint32_t height) {
+  namespace f = abi::payload::blit_rect;
+  // BLIT_RECT refuses overlapping extents (COPY_OVERLAP), even for interleaved rows.
+  if (src && src == dst &&
+      overlap(src_offset, rect_extent(width_bytes, height, src_pitch), dst_offset,
+              rect_extent(width_bytes, height, dst_pitch)))
+    return invalid(fmt::format("BLIT_RECT {}x{} from offset {} (pitch {}) to offset {} (pitch {}) of allocation "
+                               "{:#x}: source and destination extents overlap",
+                               width_bytes, height, src_offset, src_pitch, dst_offset, dst_pitch, src.value));
+  const auto& p = info(abi::Opcode::BlitRect);
+  std::array<std::uint32_t, f::kDstPitch + 1> w{};
+  w[0] = abi::make_header(abi::Opcode::BlitRect, p.min_dwords);
+  w[f::kWidth] = width_bytes;
+  w[f::kHeight] = height;
+  w[f::kSrcPitch] = src_pitch;
+  w[f::kDstPitch] = dst_pitch;
+  const Target t[] = {{src, src_offset}, {dst, dst_offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::BlitRect, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::fill_rect(AllocationHandle dst, std::uint32_t offset, std::uint32_t pitch,
+                              std::uint32_t width_bytes, std::uint32_t height, std::uint32_t pattern) {
+  namespace f = abi::payload::fill_rect;
+  const auto& p = info(abi::Opcode::FillRect);
+  std::array<std::uint32_t, f::kPattern + 1> w{};
+  w[0] = abi::make_header(abi::Opcode::FillRect, p.min_dwords);
+  w[f::kWidth] = width_bytes;
+  w[f::kHeight] = height;
+  w[f::kDstPitch] = pitch;
+  w[f::kPattern] = pattern;
+  const Target t[] = {{dst, offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::FillRect, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::write_data(AllocationHandle dst, std::uint32_t offset, const std::uint32_t* data,
+                               std::size_t count) {
+  namespace f = abi::payload::write_data;
+  const auto& p = info(abi::Opcode::WriteData);
+  if (offset % 4 != 0) return invalid(fmt::format("WRITE_DATA offset {} is not 4-byte aligned", offset));
+  // The device needs at least one data dword (min_dwords) and at most max_dwords in all.
+  const std::size_t max_count = p.max_dwords - f::kData;
+  if (count == 0 || count > max_count)
+    return invalid(fmt::format("WRITE_DATA of {} dwords: the packet carries 1 to {} data dwords", count, max_count));
+  if (data == nullptr) return invalid("WRITE_DATA data is null");
+  std::vector<std::uint32_t> w(f::kData + count, 0);
+  w[0] = abi::make_header(abi::Opcode::WriteData, static_cast<std::uint32_t>(w.size()));
+  std::copy(data, data + count, w.begin() + f::kData);
+  const Target t[] = {{dst, offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::WriteData, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::fence(AllocationHandle dst, std::uint32_t offset, std::uint64_t value, bool irq) {
+  namespace f = abi::payload::fence;
+  // The value is 64-bit, so the packet always has value64, which needs an 8-aligned address.
+  if (offset % 8 != 0) return invalid(fmt::format("FENCE offset {} is not 8-byte aligned", offset));
+  const auto& p = info(abi::Opcode::Fence);
+  const auto flags =
+      static_cast<std::uint8_t>(abi::fence_flags::kValue64 | (irq ? abi::fence_flags::kIrq : 0u));
+  std::array<std::uint32_t, f::kValueHi + 1> w{};
+  w[0] = abi::make_header(abi::Opcode::Fence, p.min_dwords, flags);
+  w[f::kValueLo] = static_cast<std::uint32_t>(value);
+  w[f::kValueHi] = static_cast<std::uint32_t>(value >> 32);
+  const Target t[] = {{dst, offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Fence, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::wait(AllocationHandle src, std::uint32_t offset, abi::WaitMemFunc func, std::uint32_t ref,
+                         std::uint32_t mask, std::uint32_t interval) {
+  namespace f = abi::payload::wait_mem;
+  if (offset % 4 != 0) return invalid(fmt::format("WAIT_MEM offset {} is not 4-byte aligned", offset));
+  const auto fn = static_cast<unsigned>(func);
+  if (fn > (abi::wait_mem_flags::kFuncMask >> abi::wait_mem_flags::kFuncLsb))
+    return invalid(fmt::format("WAIT_MEM compare function {} is not defined", fn));
+  const auto& p = info(abi::Opcode::WaitMem);
+  std::array<std::uint32_t, f::kInterval + 1> w{};
+  w[0] = abi::make_header(abi::Opcode::WaitMem, p.min_dwords,
+                          static_cast<std::uint8_t>(fn << abi::wait_mem_flags::kFuncLsb));
+  w[f::kRef] = ref;
+  w[f::kMask] = mask;
+  w[f::kInterval] = interval;
+  const Target t[] = {{src, offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::WaitMem, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::timestamp(AllocationHandle dst, std::uint32_t offset) {
+  namespace f = abi::payload::timestamp;
+  if (offset % 8 != 0) return invalid(fmt::format("TIMESTAMP offset {} is not 8-byte aligned", offset));
+  const auto& p = info(abi::Opcode::Timestamp);
+  std::array<std::uint32_t, f::kAddrHi + 1> w{};
+  w[0] = abi::make_header(abi::Opcode::Timestamp, p.min_dwords);
+  const Target t[] = {{dst, offset}};
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Timestamp, w.data(), w.size(), t));
+  ++operations_;
+  return ok_status();
+}
+
+Status CommandList::nop(std::uint32_t dwords) {
+  const auto& p = info(abi::Opcode::Nop);
+  if (dwords < p.min_dwords || dwords > p.max_dwords)
+    return invalid(fmt::format("NOP of {} dwords: the packet takes {} to {} dwords", dwords, p.min_dwords,
+                               p.max_dwords));
+  std::vector<std::uint32_t> w(dwords, 0);
+  w[0] = abi::make_header(abi::Opcode::Nop, dwords);
+  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Nop, w.data(), w.size(), nullptr));
+  ++operations_;
+  return ok_status();
+}
+
+}  // namespace sgpu::umd

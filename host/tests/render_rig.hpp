@@ -1,0 +1,177 @@
+// Shared helpers for the Render / Present / Patch / CommandList tests: 4 KiB-aligned DMA
+// buffers, a fake DXGK allocation list built from a CommandList, and a decoder that walks a DMA
+// buffer back into packets with the generated table (never with hand-copied offsets).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sgpu/gen/abi.hpp"
+#include "sgpu/kmd/patch.hpp"
+#include "sgpu/kmd/render.hpp"
+#include "sgpu/umd/command_list.hpp"
+
+namespace sgpu::test {
+
+/// A page-aligned block for DMA buffers (Render refuses anything not 4 KiB aligned).
+struct alignas(4096) Page {
+  std::uint32_t dwords[1024];
+};
+
+class DmaBlock {
+ public:
+  explicit DmaBlock(std::size_t bytes = 4096) : pages_((bytes + 4095) / 4096, Page{}) {}
+  void* data() { return pages_.data(); }
+  std::uint32_t* dwords() { return pages_.front().dwords; }
+  std::uint32_t dword(std::size_t i) const { return pages_[i / 1024].dwords[i % 1024]; }
+  std::vector<std::uint32_t> first(std::uint32_t bytes) const {
+    std::vector<std::uint32_t> v(bytes / 4);
+    std::memcpy(v.data(), pages_.data(), bytes);
+    return v;
+  }
+  std::size_t capacity() const { return pages_.size() * 4096; }
+
+ private:
+  std::vector<Page> pages_;
+};
+
+/// Where a fake allocation lives: resident in segment 1 at a distinct address per handle.
+struct FakeAllocation {
+  kmd::SegmentId segment = 1;
+  std::uint64_t gpu_address = 0;
+  std::uint64_t size = 0x10000;
+};
+
+inline FakeAllocation default_placement(vidmm::AllocationHandle h) {
+  return {1, 0x1'0000'0000ull + h.value * 0x100000ull, 0x10000};
+}
+
+/// The DXGK_ALLOCATIONLIST dxgkrnl would build from the CommandList's D3DDDI list.
+inline std::vector<kmd::DxgkAllocationListEntry> dxgk_list(
+    const umd::CommandList& cl,
+    const std::function<FakeAllocation(vidmm::AllocationHandle)>& place = default_placement) {
+  std::vector<kmd::DxgkAllocationListEntry> list;
+  for (const auto& e : cl.allocations()) {
+    kmd::DxgkAllocationListEntry d;
+    d.allocation = e.allocation;
+    d.write = e.write;
+    if (e.allocation) {
+      const FakeAllocation f = place(e.allocation);
+      d.segment = f.segment;
+      d.gpu_address = f.gpu_address;
+      d.size = f.size;
+    }
+    list.push_back(d);
+  }
+  return list;
+}
+
+/// Render's inputs and outputs in one place.
+struct RenderRig {
+  DmaBlock dma{64 * 1024};
+  std::vector<std::byte> private_data = std::vector<std::byte>(sizeof(kmd::RenderPrivateData), std::byte{0});
+  std::vector<kmd::DxgkAllocationListEntry> list;
+  std::vector<std::uint32_t> commands;
+  std::vector<kmd::PatchLocation> patch_in;
+  std::vector<kmd::PatchLocation> patch_out = std::vector<kmd::PatchLocation>(1024);
+
+  explicit RenderRig(const umd::CommandList& cl,
+                     const std::function<FakeAllocation(vidmm::AllocationHandle)>& place = default_placement)
+      : list(dxgk_list(cl, place)), commands(cl.commands()), patch_in(cl.patch_locations()) {}
+
+  kmd::RenderArgs args(std::uint32_t dma_size = 64 * 1024) {
+    kmd::RenderArgs a;
+    a.command = commands.data();
+    a.command_length = static_cast<std::uint32_t>(commands.size() * 4);
+    a.dma_buffer = dma.data();
+    a.dma_size = dma_size;
+    a.private_data = private_data.data();
+    a.private_data_size = static_cast<std::uint32_t>(private_data.size());
+    a.allocation_list = list.data();
+    a.allocation_list_size = static_cast<std::uint32_t>(list.size());
+    a.patch_in = patch_in.data();
+    a.patch_in_size = static_cast<std::uint32_t>(patch_in.size());
+    a.patch_out = patch_out.data();
+    a.patch_out_size = static_cast<std::uint32_t>(patch_out.size());
+    return a;
+  }
+
+  Result<kmd::RenderOutput> render(std::uint32_t dma_size = 64 * 1024) { return kmd::render(args(dma_size)); }
+
+  kmd::RenderPrivateData priv() const {
+    kmd::RenderPrivateData p;
+    std::memcpy(&p, private_data.data(), sizeof p);
+    return p;
+  }
+};
+
+/// One packet found in a buffer by walking its headers with the generated table.
+struct Decoded {
+  std::uint32_t offset = 0;  ///< bytes
+  const abi::PacketInfo* info = nullptr;
+  std::uint32_t dwords = 0;
+  std::uint8_t flags = 0;
+  std::vector<std::uint32_t> words;  ///< whole packet, header included
+  std::uint64_t address(unsigned field) const {
+    const unsigned d = info->addresses[field].dword;
+    return words[d] | (std::uint64_t{words[d + 1]} << 32);
+  }
+};
+
+/// Decodes `bytes` bytes of packets; an unknown opcode or a bad length ends the walk with info
+/// null (the tests then fail on the count).
+inline std::vector<Decoded> decode(const std::uint32_t* buf, std::uint32_t bytes) {
+  std::vector<Decoded> out;
+  std::uint32_t off = 0;
+  while (off < bytes) {
+    Decoded d;
+    d.offset = off;
+    const std::uint32_t h = buf[off / 4];
+    d.info = abi::find_packet(abi::header_opcode(h));
+    d.dwords = abi::header_dwords(h);
+    d.flags = abi::header_flags(h);
+    if (d.info == nullptr || d.dwords == 0 || off + 4ull * d.dwords > bytes) {
+      d.info = nullptr;
+      out.push_back(d);
+      break;
+    }
+    d.words.assign(buf + off / 4, buf + off / 4 + d.dwords);
+    out.push_back(d);
+    off += 4 * d.dwords;
+  }
+  return out;
+}
+
+/// Dword indices of address fields (both dwords) in a command or DMA buffer, from the table.
+inline std::vector<bool> address_dwords(const std::uint32_t* buf, std::uint32_t bytes) {
+  std::vector<bool> mask(bytes / 4, false);
+  for (const auto& d : decode(buf, bytes)) {
+    if (d.info == nullptr) break;
+    for (unsigned f = 0; f < d.info->address_count; ++f) {
+      mask[d.offset / 4 + d.info->addresses[f].dword] = true;
+      mask[d.offset / 4 + d.info->addresses[f].dword + 1] = true;
+    }
+  }
+  return mask;
+}
+
+/// Builds a CommandList from raw dwords and patch entries, with the allocation list of `like`.
+inline umd::CommandList raw_list(const umd::CommandList& like, const std::vector<std::uint32_t>& dwords,
+                                 const std::vector<kmd::PatchLocation>& patches) {
+  umd::CommandList cl;
+  for (std::size_t i = 1; i < like.allocations().size(); ++i)
+    cl.reference(like.allocations()[i].allocation, like.allocations()[i].write);
+  cl.append_raw(dwords.data(), dwords.size());
+  for (const auto& p : patches) cl.append_raw_patch(p);
+  return cl;
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace sgpu::test

@@ -1,0 +1,56 @@
+// The demo workload's pieces: the scene, its reference frame on the C++ model, the PNG writer.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "png.hpp"
+#include "reference.hpp"
+#include "scene.hpp"
+
+using namespace sgpu;
+
+namespace {
+std::uint32_t pixel(const std::vector<std::uint8_t>& f, const demo::SceneGeometry& g, std::uint32_t x, std::uint32_t y) {
+  std::uint32_t v = 0;
+  std::memcpy(&v, f.data() + std::size_t{y} * g.pitch() + x * 4, 4);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("demo scene: the reference model draws the expected frame", "[demo][model]") {
+  const demo::SceneGeometry g;
+  auto frame = demo::reference_frame(g);
+  if (!frame) FAIL(to_string(frame.error()));
+  REQUIRE(frame->size() == g.frame_bytes());
+  CHECK(pixel(*frame, g, 0, 0) == demo::argb(0x10, 0x18, 0x50));               // first gradient band
+  CHECK(pixel(*frame, g, 5, g.height - 1) == demo::argb(0x20, 0x20, 0x24));    // status bar
+  CHECK(pixel(*frame, g, 8, g.height - 7) == demo::argb(0x40, 0xd0, 0x60));    // progress strip
+  const std::uint32_t px = g.width - 12 * 8 - 16;
+  CHECK(pixel(*frame, g, px, 16) == demo::argb(0x30, 0x90, 0x70));             // checker cell (0, 0)
+  CHECK(pixel(*frame, g, px + 8, 16) == demo::argb(0xf0, 0xf0, 0xe0));         // checker cell (0, 1)
+  CHECK(pixel(*frame, g, px + 8, 16 + 56) == demo::argb(0xf0, 0xf0, 0xe0));    // its copy further down
+  const std::uint32_t sx = 12 + g.sprite / 2, sy = g.height / 2 + g.sprite / 2;
+  CHECK((pixel(*frame, g, sx, sy) >> 16 & 0xff) == 0xff);                      // inside the first ball
+}
+
+TEST_CASE("demo PNG: written with libpng, read back byte-exact; errors name the path", "[demo][png]") {
+  const std::uint32_t w = 5, h = 3, pitch = 24;
+  std::vector<std::uint8_t> px(pitch * h);
+  for (std::size_t i = 0; i < px.size(); ++i) px[i] = static_cast<std::uint8_t>(i * 7);
+  const std::string path = "test_demo_roundtrip.png";
+  REQUIRE(demo::write_png(path, px.data(), w, h, pitch));
+  std::uint32_t rw = 0, rh = 0;
+  auto back = demo::read_png(path, rw, rh);
+  REQUIRE(back);
+  REQUIRE(rw == w);
+  REQUIRE(rh == h);
+  for (std::uint32_t y = 0; y < h; ++y) CHECK(std::memcmp(back->data() + y * w * 4, px.data() + y * pitch, w * 4) == 0);
+  std::remove(path.c_str());
+
+  auto bad = demo::write_png("/nonexistent-dir/x.png", px.data(), w, h, pitch);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("/nonexistent-dir/x.png") != std::string::npos);
+  CHECK_FALSE(demo::write_png(path, px.data(), w, h, 8));  // pitch < width * 4
+}
