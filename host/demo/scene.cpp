@@ -40,9 +40,10 @@ Status record_background(const SceneGeometry& g, const SceneAllocations& a, umd:
       const std::uint32_t off = (py + r * kCell) * g.pitch() + (px + c * kCell) * 4;
       SGPU_RETURN_IF_ERROR(cl.fill_rect(a.frame, off, g.pitch(), kCell * 4, kCell, colour));
     }
-  // Whole rows are contiguous: one linear COPY duplicates the panel's rows lower down.
-  const std::uint32_t rows = kRows * kCell;
-  SGPU_RETURN_IF_ERROR(cl.copy(a.frame, py * g.pitch(), a.frame, (py + rows + 8) * g.pitch(), rows * g.pitch()));
+  // A second panel, blitted from the first.
+  const std::uint32_t rows = kRows * kCell, first = py * g.pitch() + px * 4;
+  SGPU_RETURN_IF_ERROR(cl.blit(a.frame, first, g.pitch(), a.frame, first + (rows + 8) * g.pitch(), g.pitch(),
+                               kCols * kCell * 4, rows));
   return ok_status();
 }
 
@@ -62,9 +63,14 @@ Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::Co
     SGPU_RETURN_IF_ERROR(cl.blit(a.sprite, 0, g.sprite * 4, a.frame, y * g.pitch() + x * 4, g.pitch(), g.sprite * 4,
                                  g.sprite));
   }
-  // Status bar: the last 12 rows, one linear FILL, and a progress strip on it.
-  const std::uint32_t bar = g.height - 12;
-  SGPU_RETURN_IF_ERROR(cl.fill(a.frame, bar * g.pitch(), 12 * g.pitch(), argb(0x20, 0x20, 0x24)));
+  // Status bar, the last 12 rows: a linear FILL of its first row, then linear COPYs doubling the
+  // filled rows (whole rows are contiguous), and a progress strip on it.
+  const std::uint32_t bar = g.height - 12, bar_at = bar * g.pitch();
+  SGPU_RETURN_IF_ERROR(cl.fill(a.frame, bar_at, g.pitch(), argb(0x20, 0x20, 0x24)));
+  for (std::uint32_t done = 1; done < 12; done *= 2) {
+    const std::uint32_t n = std::min(done, 12 - done);
+    SGPU_RETURN_IF_ERROR(cl.copy(a.frame, bar_at, a.frame, bar_at + done * g.pitch(), n * g.pitch()));
+  }
   SGPU_RETURN_IF_ERROR(cl.fill_rect(a.frame, (bar + 4) * g.pitch() + 8 * 4, g.pitch(), (g.width - 16) * 4, 4,
                                     argb(0x40, 0xd0, 0x60)));
   // Semaphore: signal with a data write, wait for it (satisfied at once), then the user fence.

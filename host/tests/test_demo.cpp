@@ -30,7 +30,8 @@ TEST_CASE("demo scene: the reference model draws the expected frame", "[demo][mo
   const std::uint32_t px = g.width - 12 * 8 - 16;
   CHECK(pixel(*frame, g, px, 16) == demo::argb(0x30, 0x90, 0x70));             // checker cell (0, 0)
   CHECK(pixel(*frame, g, px + 8, 16) == demo::argb(0xf0, 0xf0, 0xe0));         // checker cell (0, 1)
-  CHECK(pixel(*frame, g, px + 8, 16 + 56) == demo::argb(0xf0, 0xf0, 0xe0));    // its copy further down
+  CHECK(pixel(*frame, g, px + 8, 16 + 56) == demo::argb(0xf0, 0xf0, 0xe0));    // its blitted twin
+  CHECK(pixel(*frame, g, px - 1, 16 + 56) == pixel(*frame, g, 0, 16 + 56));   // beside it: background
   const std::uint32_t sx = 12 + g.sprite / 2, sy = g.height / 2 + g.sprite / 2;
   CHECK((pixel(*frame, g, sx, sy) >> 16 & 0xff) == 0xff);                      // inside the first ball
 }
