@@ -11,7 +11,7 @@ namespace {
 Error invalid(std::string m) { return Error{Errc::InvalidArgument, std::move(m), false}; }
 }  // namespace
 
-AdapterDescription describe(const sgpu::DeviceInfo& info) {
+AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved_aperture_pages) {
   AdapterDescription d;
   d.page_size = info.page_size() != 0 ? info.page_size() : 4096;
   if (info.has_memory_segment && info.memory_segment.size != 0) {
@@ -21,10 +21,14 @@ AdapterDescription describe(const sgpu::DeviceInfo& info) {
     m.commit_limit = m.size;
     d.segments.push_back(m);
   }
-  if (info.has_gart && info.aperture_segment.size != 0) {
+  // The kernel's window is the top of the aperture, so the segment keeps its base address.
+  const std::uint64_t reserved_bytes =
+      reserved_aperture_pages > info.aperture_segment.size / d.page_size ? info.aperture_segment.size
+                                                                          : reserved_aperture_pages * d.page_size;
+  if (info.has_gart && info.aperture_segment.size > reserved_bytes) {
     SegmentDescriptor a;
     a.base_address = info.aperture_segment.base;
-    a.size = info.aperture_segment.size;
+    a.size = info.aperture_segment.size - reserved_bytes;
     a.commit_limit = a.size;
     a.flags.value = SegmentFlags::kAperture;
     d.segments.push_back(a);

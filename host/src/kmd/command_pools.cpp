@@ -8,6 +8,15 @@ DmaBufferPool::DmaBufferPool(vidmm::SystemMemory& memory, std::uint32_t starting
                              std::size_t keep)
     : memory_(memory), starting_size_(starting_size), private_size_(private_data_size), keep_(keep) {}
 
+DmaBufferPool::~DmaBufferPool() {
+  for (auto& b : free_) unmap(b);
+}
+
+void DmaBufferPool::unmap(DmaBuffer& buffer) noexcept {
+  if (mapper_ && buffer.gpu_address != 0) mapper_->unmap(buffer.gpu_address, buffer.memory.size());
+  buffer.gpu_address = 0;
+}
+
 Result<DmaBuffer> DmaBufferPool::acquire(std::size_t min_bytes) {
   const std::size_t want = std::max<std::size_t>(starting_size_, min_bytes);
   auto it = std::find_if(free_.begin(), free_.end(), [&](const DmaBuffer& b) { return b.memory.size() >= want; });
@@ -18,20 +27,44 @@ Result<DmaBuffer> DmaBufferPool::acquire(std::size_t min_bytes) {
   }
   auto mem = memory_.allocate(want);
   if (!mem) return std::move(mem).error();
-  ++created_;
   // Private data is zeroed here, at creation, and only here.
-  return DmaBuffer{std::move(*mem), std::vector<std::byte>(private_size_, std::byte{0})};
+  DmaBuffer b{std::move(*mem), std::vector<std::byte>(private_size_, std::byte{0}), 0};
+  if (mapper_) {
+    auto gpu = mapper_->map(b.memory);
+    if (!gpu) return std::move(gpu).error();  // the memory goes back with `b`
+    b.gpu_address = *gpu;
+  }
+  ++created_;
+  return b;
 }
 
 void DmaBufferPool::release(DmaBuffer buffer) {
-  if (buffer.memory.size() >= starting_size_) free_.push_back(std::move(buffer));
+  if (buffer.memory.size() >= starting_size_) {
+    free_.push_back(std::move(buffer));
+  } else {
+    unmap(buffer);
+  }
 }
 
-void DmaBufferPool::trim() {
-  free_.erase(std::remove_if(free_.begin(), free_.end(),
-                             [&](const DmaBuffer& b) { return b.memory.size() > std::size_t{starting_size_} + 4095; }),
-              free_.end());
-  if (free_.size() > keep_) free_.resize(keep_);
+void DmaBufferPool::trim() { trim(keep_); }
+
+void DmaBufferPool::trim(std::size_t keep) {
+  const auto oversized = [&](const DmaBuffer& b) { return b.memory.size() > std::size_t{starting_size_} + 4095; };
+  for (auto& b : free_)
+    if (oversized(b)) unmap(b);
+  free_.erase(std::remove_if(free_.begin(), free_.end(), oversized), free_.end());
+  while (free_.size() > keep) {
+    unmap(free_.back());
+    free_.pop_back();
+  }
+}
+
+void DmaBufferPool::set_mapper(DmaBufferMapper* mapper) {
+  if (mapper == mapper_) return;
+  for (auto& b : free_) unmap(b);
+  mapper_ = mapper;
+  // Free buffers are remapped lazily: drop them (they were unmapped) so acquire() maps new ones.
+  free_.clear();
 }
 
 }  // namespace sgpu::kmd

@@ -250,9 +250,11 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   s.end_offset = *end;
   s.context_id = options_.context_id;
   s.flags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
-  auto submitted = device_.submit(s);
+  s.fence = fence;  // explicit: the FENCE packet above carries it
+  auto submitted = queue_ ? queue_->submit_paging(s) : device_.submit(s);
   if (!submitted) return submitted.error();
-  const Status waited = device_.wait_fence(*submitted, options_.timeout);
+  const Status waited =
+      queue_ ? queue_->wait_paging(*submitted, options_.timeout) : device_.wait_fence(*submitted, options_.timeout);
   if (!waited) {
     Error e = waited.error();
     std::string record;

@@ -65,7 +65,10 @@ struct AdapterDescription {
 
 /// The description a device reports: its memory segment (CAP_MEMSEG_*) and aperture segment
 /// (CAP_APSEG_*, with CAP_FEATURES.gart) where present, caps from CAP_BUS/CAP_FEATURES.
-AdapterDescription describe(const sgpu::DeviceInfo& info);
+/// `reserved_aperture_pages` pages at the top of the aperture are kept for the kernel (the
+/// scheduler's window for DMA buffers and fence records, sched/kernel_window.hpp): the aperture
+/// segment and its commit limit shrink by that much (no aperture segment if nothing is left).
+AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved_aperture_pages = 0);
 
 class Device;
 struct CreateContextAllocationArgs;

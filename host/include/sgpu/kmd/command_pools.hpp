@@ -32,6 +32,22 @@ struct PatchLocation {
 struct DmaBuffer {
   DmaMemory memory;
   std::vector<std::byte> private_data;
+  /// GPU address the device fetches the buffer at (DmaBufferPhysicalAddress): set by the pool's
+  /// mapper (e.g. the scheduler's kernel window in the aperture); 0 = not mapped, the buffer is
+  /// only reachable at its bus address (privileged submissions).
+  std::uint64_t gpu_address = 0;
+};
+
+/// Makes DMA buffers reachable by the GPU (WDDM maps them into the DmaBufferSegmentSet
+/// aperture). Called by the pool when it creates a buffer and before it frees one.
+class DmaBufferMapper {
+ public:
+  virtual ~DmaBufferMapper() = default;
+  /// Maps `memory` and returns its GPU address. OutOfMemory when there is no room (the pool
+  /// then frees the buffer and returns the error).
+  virtual Result<std::uint64_t> map(const DmaMemory& memory) = 0;
+  /// Unmaps what map() returned. Never fails (an error path may unmap twice).
+  virtual void unmap(std::uint64_t gpu_address, std::size_t bytes) noexcept = 0;
 };
 
 class DmaBufferPool {
@@ -40,22 +56,38 @@ class DmaBufferPool {
   /// bytes of private data; `keep` free buffers survive trim().
   DmaBufferPool(vidmm::SystemMemory& memory, std::uint32_t starting_size, std::uint32_t private_data_size,
                 std::size_t keep = 1);
+  /// Unmaps (through the mapper) and frees the free buffers.
+  ~DmaBufferPool();
+  DmaBufferPool(const DmaBufferPool&) = delete;
+  DmaBufferPool& operator=(const DmaBufferPool&) = delete;
   /// A buffer of at least max(starting size, min_bytes) bytes: a free one if one is big enough,
-  /// else a new one (OutOfMemory if the system memory refuses).
+  /// else a new one (OutOfMemory if the system memory refuses). With a mapper, the buffer is
+  /// mapped (gpu_address != 0) or the call fails with the mapper's error.
   Result<DmaBuffer> acquire(std::size_t min_bytes = 0);
+  /// Takes a buffer back. A buffer smaller than the starting size is unmapped and freed.
   void release(DmaBuffer buffer);
   /// Frees buffers beyond `keep` and any free buffer larger than the starting size.
   void trim();
+  /// The same, keeping at most `keep` free buffers this time (0: free them all).
+  void trim(std::size_t keep);
+  /// Installs (or, with nullptr, removes) the mapper. Free buffers mapped by the previous mapper
+  /// are unmapped through it first; buffers handed out stay as they are: whoever holds one gives
+  /// it back with release() or unmaps it with the mapper it got it from. The mapper must outlive
+  /// the pool or be removed before it dies.
+  void set_mapper(DmaBufferMapper* mapper);
+  DmaBufferMapper* mapper() const { return mapper_; }
   std::uint32_t starting_size() const { return starting_size_; }
   std::size_t free_count() const { return free_.size(); }
   std::size_t created() const { return created_; }
 
  private:
+  void unmap(DmaBuffer& buffer) noexcept;
   vidmm::SystemMemory& memory_;
   std::uint32_t starting_size_;
   std::uint32_t private_size_;
   std::size_t keep_;
   std::size_t created_ = 0;
+  DmaBufferMapper* mapper_ = nullptr;
   std::vector<DmaBuffer> free_;
 };
 

@@ -60,6 +60,19 @@ Status validate_paging_buffer(const PagingTarget& target, const PagingBuffer& bu
 Result<std::uint32_t> encode_paging_buffer(const PagingTarget& target, const PagingBuffer& buffer, void* cpu,
                                            std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value);
 
+/// Where the executor puts its paging buffers on the ring and waits for them. Without one, the
+/// executor uses Device::submit and Device::wait_fence itself. The GPU scheduler installs one
+/// (sched/scheduler.hpp) so paging packets share its fence numbering, its interrupt handling
+/// and its hang recovery (an engine reset resubmits them with their original fence IDs).
+class PagingQueue {
+ public:
+  virtual ~PagingQueue() = default;
+  /// Writes the paging submission (its `fence` is explicit: the one encoded in the buffer).
+  virtual Result<FenceId> submit_paging(const Submission& submission) = 0;
+  /// Returns when `fence` completed (recovering from hangs meanwhile), or the error.
+  virtual Status wait_paging(FenceId fence, std::chrono::nanoseconds timeout) = 0;
+};
+
 struct DeviceExecutorOptions {
   /// Longest wait for one paging buffer, in the transport's time.
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(200);
@@ -78,6 +91,9 @@ class DeviceExecutor final : public PagingExecutor {
   std::uint64_t dummy_page() const override { return target_.dummy_page; }
 
   const PagingTarget& target() const { return target_; }
+  /// Routes submissions and waits through `queue` (nullptr: back to the device directly). The
+  /// queue must outlive the executor or be removed first.
+  void set_queue(PagingQueue* queue) { queue_ = queue; }
 
   struct Counters {
     std::uint64_t buffers = 0;           ///< submitted paging buffers
@@ -97,6 +113,7 @@ class DeviceExecutor final : public PagingExecutor {
   DeviceExecutorOptions options_;
   DmaMemory fence_record_;
   std::optional<DmaMemory> buffer_;
+  PagingQueue* queue_ = nullptr;
   Counters counters_;
 };
 

@@ -1,0 +1,103 @@
+// Runtime: one softgpu, ready to take command lists.
+//
+// Opens the transport (sim, model, mock) and the device, reserves the kernel window at the top
+// of the GART table, builds the DeviceExecutor (paging), the adapter (memory manager over the
+// device's segments minus the window) and the scheduler:
+//
+//   auto rt = sgpu::sched::Runtime::open({});                 // "sim" by default
+//   auto dev = (*rt)->adapter().create_device({});
+//   auto ctx = (*rt)->create_context(*dev);                    // registered with the scheduler
+//   auto surface = dev->create_allocation(info);
+//   sgpu::umd::CommandList cl;
+//   cl.fill(surface->handle(), 0, 4096, 0x01020304);
+//   auto fence = (*rt)->scheduler().submit(ctx->get(), cl);
+//   (*rt)->scheduler().wait(*fence, std::chrono::milliseconds(10));
+//
+// Destroy contexts, allocations and devices before the Runtime (the adapter must outlive them).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sgpu/device.hpp"
+#include "sgpu/kmd/adapter.hpp"
+#include "sgpu/kmd/device.hpp"
+#include "sgpu/result.hpp"
+#include "sgpu/sched/kernel_window.hpp"
+#include "sgpu/sched/scheduler.hpp"
+#include "sgpu/transport.hpp"
+#include "sgpu/vidmm/device_executor.hpp"
+
+namespace sgpu::sched {
+
+struct RuntimeOptions {
+  std::string backend = "sim";
+  TransportOptions transport;
+  /// Device options; `device.aperture.table_pages` = 0 maps the whole aperture (the window is
+  /// at the top of the table either way).
+  DeviceOptions device;
+  /// Kernel window: the fence page + room for DMA buffers. The default sizing makes a DMA buffer
+  /// hold the longest packet plus a Present (65 pages with today's packet table), so this is
+  /// room for 32 of them; the scheduler throttles submissions when the window is full.
+  std::uint32_t kernel_window_pages = 1 + 32 * 65;
+  /// Cuts the memory segment to this many bytes (0 = as the device reports it).
+  std::uint64_t memory_segment_bytes = 0;
+  /// Last word on the adapter description (tests: commit limits, caps).
+  std::function<void(kmd::AdapterDescription&)> adjust_description;
+  vidmm::DeviceExecutorOptions paging;
+  SchedulerOptions scheduler;
+};
+
+class Runtime;
+
+/// A kmd::Context registered with the scheduler for its lifetime (removed on destruction, after
+/// its work retired).
+class ScheduledContext {
+ public:
+  ScheduledContext(Scheduler& scheduler, kmd::Context context);
+  ~ScheduledContext();
+  ScheduledContext(const ScheduledContext&) = delete;
+  ScheduledContext& operator=(const ScheduledContext&) = delete;
+  kmd::Context& get() { return context_; }
+  const kmd::Context& get() const { return context_; }
+  kmd::Context* operator->() { return &context_; }
+
+ private:
+  Scheduler& scheduler_;
+  kmd::Context context_;
+};
+
+class Runtime {
+ public:
+  /// Opens `options.backend` with `options.transport`.
+  static Result<std::unique_ptr<Runtime>> open(RuntimeOptions options = {});
+  /// The same on a transport the caller opened (e.g. wrapped in a TimedTransport);
+  /// `options.backend` and `options.transport` are not used.
+  static Result<std::unique_ptr<Runtime>> open(std::unique_ptr<Transport> transport, RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  Device& device() { return *device_; }
+  KernelWindow& window() { return *window_; }
+  vidmm::DeviceExecutor& executor() { return *executor_; }
+  kmd::Adapter& adapter() { return *adapter_; }
+  vidmm::MemoryManager& memory_manager() { return adapter_->memory_manager(); }
+  Scheduler& scheduler() { return *scheduler_; }
+
+  /// DxgkDdiCreateContext on `device` + Scheduler::add_context.
+  Result<std::unique_ptr<ScheduledContext>> create_context(kmd::Device& device, const kmd::CreateContextArgs& args = {});
+
+ private:
+  Runtime() = default;
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<KernelWindow> window_;
+  std::unique_ptr<vidmm::TransportSystemMemory> system_;
+  std::unique_ptr<vidmm::DeviceExecutor> executor_;
+  std::unique_ptr<kmd::Adapter> adapter_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+}  // namespace sgpu::sched

@@ -1,0 +1,228 @@
+// Scheduler: the GPU scheduler of one adapter (dxgkrnl's VidSch) for the device's single node.
+//
+// Per submission (wddm-semantics §2.2): submit() runs Render (multipass when the DMA buffer or
+// the patch list is full: one packet per pass) into DMA buffers from the context's pool, with
+// lists from its pools, and queues the packets in the context's software queue. Getting a packet
+// onto the hardware (the ring) is the pump: make its allocation list resident (the memory
+// manager pages through the DeviceExecutor, whose paging buffers come back here as paging
+// packets), fill the DXGK_ALLOCATIONLIST placements, Patch (addresses + the submission fence,
+// written by the packet into the context's slot of the kernel fence page), note the use in the
+// memory manager, SubmitCommand. If the list cannot be resident at once, the packet is split
+// (sched/split.hpp), each portion with its own fence and paging in between. A packet that cannot
+// run at all fails its submission (OutOfMemory), nothing else.
+//
+// Fences. Two numbers, on purpose:
+//  - ring fences (FenceId, "SubmissionFenceId"): one per ring entry, render and paging alike,
+//    strictly increasing and never reused (Device::last_submitted_fence() + 1, explicit), so
+//    DMA_COMPLETED is cumulative. The memory manager's DeviceExecutor takes its paging fences
+//    from the same sequence: its submissions and waits go through this scheduler
+//    (vidmm::PagingQueue), so paging packets are ordered in the ring with render packets, take
+//    part in interrupt handling, and are resubmitted with their original fence after a reset;
+//  - submission fences (what submit()/present() return, query()/wait() take): one per call,
+//    increasing per scheduler. A submission may become several ring entries (passes, split
+//    portions) and, after a recovery, get new ring fences: its submission fence stays the same.
+//
+// Interrupts: the ISR acknowledges INT_STATUS; DMA_COMPLETED is reported (FenceReporter) only
+// with a write-back fence newer than the last reported; the DPC retires packets up to it (DMA
+// buffers and lists back to their pools, MemoryManager::set_completed_fence). With no
+// interrupt, query_current_fence() (DxgkDdiQueryCurrentFence) catches a missed one.
+//
+// Hangs (TDR, §2.4): when the packet at the head of the ring has run longer than tdr_delay, the
+// scheduler asks the engine to preempt (use_preemption), waits up to preempt_timeout for
+// DMA_PREEMPTED, then resets the engine (whether it answered or not), checks LastAbortedFenceId,
+// puts the context of the running packet in error (Errc::DeviceLost from then on; its queued
+// work is cancelled and its submissions reported aborted) and resubmits the rest: paging packets
+// first with their original fences, render packets back at the head of their contexts' software
+// queues, so they are made resident, patched and submitted again with new fences. A fault
+// interrupt is recovered the same way, the faulting packet's context being guilty. More than
+// tdr_limit_count recoveries within tdr_limit_time, a hung or faulting paging packet, a bad
+// LastAbortedFenceId or a failed SubmitCommand put the whole scheduler in its fatal state: every
+// call fails with Errc::DeviceLost naming the cause.
+//
+// Time is the transport's (simulated time on "sim"). Single-threaded: every call runs the ISR,
+// DPC and TDR work it needs while it waits.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sgpu/device.hpp"
+#include "sgpu/kmd/adapter.hpp"
+#include "sgpu/kmd/device.hpp"
+#include "sgpu/kmd/render.hpp"
+#include "sgpu/result.hpp"
+#include "sgpu/sched/fences.hpp"
+#include "sgpu/sched/kernel_window.hpp"
+#include "sgpu/umd/command_list.hpp"
+#include "sgpu/vidmm/device_executor.hpp"
+
+namespace sgpu::sched {
+
+using namespace std::chrono_literals;
+
+struct SchedulerOptions {
+  /// TdrDelay: how long the running packet may take before recovery starts.
+  std::chrono::nanoseconds tdr_delay = 2s;
+  /// How long the engine gets to answer a preemption request before it is reset anyway.
+  std::chrono::nanoseconds preempt_timeout = 100ms;
+  /// TdrLimitCount / TdrLimitTime: more recoveries than this within the window is fatal.
+  unsigned tdr_limit_count = 5;
+  std::chrono::nanoseconds tdr_limit_time = 60s;
+  /// Ask the engine to preempt before resetting it (needs CAP_FEATURES.preemption).
+  bool use_preemption = true;
+  /// Fault injection for tests: runs after Patch, before SubmitCommand, on every render packet
+  /// (DMA buffer bytes, submission range); models a packet that slipped past validation.
+  std::function<void(void* dma, std::uint32_t start, std::uint32_t end)> after_patch;
+};
+
+enum class FenceStatus { Pending, Completed, Aborted };
+
+/// One rectangle operation of DxgkDdiPresent (see kmd::PresentArgs): list[1] = src, list[2] = dst.
+struct PresentRequest {
+  kmd::PresentKind kind = kmd::PresentKind::Blt;
+  vidmm::AllocationHandle src;  ///< null for ColorFill
+  vidmm::AllocationHandle dst;
+  std::uint32_t color = 0;
+  kmd::SurfaceDesc src_desc, dst_desc;
+  kmd::Rect src_rect, dst_rect;
+  std::vector<kmd::Rect> sub_rects;  ///< empty = the whole dst_rect
+};
+
+class Scheduler final : public vidmm::PagingQueue {
+ public:
+  /// `executor` (may be null: no paging through the device) gets this scheduler as its queue.
+  /// Everything passed must outlive the scheduler.
+  static Result<std::unique_ptr<Scheduler>> create(Device& device, kmd::Adapter& adapter, KernelWindow& window,
+                                                   vidmm::DeviceExecutor* executor, SchedulerOptions options = {});
+  ~Scheduler() override;
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Registers a context: its DMA-buffer pool maps through the kernel window, it gets a fence
+  /// slot. The context must stay alive until remove_context().
+  Status add_context(kmd::Context& context);
+  /// Unregisters an idle context (Busy while it has work queued or running). The work of a
+  /// context in error, or of any context once the scheduler is fatal, is dropped instead.
+  Status remove_context(kmd::Context& context);
+
+  /// Render + queue + pump. Returns the submission fence. Render's errors come back as they
+  /// are (nothing queued); DeviceLost once the context is in error.
+  Result<FenceId> submit(kmd::Context& context, const umd::CommandList& list);
+  /// Present + queue + pump (ring flag present).
+  Result<FenceId> present(kmd::Context& context, const PresentRequest& request);
+
+  /// Where the submission is, without waiting. InvalidArgument for a fence never handed out.
+  Result<FenceStatus> query(FenceId submission) const;
+  /// Waits (running ISR, DPC, pump and TDR) until the submission completed. Its error if it was
+  /// aborted (DeviceLost for a context put in error, OutOfMemory for a packet that cannot fit).
+  Status wait(FenceId submission, std::chrono::nanoseconds timeout);
+  /// Moves queued packets onto the ring as far as it has room; services pending interrupts.
+  Status flush();
+  /// Waits until every queue is empty and everything retired.
+  Status idle(std::chrono::nanoseconds timeout);
+  /// DxgkDdiQueryCurrentFence: reports the write-back fence if it is newer than the last
+  /// reported one (a missed interrupt) and retires up to it. Returns the reported fence.
+  Result<std::optional<FenceId>> query_current_fence();
+
+  // ---- paging (vidmm::PagingQueue, used by the DeviceExecutor)
+  Result<FenceId> submit_paging(const Submission& submission) override;
+  Status wait_paging(FenceId fence, std::chrono::nanoseconds timeout) override;
+
+  // ---- observation
+  /// The ring fence the context's last completed packet wrote into its fence slot (host
+  /// memory, no MMIO; 0 before the first).
+  FenceId context_completed_fence(const kmd::Context& context) const;
+  bool context_lost(const kmd::Context& context) const;
+  /// Set once the scheduler is in its fatal state.
+  const std::optional<Error>& fatal_error() const { return fatal_; }
+  const FenceReporter& reporter() const { return reporter_; }
+  struct Counters {
+    std::uint64_t submissions = 0;      ///< submit()/present() calls that queued work
+    std::uint64_t render_packets = 0;   ///< ring entries of render/present packets (portions included)
+    std::uint64_t paging_packets = 0;   ///< ring entries of paging buffers
+    std::uint64_t passes = 0;           ///< Render/Present passes (DMA buffers filled)
+    std::uint64_t splits = 0;           ///< packets that had to be split
+    std::uint64_t portions = 0;         ///< portions submitted by split packets
+    std::uint64_t patches = 0;          ///< Patch calls
+    std::uint64_t interrupts = 0;       ///< ISR runs with an event
+    std::uint64_t recoveries = 0;       ///< engine resets by TDR or fault
+    std::uint64_t preemptions = 0;      ///< DMA_PREEMPTED answers
+    std::uint64_t preempt_timeouts = 0; ///< preemption requests the engine did not answer
+    std::uint64_t resubmitted_paging = 0;
+    std::uint64_t requeued_packets = 0; ///< render packets sent back to their software queue
+    std::uint64_t cancelled_packets = 0;///< packets of guilty contexts dropped
+  };
+  const Counters& counters() const { return counters_; }
+  /// Packets on the ring / in software queues.
+  std::size_t hardware_queue_depth() const;
+  std::size_t software_queue_depth() const;
+
+ private:
+  struct Pass;
+  struct Work;
+  struct HwPacket;
+  struct ContextState;
+  struct SubmissionState;
+
+  Scheduler(Device& device, kmd::Adapter& adapter, KernelWindow& window, vidmm::DeviceExecutor* executor,
+            SchedulerOptions options);
+
+  // submission path (scheduler.cpp)
+  Result<ContextState*> usable(const kmd::Context& context);
+  Result<kmd::DmaBuffer> acquire_buffer(ContextState& cs);
+  Result<FenceId> queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes);
+  void release_pass(Pass& pass);
+  // pump (dispatch.cpp)
+  Status pump();
+  Status dispatch(ContextState& cs, const std::shared_ptr<Work>& work);
+  Status submit_portion(ContextState& cs, Work& work, std::uint32_t dma_end, std::uint32_t patch_end,
+                        const std::vector<std::uint32_t>& allocations, bool split);
+  Result<std::vector<vidmm::Placement>> make_resident(ContextState& cs, const Pass& pass,
+                                                      const std::vector<std::uint32_t>& allocations);
+  Status wait_ring_room();
+  void fail_submission(std::uint64_t submission, const Error& error);
+  // interrupts, retirement, recovery (interrupts.cpp)
+  Status step(std::chrono::nanoseconds deadline);
+  Status isr_and_dpc(const InterruptEvents& events);
+  Status report_and_retire(FenceId hw, bool from_query);
+  void retire(FenceId hw);
+  void apply_mm_completed();
+  Status check_timeout();
+  Status recover(std::size_t guilty_index, const std::string& why);
+  Status fatal(Error error);
+  Error lost(const ContextState& cs) const;
+  ContextState* find(std::uint64_t context_id);
+  const ContextState* find(std::uint64_t context_id) const;
+
+  Device& device_;
+  kmd::Adapter& adapter_;
+  KernelWindow& window_;
+  vidmm::DeviceExecutor* executor_;
+  SchedulerOptions options_;
+  FenceReporter reporter_;
+  TdrLimiter limiter_;
+  std::map<std::uint64_t, std::unique_ptr<ContextState>> contexts_;  // by hContext
+  std::deque<HwPacket> hw_;                                          // ring order
+  std::map<FenceId, std::unique_ptr<SubmissionState>> pending_;     // by submission fence
+  std::map<FenceId, Error> failed_;                                  // aborted submissions
+  FenceId next_submission_ = 1;
+  std::chrono::nanoseconds head_since_{0};
+  std::uint64_t epoch_ = 0;            // recoveries so far: a dispatch that saw it change restarts
+  bool pumping_ = false;
+  int in_mm_ = 0;                      // inside MemoryManager calls: no retirement into it
+  FenceId mm_completed_pending_ = 0;   // set_completed_fence deferred while in_mm_
+  std::uint64_t next_rr_ = 0;          // round-robin position (context id)
+  FenceId preemption_seq_ = 0;
+  std::optional<Error> fatal_;
+  Counters counters_;
+};
+
+}  // namespace sgpu::sched

@@ -1,0 +1,239 @@
+// The pump: software queues → residency → (split) → Patch → SubmitCommand.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "scheduler_state.hpp"
+#include "sgpu/kmd/patch.hpp"
+#include "sgpu/sched/split.hpp"
+#include "sgpu/sched/submit_command.hpp"
+
+namespace sgpu::sched {
+
+namespace {
+
+// Allocation-list indices the patch entries [begin, end) reference, sorted, unique.
+std::vector<std::uint32_t> referenced(const std::vector<kmd::PatchLocation>& patches, std::uint32_t begin,
+                                      std::uint32_t end) {
+  std::vector<std::uint32_t> v;
+  for (std::uint32_t i = begin; i < end; ++i) v.push_back(patches[i].allocation_index);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// Marks a dispatch that must start over because a recovery reordered the queues under it.
+constexpr const char* kRestart = "dispatch restarts after a recovery";
+
+}  // namespace
+
+Status Scheduler::pump() {
+  if (fatal_) return *fatal_;
+  // Not re-entrant: waits inside a dispatch (paging, ring room) run the ISR/DPC/TDR only.
+  if (pumping_ || in_mm_ > 0) return ok_status();
+  pumping_ = true;
+  Status result = ok_status();
+  const std::size_t capacity = device_.ring_entries() - 1;
+  while (!fatal_ && hw_.size() < capacity) {
+    // Round robin over the contexts with work, starting after the last one served.
+    ContextState* pick = nullptr;
+    auto it = contexts_.upper_bound(next_rr_);
+    for (std::size_t n = 0; n < contexts_.size(); ++n, ++it) {
+      if (it == contexts_.end()) it = contexts_.begin();
+      if (!it->second->queue.empty() && !it->second->error) {
+        pick = it->second.get();
+        break;
+      }
+    }
+    if (!pick) break;
+    next_rr_ = pick->context->id();
+    if (Status s = dispatch(*pick, pick->queue.front()); !s) {
+      result = s;
+      break;
+    }
+  }
+  pumping_ = false;
+  if (fatal_) return *fatal_;
+  return result;
+}
+
+Result<std::vector<vidmm::Placement>> Scheduler::make_resident(ContextState& cs, const Pass& pass,
+                                                               const std::vector<std::uint32_t>& allocations) {
+  std::vector<vidmm::AllocationListEntry> list;
+  list.reserve(allocations.size());
+  for (std::uint32_t i : allocations) list.push_back(pass.list[i]);
+  ++in_mm_;
+  auto placed = adapter_.memory_manager().make_resident(list, cs.context->residency_scope());
+  --in_mm_;
+  apply_mm_completed();
+  return placed;
+}
+
+void Scheduler::fail_submission(FenceId submission, const Error& error) {
+  auto it = pending_.find(submission);
+  if (it == pending_.end()) return;
+  ContextState* cs = find(it->second->context);
+  pending_.erase(it);
+  failed_.emplace(submission, error);
+  if (!cs) return;
+  --cs->pending;
+  for (auto w = cs->queue.begin(); w != cs->queue.end();) {
+    if ((*w)->pass->submission != submission) {
+      ++w;
+      continue;
+    }
+    Pass& p = *(*w)->pass;
+    if (--p.queued == 0 && p.on_ring == 0) release_pass(p);
+    w = cs->queue.erase(w);
+  }
+}
+
+Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) {
+  const std::uint64_t epoch = epoch_;
+  Pass& pass = *work->pass;
+  const auto done = [&] {
+    auto it = std::find(cs.queue.begin(), cs.queue.end(), work);
+    if (it != cs.queue.end()) cs.queue.erase(it);
+    if (--pass.queued == 0 && pass.on_ring == 0) release_pass(pass);
+  };
+  const auto interrupted = [&] { return epoch != epoch_ || cs.error.has_value() || fatal_.has_value(); };
+  const auto fail = [&](Error e) {
+    if (fatal_) return Status(*fatal_);
+    // Device-level trouble while paging (a timeout, a fault the recovery could not absorb) is
+    // not this submission's fault: the adapter is lost.
+    if (e.hardware_touched && (e.code == Errc::Timeout || e.code == Errc::DeviceFault || e.code == Errc::TransportError))
+      return fatal(e);
+    e.message = fmt::format("submission fence {} (context {}): {}", pass.submission, cs.context->id(), e.message);
+    fail_submission(pass.submission, e);
+    return ok_status();
+  };
+
+  const auto all = referenced(pass.patches, work->patch_start, work->patch_end);
+  auto placed = make_resident(cs, pass, all);
+  if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
+  if (placed) {
+    Status s = submit_portion(cs, *work, work->dma_end, work->patch_end, all, false);
+    if (!s) {
+      if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
+      return fail(std::move(s).error());
+    }
+    done();
+    return ok_status();
+  }
+  if (placed.error().code != Errc::OutOfMemory) return fail(std::move(placed).error());
+
+  // The whole list does not fit: walk the patch list and submit portions (wddm-semantics §2.3).
+  ++counters_.splits;
+  const std::uint32_t base = work->patch_start;
+  const auto fits = [&](const std::vector<std::uint32_t>& set) -> Result<bool> {
+    auto r = make_resident(cs, pass, set);
+    if (interrupted()) return Error{Errc::Aborted, kRestart, false};
+    if (!r) return std::move(r).error();
+    return true;
+  };
+  const auto emit = [&](const SplitPortion& p) -> Status {
+    // Placements of this portion: make_resident again (everything is there: no paging).
+    auto r = make_resident(cs, pass, p.allocations);
+    if (interrupted()) return Error{Errc::Aborted, kRestart, false};
+    if (!r) return std::move(r).error();
+    ++counters_.portions;
+    return submit_portion(cs, *work, p.dma_end, base + p.patch_start + p.patch_length, p.allocations, true);
+  };
+  auto walked = walk_split(pass.patches.data() + base, work->patch_end - base,
+                           adapter_.caps().max_allocation_list_slot_id, work->dma_start, work->dma_end, fits, emit);
+  if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
+  if (!walked) return fail(std::move(walked).error());
+  done();
+  return ok_status();
+}
+
+Status Scheduler::wait_ring_room() {
+  const std::size_t capacity = device_.ring_entries() - 1;
+  while (hw_.size() >= capacity) {
+    if (fatal_) return *fatal_;
+    SGPU_RETURN_IF_ERROR(step(device_.transport().now() + options_.tdr_delay));
+  }
+  return fatal_ ? Status(*fatal_) : ok_status();
+}
+
+Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma_end, std::uint32_t patch_end,
+                                 const std::vector<std::uint32_t>& allocations, bool split) {
+  const std::uint64_t epoch = epoch_;
+  SGPU_RETURN_IF_ERROR(wait_ring_room());
+  if (epoch != epoch_ || cs.error) return Error{Errc::Aborted, kRestart, false};
+  Pass& pass = *work.pass;
+  auto& mm = adapter_.memory_manager();
+  // DXGK_ALLOCATIONLIST as the memory manager placed it, for Patch.
+  std::vector<vidmm::AllocationListEntry> used;
+  for (std::uint32_t i : allocations) {
+    auto st = mm.query(pass.list[i].allocation);
+    if (!st) return std::move(st).error();
+    pass.dxgk_list[i].segment = st->placement.segment;
+    pass.dxgk_list[i].gpu_address = st->placement.gpu_address;
+    pass.dxgk_list[i].size = st->size;
+    used.push_back(pass.list[i]);
+  }
+
+  const FenceId fence = device_.last_submitted_fence() + 1;
+  kmd::PatchArgs pa;
+  pa.dma_buffer = pass.buffer.memory.cpu();
+  pa.dma_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
+  pa.dma_start = work.dma_start;
+  pa.dma_end = dma_end;
+  pa.private_data = pass.buffer.private_data.data();
+  pa.private_data_size = static_cast<std::uint32_t>(pass.buffer.private_data.size());
+  pa.allocation_list = pass.dxgk_list.data();
+  pa.allocation_list_size = static_cast<std::uint32_t>(pass.dxgk_list.size());
+  pa.patch_list = pass.patches.data();
+  pa.patch_list_size = pass.patch_count;
+  pa.patch_start = work.patch_start;
+  pa.patch_length = patch_end - work.patch_start;
+  pa.submission_fence = fence;
+  pa.fence_address = window_.fence_slot_gpu(cs.slot);
+  if (pass.ring_flags & SubmitCommandFlags::kPresent) pa.flags.value |= kmd::PatchFlags::kPresent;
+  auto patched = kmd::patch(pa);
+  ++counters_.patches;
+  if (!patched) {
+    // Patch may not fail (bug check 0x119/3): a scheduler bug, never a stray write.
+    Error e = std::move(patched).error();
+    e.message = fmt::format("Patch of fence {} (context {}, bytes [{}, {})) failed: {}", fence, cs.context->id(),
+                            work.dma_start, dma_end, e.message);
+    return fatal(e);
+  }
+  if (options_.after_patch) options_.after_patch(pass.buffer.memory.cpu(), work.dma_start, dma_end);
+
+  SubmitCommandArgs sc;
+  sc.context_id = static_cast<std::uint32_t>(cs.context->id());
+  // The buffer lives in the kernel window of the aperture.
+  sc.dma_buffer_segment_id = adapter_.aperture_segment() ? *adapter_.aperture_segment() : 1;
+  sc.dma_buffer_address = pass.buffer.gpu_address;
+  sc.dma_buffer_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
+  sc.start_offset = work.dma_start;
+  sc.end_offset = dma_end;
+  sc.submission_fence = fence;
+  sc.flags.value = pass.ring_flags;
+  const std::uint32_t ring_index = device_.ring_tail();
+  if (Status s = submit_command(device_, sc); !s) return fatal(std::move(s).error());
+
+  reporter_.note_submitted(fence);
+  mm.note_submitted(used, cs.context->residency_scope(), fence);
+  if (hw_.empty()) head_since_ = device_.transport().now();
+  HwPacket hp;
+  hp.fence = fence;
+  hp.ring_index = ring_index;
+  hp.context = cs.context->id();
+  hp.pass = work.pass;
+  hp.dma_start = work.dma_start;
+  hp.dma_end = dma_end;
+  hp.patch_start = work.patch_start;
+  hp.patch_end = patch_end;
+  hw_.push_back(std::move(hp));
+  ++pass.on_ring;
+  ++counters_.render_packets;
+  (void)split;
+  work.dma_start = dma_end;
+  work.patch_start = patch_end;
+  return ok_status();
+}
+
+}  // namespace sgpu::sched

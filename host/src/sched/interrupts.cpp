@@ -1,0 +1,327 @@
+// ISR, DPC, retirement, the TDR check and recovery by engine reset.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "scheduler_state.hpp"
+#include "sgpu/sched/submit_command.hpp"
+
+namespace sgpu::sched {
+
+namespace {
+double us(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+}  // namespace
+
+Status Scheduler::step(std::chrono::nanoseconds deadline) {
+  if (fatal_) return *fatal_;
+  Transport& t = device_.transport();
+  const auto now = t.now();
+  auto budget = std::max(deadline - now, std::chrono::nanoseconds{0});
+  if (!hw_.empty()) budget = std::min(budget, std::max(head_since_ + options_.tdr_delay - now, std::chrono::nanoseconds{0}));
+  auto line = device_.wait_interrupt(budget);
+  if (!line) return fatal(std::move(line).error());
+  if (*line) {
+    auto ev = device_.acknowledge_interrupts();
+    if (!ev) return fatal(std::move(ev).error());
+    if (ev->any()) {
+      ++counters_.interrupts;
+      SGPU_RETURN_IF_ERROR(isr_and_dpc(*ev));
+    }
+  } else if (!hw_.empty()) {
+    // No interrupt although work is outstanding: the OS's QueryCurrentFence path.
+    auto q = query_current_fence();
+    if (!q) return std::move(q).error();
+  }
+  return check_timeout();
+}
+
+Status Scheduler::isr_and_dpc(const InterruptEvents& ev) {
+  if (ev.dma_completed || ev.fault) SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), false));
+  if (ev.fault) {
+    const auto& f = device_.latched_fault();
+    FaultRecord rec = f ? *f : FaultRecord{};
+    reporter_.on_faulted(rec.fence);
+    // The faulting packet: by fence, else by ring index, else the head.
+    std::size_t idx = 0;
+    bool found = false;
+    for (std::size_t i = 0; i < hw_.size() && !found; ++i)
+      if (rec.fence != 0 && hw_[i].fence == rec.fence) idx = i, found = true;
+    for (std::size_t i = 0; i < hw_.size() && !found; ++i)
+      if (hw_[i].ring_index == rec.ring_index) idx = i, found = true;
+    if (hw_.empty())
+      return fatal(Error{Errc::DeviceFault, fmt::format("fault with no packet on the ring: {}", to_string(rec)), true});
+    return recover(idx, "device fault: " + to_string(rec));
+  }
+  return ok_status();
+}
+
+Status Scheduler::report_and_retire(FenceId hw, bool from_query) {
+  auto r = from_query ? reporter_.query_current(hw) : reporter_.on_completed(hw);
+  if (!r) return fatal(std::move(r).error());
+  if (*r) retire(**r);
+  return ok_status();
+}
+
+Result<std::optional<FenceId>> Scheduler::query_current_fence() {
+  if (fatal_) return *fatal_;
+  const FenceId before = reporter_.last_reported();
+  SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), true));
+  if (reporter_.last_reported() == before) return std::optional<FenceId>{};
+  return std::optional<FenceId>{reporter_.last_reported()};
+}
+
+// DPC: every packet up to `hw` retired, in ring order.
+void Scheduler::retire(FenceId hw) {
+  bool head_changed = false;
+  while (!hw_.empty() && hw_.front().fence <= hw) {
+    HwPacket p = std::move(hw_.front());
+    hw_.pop_front();
+    head_changed = true;
+    if (!p.pass) continue;  // paging: the executor is waiting for it
+    Pass& pass = *p.pass;
+    if (--pass.on_ring != 0 || pass.queued != 0) continue;
+    release_pass(pass);
+    auto it = pending_.find(pass.submission);
+    if (it == pending_.end()) continue;
+    if (--it->second->passes_left == 0) {
+      if (ContextState* cs = find(it->second->context)) --cs->pending;
+      pending_.erase(it);
+    }
+  }
+  if (head_changed) head_since_ = device_.transport().now();
+  mm_completed_pending_ = std::max(mm_completed_pending_, hw);
+  apply_mm_completed();
+}
+
+void Scheduler::apply_mm_completed() {
+  // Never inside a MemoryManager call (the executor's wait runs the DPC while make_resident is
+  // on the stack): applied when it returned.
+  if (in_mm_ > 0) return;
+  auto& mm = adapter_.memory_manager();
+  if (mm_completed_pending_ > mm.completed_fence()) mm.set_completed_fence(mm_completed_pending_);
+}
+
+Status Scheduler::check_timeout() {
+  if (fatal_) return *fatal_;
+  if (hw_.empty()) return ok_status();
+  Transport& t = device_.transport();
+  if (t.now() - head_since_ < options_.tdr_delay) return ok_status();
+  const HwPacket head = hw_.front();
+  const std::string why = fmt::format("ring fence {} ({}) ran longer than TdrDelay {} us", head.fence,
+                                      head.context == 0 ? std::string("paging") : fmt::format("context {}", head.context),
+                                      us(options_.tdr_delay));
+  if (head.context == 0) return fatal(Error{Errc::Timeout, why + " (a hung paging packet)", true});
+
+  const auto still_there = [&] {
+    return std::find_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.fence == head.fence; }) != hw_.end();
+  };
+  std::size_t guilty = 0;
+  if (options_.use_preemption && device_.info().has_preemption) {
+    // DxgkDdiPreemptCommand; the PreemptionFenceId is the next ring fence (not consumed).
+    const FenceId pf = device_.last_submitted_fence() + 1;
+    if (Status s = device_.request_preemption(pf); !s) return fatal(std::move(s).error());
+    const auto until = t.now() + options_.preempt_timeout;
+    bool preempted = false;
+    while (!preempted && t.now() < until) {
+      auto line = device_.wait_interrupt(until - t.now());
+      if (!line) return fatal(std::move(line).error());
+      if (!*line) continue;
+      auto ev = device_.acknowledge_interrupts();
+      if (!ev) return fatal(std::move(ev).error());
+      if (ev->any()) ++counters_.interrupts;
+      if (ev->fault) return isr_and_dpc(*ev);  // a fault wins: recovered as a fault
+      if (ev->dma_completed) SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), false));
+      preempted = ev->preempted;
+    }
+    if (preempted) {
+      ++counters_.preemptions;
+      auto st = device_.preemption_state();
+      if (!st) return fatal(std::move(st).error());
+      reporter_.on_preempted(st->preemption_fence, st->last_completed);
+      SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), false));
+      if (!still_there()) {
+        // The packet finished after all (slow, not hung): carry on.
+        if (Status s = device_.resume_from_preemption(); !s) return fatal(std::move(s).error());
+        head_since_ = t.now();
+        return ok_status();
+      }
+    } else {
+      ++counters_.preempt_timeouts;
+      if (!still_there()) {
+        // Retired while the request was pending: the stop will come at the next boundary and
+        // is cleared by the next reset or resume; treat the engine as healthy for now.
+        head_since_ = t.now();
+        return ok_status();
+      }
+    }
+  }
+  for (std::size_t i = 0; i < hw_.size(); ++i)
+    if (hw_[i].fence == head.fence) guilty = i;
+  return recover(guilty, why);
+}
+
+Status Scheduler::recover(std::size_t guilty_index, const std::string& why) {
+  Transport& t = device_.transport();
+  const HwPacket guilty_packet = hw_.at(guilty_index);
+  if (guilty_packet.context == 0)
+    return fatal(Error{Errc::DeviceFault, fmt::format("paging packet (ring fence {}) failed: {}", guilty_packet.fence, why),
+                       true});
+
+  // DxgkDdiResetEngine, then the OS's check of LastAbortedFenceId.
+  const FenceId last_submitted = reporter_.last_submitted();
+  if (Status s = device_.reset_engine(); !s) return fatal(std::move(s).error());
+  const FenceId last_aborted = device_.last_aborted_fence();
+  const FenceId completed = device_.completed_fence();
+  if (Status s = check_last_aborted(last_aborted, completed, last_submitted); !s) return fatal(std::move(s).error());
+  reporter_.on_reset(last_aborted);
+  ++counters_.recoveries;
+  SGPU_RETURN_IF_ERROR(report_and_retire(completed, false));
+  if (!limiter_.record(t.now()))
+    return fatal(Error{Errc::DeviceLost,
+                       fmt::format("{} recoveries within TdrLimitTime {} us exceed TdrLimitCount {} (bug check 0x116); "
+                                   "last: {}",
+                                   limiter_.in_window(), us(options_.tdr_limit_time), options_.tdr_limit_count, why),
+                       true});
+
+  // Who was running: gone if it retired while the engine drained.
+  ContextState* guilty = nullptr;
+  for (const auto& p : hw_)
+    if (p.fence == guilty_packet.fence) guilty = find(guilty_packet.context);
+
+  std::vector<HwPacket> paging;
+  std::map<std::uint64_t, std::vector<HwPacket>> requeue;
+  for (auto& p : hw_) {
+    if (p.context == 0) {
+      paging.push_back(p);
+    } else if (guilty && p.context == guilty->context->id()) {
+      ++counters_.cancelled_packets;
+      if (--p.pass->on_ring == 0 && p.pass->queued == 0) release_pass(*p.pass);
+    } else {
+      requeue[p.context].push_back(p);
+    }
+  }
+  hw_.clear();
+
+  // Innocent render packets go back to the head of their queues, in ring order: the pump makes
+  // them resident, patches them again and gives them new fences.
+  for (auto& [ctx, list] : requeue) {
+    ContextState* cs = find(ctx);
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+      Pass& pass = *it->pass;
+      --pass.on_ring;
+      if (!cs) {
+        if (pass.on_ring == 0 && pass.queued == 0) release_pass(pass);
+        continue;
+      }
+      auto w = std::make_shared<Work>();
+      w->pass = it->pass;
+      w->dma_start = it->dma_start;
+      w->dma_end = it->dma_end;
+      w->patch_start = it->patch_start;
+      w->patch_end = it->patch_end;
+      ++pass.queued;
+      cs->queue.push_front(std::move(w));
+      ++counters_.requeued_packets;
+    }
+  }
+
+  // The guilty context: in error, its queue cancelled, its submissions aborted.
+  if (guilty) {
+    Error e{Errc::DeviceLost,
+            fmt::format("context {} was put in error by hang recovery ({}); its ring fence {} was aborted",
+                        guilty->context->id(), why, guilty_packet.fence),
+            true};
+    guilty->error = e;
+    for (auto& w : guilty->queue) {
+      ++counters_.cancelled_packets;
+      if (--w->pass->queued == 0 && w->pass->on_ring == 0) release_pass(*w->pass);
+    }
+    guilty->queue.clear();
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second->context != guilty->context->id()) {
+        ++it;
+        continue;
+      }
+      failed_.emplace(it->first, e);
+      it = pending_.erase(it);
+    }
+    guilty->pending = 0;
+  }
+
+  // Paging packets first, with their original fences (they are still > the completed fence).
+  for (auto& p : paging) {
+    SubmitCommandArgs sc;
+    sc.system_buffer = p.paging.buffer;
+    sc.dma_buffer_address = p.paging.gpu_address;
+    sc.dma_buffer_segment_id = p.paging.buffer ? kmd::kSystemMemory : 1;
+    sc.start_offset = p.paging.start_offset;
+    sc.end_offset = p.paging.end_offset;
+    sc.context_id = p.paging.context_id;
+    sc.submission_fence = p.fence;
+    sc.flags.value = SubmitCommandFlags::kPaging;
+    p.ring_index = device_.ring_tail();
+    if (Status s = submit_command(device_, sc); !s) return fatal(std::move(s).error());
+    hw_.push_back(p);
+    ++counters_.resubmitted_paging;
+  }
+  // Nothing up to the aborted fence runs any more (except resubmitted paging, which completes
+  // past it): allocations the aborted packets used are idle.
+  if (paging.empty()) mm_completed_pending_ = std::max(mm_completed_pending_, last_aborted);
+  apply_mm_completed();
+  head_since_ = t.now();
+  ++epoch_;
+  return ok_status();
+}
+
+// ---- vidmm::PagingQueue
+
+Result<FenceId> Scheduler::submit_paging(const Submission& submission) {
+  if (fatal_) return *fatal_;
+  SGPU_RETURN_IF_ERROR(wait_ring_room());
+  const FenceId fence = submission.fence != 0 ? submission.fence : device_.last_submitted_fence() + 1;
+  SubmitCommandArgs sc;
+  sc.system_buffer = submission.buffer;
+  sc.dma_buffer_address = submission.gpu_address;
+  sc.dma_buffer_segment_id = submission.buffer ? kmd::kSystemMemory : 1;
+  sc.start_offset = submission.start_offset;
+  sc.end_offset = submission.end_offset;
+  sc.context_id = submission.context_id;
+  sc.submission_fence = fence;
+  sc.flags.value = SubmitCommandFlags::kPaging;
+  const std::uint32_t ring_index = device_.ring_tail();
+  if (Status s = submit_command(device_, sc); !s) {
+    Status f = fatal(std::move(s).error());
+    return std::move(f).error();
+  }
+  reporter_.note_submitted(fence);
+  if (hw_.empty()) head_since_ = device_.transport().now();
+  HwPacket p;
+  p.fence = fence;
+  p.ring_index = ring_index;
+  p.paging = submission;
+  p.paging.fence = fence;
+  hw_.push_back(std::move(p));
+  ++counters_.paging_packets;
+  return fence;
+}
+
+Status Scheduler::wait_paging(FenceId fence, std::chrono::nanoseconds timeout) {
+  Transport& t = device_.transport();
+  // Recovery bounds every packet ahead of this one; the executor's timeout comes on top.
+  const auto bound = timeout + static_cast<std::int64_t>(device_.ring_entries()) *
+                                   (options_.tdr_delay + options_.preempt_timeout);
+  const auto deadline = t.now() + bound;
+  for (;;) {
+    if (fatal_) return *fatal_;
+    if (reporter_.last_reported() >= fence) return ok_status();
+    if (t.now() >= deadline)
+      return Error{Errc::Timeout,
+                   fmt::format("paging fence {} not complete within {} us; last reported {}", fence, us(bound),
+                               reporter_.last_reported()),
+                   true};
+    SGPU_RETURN_IF_ERROR(step(deadline));
+  }
+}
+
+}  // namespace sgpu::sched

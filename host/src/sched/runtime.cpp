@@ -1,0 +1,87 @@
+#include "sgpu/sched/runtime.hpp"
+
+#include <fmt/format.h>
+
+namespace sgpu::sched {
+
+ScheduledContext::ScheduledContext(Scheduler& scheduler, kmd::Context context)
+    : scheduler_(scheduler), context_(std::move(context)) {}
+
+ScheduledContext::~ScheduledContext() {
+  // Its DMA buffers are in flight until the work retired; a lost adapter has nothing running.
+  if (!scheduler_.fatal_error()) (void)scheduler_.idle(std::chrono::seconds(10));
+  (void)scheduler_.remove_context(context_);
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::open(RuntimeOptions o) {
+  auto t = open_transport(o.backend, o.transport);
+  if (!t) return std::move(t).error();
+  return open(std::move(*t), std::move(o));
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transport, RuntimeOptions o) {
+  auto dev = Device::open(std::move(transport), o.device);
+  if (!dev) return std::move(dev).error();
+  std::unique_ptr<Runtime> rt(new Runtime());
+  rt->device_ = std::make_unique<Device>(std::move(*dev));
+  Device& d = *rt->device_;
+  Aperture* ap = d.aperture();
+  if (!ap)
+    return Error{Errc::Unsupported,
+                 "runtime: the device has no GART (or DeviceOptions::gart is off): user DMA buffers need the aperture",
+                 false};
+  auto window = KernelWindow::create(*ap, d.transport(), o.kernel_window_pages);
+  if (!window) return std::move(window).error();
+  rt->window_ = std::move(*window);
+
+  // The memory manager's aperture segment ends where the window begins (the top of the table,
+  // which is the top of CAP_APSEG when the table covers the whole aperture).
+  kmd::AdapterDescription desc = kmd::describe(d.info(), o.kernel_window_pages);
+  const std::uint64_t window_bytes = std::uint64_t{o.kernel_window_pages} * Aperture::kPageSize;
+  for (auto& s : desc.segments) {
+    if (s.is_aperture()) {
+      s.size = s.commit_limit = std::min(s.size, ap->size() - window_bytes);
+      desc.caps.aperture_segment_commit_limit = std::min(desc.caps.aperture_segment_commit_limit, s.size);
+    } else if (o.memory_segment_bytes != 0 && o.memory_segment_bytes < s.size) {
+      s.size = s.commit_limit = o.memory_segment_bytes;
+    }
+  }
+  if (o.adjust_description) o.adjust_description(desc);
+
+  auto exec = vidmm::DeviceExecutor::create(d, desc.segments, o.paging);
+  if (!exec) return std::move(exec).error();
+  rt->executor_ = std::move(*exec);
+  rt->system_ = std::make_unique<vidmm::TransportSystemMemory>(d.transport());
+  auto adapter = kmd::Adapter::create(desc, *rt->executor_, *rt->system_);
+  if (!adapter) return std::move(adapter).error();
+  rt->adapter_ = std::move(*adapter);
+  auto sched = Scheduler::create(d, *rt->adapter_, *rt->window_, rt->executor_.get(), o.scheduler);
+  if (!sched) return std::move(sched).error();
+  rt->scheduler_ = std::move(*sched);
+  return rt;
+}
+
+Runtime::~Runtime() {
+  // Reverse order of construction; the scheduler first (it detaches from the executor and the
+  // context pools).
+  scheduler_.reset();
+  adapter_.reset();
+  executor_.reset();
+  system_.reset();
+  window_.reset();
+  device_.reset();
+}
+
+Result<std::unique_ptr<ScheduledContext>> Runtime::create_context(kmd::Device& device,
+                                                                  const kmd::CreateContextArgs& args) {
+  auto ctx = device.create_context(args);
+  if (!ctx) return std::move(ctx).error();
+  auto sc = std::make_unique<ScheduledContext>(*scheduler_, std::move(*ctx));
+  if (Status s = scheduler_->add_context(sc->get()); !s) {
+    // Not registered: nothing to remove (remove_context answers InvalidArgument, ignored).
+    return std::move(s).error();
+  }
+  return sc;
+}
+
+}  // namespace sgpu::sched

@@ -1,0 +1,438 @@
+// Scheduler: creation, contexts, the submission path (Render/Present into pooled DMA buffers)
+// and the waiting calls. The pump is in dispatch.cpp, interrupts and recovery in interrupts.cpp.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "scheduler_state.hpp"
+#include "sgpu/sched/submit_command.hpp"
+
+namespace sgpu::sched {
+
+Result<std::unique_ptr<Scheduler>> Scheduler::create(Device& device, kmd::Adapter& adapter, KernelWindow& window,
+                                                     vidmm::DeviceExecutor* executor, SchedulerOptions options) {
+  if (options.tdr_delay <= std::chrono::nanoseconds{0} || options.preempt_timeout <= std::chrono::nanoseconds{0})
+    return Error{Errc::InvalidArgument, "scheduler: tdr_delay and preempt_timeout must be positive", false};
+  if (adapter.caps().node_count != 1)
+    return Error{Errc::Unsupported,
+                 fmt::format("scheduler: the adapter reports {} nodes; the device has one", adapter.caps().node_count),
+                 false};
+  std::unique_ptr<Scheduler> s(new Scheduler(device, adapter, window, executor, std::move(options)));
+  if (executor) executor->set_queue(s.get());
+  return s;
+}
+
+Scheduler::Scheduler(Device& device, kmd::Adapter& adapter, KernelWindow& window, vidmm::DeviceExecutor* executor,
+                     SchedulerOptions options)
+    : device_(device),
+      adapter_(adapter),
+      window_(window),
+      executor_(executor),
+      options_(std::move(options)),
+      limiter_(options_.tdr_limit_count, options_.tdr_limit_time) {
+  // Everything already retired counts as reported: reports start after it.
+  const FenceId done = device_.completed_fence();
+  reporter_.note_submitted(std::max(done, device_.last_submitted_fence()));
+  (void)reporter_.on_completed(done);
+  head_since_ = device_.transport().now();
+}
+
+Scheduler::~Scheduler() {
+  if (executor_) executor_->set_queue(nullptr);
+  // Work still queued or running goes back to its pools; mapped buffers leave the window.
+  for (auto& p : hw_)
+    if (p.pass) release_pass(*p.pass);
+  hw_.clear();
+  for (auto& [id, cs] : contexts_) {
+    for (auto& w : cs->queue) release_pass(*w->pass);
+    cs->queue.clear();
+    cs->context->dma_buffers().set_mapper(nullptr);
+    window_.free_fence_slot(cs->slot);
+  }
+}
+
+Scheduler::ContextState* Scheduler::find(std::uint64_t id) {
+  auto it = contexts_.find(id);
+  return it == contexts_.end() ? nullptr : it->second.get();
+}
+const Scheduler::ContextState* Scheduler::find(std::uint64_t id) const {
+  auto it = contexts_.find(id);
+  return it == contexts_.end() ? nullptr : it->second.get();
+}
+
+Status Scheduler::add_context(kmd::Context& context) {
+  if (fatal_) return *fatal_;
+  if (find(context.id()))
+    return Error{Errc::InvalidArgument, fmt::format("scheduler: context {} is already registered", context.id()),
+                 false};
+  if (context.node_ordinal() != 0)
+    return Error{Errc::InvalidArgument,
+                 fmt::format("scheduler: context {} is on node {}; the device has node 0 only", context.id(),
+                             context.node_ordinal()),
+                 false};
+  auto slot = window_.allocate_fence_slot();
+  if (!slot) return std::move(slot).error();
+  auto cs = std::make_unique<ContextState>();
+  cs->context = &context;
+  cs->slot = *slot;
+  context.dma_buffers().set_mapper(&window_);
+  contexts_.emplace(context.id(), std::move(cs));
+  return ok_status();
+}
+
+Status Scheduler::remove_context(kmd::Context& context) {
+  ContextState* cs = find(context.id());
+  if (!cs) return Error{Errc::InvalidArgument, fmt::format("scheduler: context {} is not registered", context.id()), false};
+  if (fatal_ || cs->error) {
+    // Nothing of a lost context (or a lost adapter) will run again: drop its work.
+    for (auto& p : hw_)
+      if (p.pass && p.context == context.id() && --p.pass->on_ring == 0 && p.pass->queued == 0) release_pass(*p.pass);
+    hw_.erase(std::remove_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.context == context.id(); }),
+              hw_.end());
+    for (auto& w : cs->queue)
+      if (--w->pass->queued == 0 && w->pass->on_ring == 0) release_pass(*w->pass);
+    cs->queue.clear();
+  }
+  const bool on_ring = std::any_of(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.context == context.id(); });
+  if (!cs->queue.empty() || on_ring)
+    return Error{Errc::Busy,
+                 fmt::format("scheduler: context {} still has {} queued and {} running packets", context.id(),
+                             cs->queue.size(),
+                             std::count_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.context == context.id(); })),
+                 false};
+  context.dma_buffers().set_mapper(nullptr);
+  window_.free_fence_slot(cs->slot);
+  contexts_.erase(context.id());
+  return ok_status();
+}
+
+Error Scheduler::lost(const ContextState& cs) const {
+  Error e = *cs.error;
+  e.hardware_touched = false;
+  return e;
+}
+
+Result<Scheduler::ContextState*> Scheduler::usable(const kmd::Context& context) {
+  if (fatal_) return *fatal_;
+  ContextState* cs = find(context.id());
+  if (!cs) return Error{Errc::InvalidArgument, fmt::format("scheduler: context {} is not registered", context.id()), false};
+  if (cs->error) return lost(*cs);
+  return cs;
+}
+
+Status Scheduler::fatal(Error error) {
+  if (!fatal_) {
+    error.message = "adapter lost (scheduler in its fatal state): " + error.message;
+    error.code = Errc::DeviceLost;
+    error.hardware_touched = true;
+    fatal_ = error;
+  }
+  return *fatal_;
+}
+
+std::size_t Scheduler::hardware_queue_depth() const { return hw_.size(); }
+
+std::size_t Scheduler::software_queue_depth() const {
+  std::size_t n = 0;
+  for (const auto& [id, cs] : contexts_) n += cs->queue.size();
+  return n;
+}
+
+// A DMA buffer mapped in the kernel window. When the window is full, retired buffers of every
+// context are trimmed and the scheduler waits for work to retire (it always does: TDR bounds it).
+Result<kmd::DmaBuffer> Scheduler::acquire_buffer(ContextState& cs) {
+  for (int attempt = 0;; ++attempt) {
+    auto b = cs.context->dma_buffers().acquire();
+    if (b || b.error().code != Errc::OutOfMemory) return b;
+    // Spare mapped buffers of every context leave the window (all of them after a first try).
+    for (auto& [id, other] : contexts_) other->context->dma_buffers().trim(attempt == 0 ? 1 : 0);
+    if (hw_.empty() && software_queue_depth() == 0) {
+      if (attempt > 0) return b;
+      continue;
+    }
+    SGPU_RETURN_IF_ERROR(pump());
+    SGPU_RETURN_IF_ERROR(step(device_.transport().now() + options_.tdr_delay));
+    if (fatal_) return *fatal_;
+  }
+}
+
+// DMA buffer and lists back to the context's pools (DPC retirement, cancellation).
+void Scheduler::release_pass(Pass& pass) {
+  if (pass.released) return;
+  pass.released = true;
+  if (ContextState* cs = find(pass.context)) {
+    cs->context->dma_buffers().release(std::move(pass.buffer));
+    cs->context->allocation_lists().release(std::move(pass.list));
+    cs->context->patch_location_lists().release(std::move(pass.patches));
+  } else if (pass.buffer.gpu_address != 0) {
+    window_.unmap(pass.buffer.gpu_address, pass.buffer.memory.size());
+  }
+}
+
+namespace {
+
+std::vector<kmd::DxgkAllocationListEntry> dxgk_list(const vidmm::MemoryManager& mm,
+                                                    const std::vector<vidmm::AllocationListEntry>& list,
+                                                    Status& status) {
+  std::vector<kmd::DxgkAllocationListEntry> out(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    out[i].allocation = list[i].allocation;
+    out[i].write = list[i].write;
+    if (!list[i].allocation) continue;
+    auto st = mm.query(list[i].allocation);
+    if (!st) {
+      Error e = std::move(st).error();
+      e.message = fmt::format("allocation list entry {}: {}", i, e.message);
+      status = e;
+      return {};
+    }
+    out[i].size = st->size;
+    // Pre-patch information: where the allocation was last paged in.
+    out[i].segment = st->placement.segment;
+    out[i].gpu_address = st->placement.gpu_address;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList& cl) {
+  auto csr = usable(context);
+  if (!csr) return std::move(csr).error();
+  ContextState& cs = **csr;
+  if (cl.empty())
+    return Error{Errc::InvalidArgument, fmt::format("submit: context {}: the command list is empty", context.id()), false};
+  Status st = ok_status();
+  auto list = dxgk_list(adapter_.memory_manager(), cl.allocations(), st);
+  if (!st) return std::move(st).error();
+
+  std::vector<std::shared_ptr<Pass>> passes;
+  const auto give_back = [&] {
+    for (auto& p : passes) {
+      cs.context->dma_buffers().release(std::move(p->buffer));
+      cs.context->allocation_lists().release(std::move(p->list));
+      cs.context->patch_location_lists().release(std::move(p->patches));
+    }
+  };
+  std::uint32_t offset = 0;
+  for (;;) {
+    auto buf = acquire_buffer(cs);
+    if (!buf) {
+      give_back();
+      return std::move(buf).error();
+    }
+    auto pass = std::make_shared<Pass>();
+    pass->buffer = std::move(*buf);
+    pass->context = context.id();
+    pass->dxgk_list = list;
+    pass->list = cs.context->allocation_lists().acquire(cl.allocations().size());
+    pass->list.assign(cl.allocations().begin(), cl.allocations().end());
+    pass->patches = cs.context->patch_location_lists().acquire();
+    pass->patches.resize(std::max<std::size_t>(pass->patches.capacity(), context.info().patch_location_list_size));
+    passes.push_back(pass);
+
+    kmd::RenderArgs a;
+    a.command = cl.commands().data();
+    a.command_length = cl.command_bytes();
+    a.dma_buffer = pass->buffer.memory.cpu();
+    a.dma_size = static_cast<std::uint32_t>(pass->buffer.memory.size());
+    a.private_data = pass->buffer.private_data.data();
+    a.private_data_size = static_cast<std::uint32_t>(pass->buffer.private_data.size());
+    a.allocation_list = pass->dxgk_list.data();
+    a.allocation_list_size = static_cast<std::uint32_t>(pass->dxgk_list.size());
+    a.patch_in = cl.patch_locations().data();
+    a.patch_in_size = static_cast<std::uint32_t>(cl.patch_locations().size());
+    a.patch_out = pass->patches.data();
+    a.patch_out_size = static_cast<std::uint32_t>(pass->patches.size());
+    a.multipass_offset = offset;
+    a.max_slot_id = adapter_.caps().max_allocation_list_slot_id;
+    auto out = kmd::render(a);
+    if (!out) {
+      give_back();
+      Error e = std::move(out).error();
+      e.message = fmt::format("submit: context {}: Render: {}", context.id(), e.message);
+      return e;
+    }
+    pass->dma_bytes = out->dma_bytes;
+    pass->patch_count = out->patch_count;
+    ++counters_.passes;
+    if (out->complete) break;
+    if (out->dma_bytes == 0 || out->multipass_offset <= offset) {
+      give_back();
+      return Error{Errc::InvalidArgument,
+                   fmt::format("submit: context {}: Render made no progress at command offset {}", context.id(), offset),
+                   false};
+    }
+    offset = out->multipass_offset;
+  }
+  return queue_passes(cs, std::move(passes));
+}
+
+Result<FenceId> Scheduler::present(kmd::Context& context, const PresentRequest& r) {
+  auto csr = usable(context);
+  if (!csr) return std::move(csr).error();
+  ContextState& cs = **csr;
+  std::vector<vidmm::AllocationListEntry> ul(3);
+  ul[1] = {r.src, false};
+  ul[2] = {r.dst, true};
+  Status st = ok_status();
+  auto list = dxgk_list(adapter_.memory_manager(), ul, st);
+  if (!st) return std::move(st).error();
+
+  std::vector<std::shared_ptr<Pass>> passes;
+  const auto give_back = [&] {
+    for (auto& p : passes) {
+      cs.context->dma_buffers().release(std::move(p->buffer));
+      cs.context->allocation_lists().release(std::move(p->list));
+      cs.context->patch_location_lists().release(std::move(p->patches));
+    }
+  };
+  std::uint32_t offset = 0;
+  for (;;) {
+    auto buf = acquire_buffer(cs);
+    if (!buf) {
+      give_back();
+      return std::move(buf).error();
+    }
+    auto pass = std::make_shared<Pass>();
+    pass->buffer = std::move(*buf);
+    pass->context = context.id();
+    pass->dxgk_list = list;
+    pass->list = cs.context->allocation_lists().acquire(3);
+    pass->list.assign(ul.begin(), ul.end());
+    pass->patches = cs.context->patch_location_lists().acquire();
+    pass->patches.resize(std::max<std::size_t>(pass->patches.capacity(), context.info().patch_location_list_size));
+    pass->ring_flags = SubmitCommandFlags::kPresent;
+    passes.push_back(pass);
+
+    kmd::PresentArgs a;
+    a.kind = r.kind;
+    a.dma_buffer = pass->buffer.memory.cpu();
+    a.dma_size = static_cast<std::uint32_t>(pass->buffer.memory.size());
+    a.private_data = pass->buffer.private_data.data();
+    a.private_data_size = static_cast<std::uint32_t>(pass->buffer.private_data.size());
+    a.allocation_list = pass->dxgk_list.data();
+    a.allocation_list_size = 3;
+    a.patch_out = pass->patches.data();
+    a.patch_out_size = static_cast<std::uint32_t>(pass->patches.size());
+    a.multipass_offset = offset;
+    a.color = r.color;
+    a.src = r.src_desc;
+    a.dst = r.dst_desc;
+    a.src_rect = r.src_rect;
+    a.dst_rect = r.dst_rect;
+    a.sub_rects = r.sub_rects.empty() ? nullptr : r.sub_rects.data();
+    a.sub_rect_count = static_cast<std::uint32_t>(r.sub_rects.size());
+    auto out = kmd::present(a);
+    if (!out) {
+      give_back();
+      Error e = std::move(out).error();
+      e.message = fmt::format("present: context {}: {}", context.id(), e.message);
+      return e;
+    }
+    pass->dma_bytes = out->dma_bytes;
+    pass->patch_count = out->patch_count;
+    ++counters_.passes;
+    if (out->complete) break;
+    if (out->dma_bytes == 0 || out->multipass_offset <= offset) {
+      give_back();
+      return Error{Errc::InvalidArgument,
+                   fmt::format("present: context {}: no progress at sub-rectangle {}", context.id(), offset), false};
+    }
+    offset = out->multipass_offset;
+  }
+  return queue_passes(cs, std::move(passes));
+}
+
+Result<FenceId> Scheduler::queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes) {
+  const FenceId id = next_submission_++;
+  auto sub = std::make_unique<SubmissionState>();
+  sub->context = cs.context->id();
+  sub->passes_left = static_cast<std::uint32_t>(passes.size());
+  pending_.emplace(id, std::move(sub));
+  ++cs.pending;
+  for (auto& p : passes) {
+    p->submission = id;
+    auto w = std::make_shared<Work>();
+    w->pass = p;
+    w->dma_start = 0;
+    w->dma_end = p->dma_bytes;
+    w->patch_start = 0;
+    w->patch_end = p->patch_count;
+    p->queued = 1;
+    cs.queue.push_back(std::move(w));
+  }
+  ++counters_.submissions;
+  // The submission is queued; a failure to move it onward now is reported by wait()/query().
+  (void)pump();
+  return id;
+}
+
+Result<FenceStatus> Scheduler::query(FenceId submission) const {
+  if (submission == 0 || submission >= next_submission_)
+    return Error{Errc::InvalidArgument,
+                 fmt::format("query: submission fence {} was never handed out (last {})", submission,
+                             next_submission_ - 1),
+                 false};
+  if (pending_.count(submission)) return FenceStatus::Pending;
+  if (failed_.count(submission)) return FenceStatus::Aborted;
+  return FenceStatus::Completed;
+}
+
+Status Scheduler::wait(FenceId submission, std::chrono::nanoseconds timeout) {
+  auto q = query(submission);
+  if (!q) return std::move(q).error();
+  Transport& t = device_.transport();
+  const auto deadline = t.now() + timeout;
+  for (;;) {
+    auto s = query(submission);
+    if (*s == FenceStatus::Completed) return ok_status();
+    if (*s == FenceStatus::Aborted) return failed_.at(submission);
+    if (fatal_) return *fatal_;
+    if (t.now() >= deadline) {
+      const auto& sub = *pending_.at(submission);
+      return Error{Errc::Timeout,
+                   fmt::format("wait: submission fence {} (context {}) not complete within {} ns; last ring fence "
+                               "reported {}, {} packets on the ring, {} queued",
+                               submission, sub.context, timeout.count(), reporter_.last_reported(), hw_.size(),
+                               software_queue_depth()),
+                   true};
+    }
+    SGPU_RETURN_IF_ERROR(pump());
+    SGPU_RETURN_IF_ERROR(step(deadline));
+  }
+}
+
+Status Scheduler::flush() {
+  if (fatal_) return *fatal_;
+  SGPU_RETURN_IF_ERROR(pump());
+  return step(device_.transport().now());
+}
+
+Status Scheduler::idle(std::chrono::nanoseconds timeout) {
+  Transport& t = device_.transport();
+  const auto deadline = t.now() + timeout;
+  for (;;) {
+    if (fatal_) return *fatal_;
+    if (hw_.empty() && software_queue_depth() == 0) return ok_status();
+    if (t.now() >= deadline)
+      return Error{Errc::Timeout,
+                   fmt::format("idle: {} packets on the ring, {} queued after {} ns; last ring fence reported {}",
+                               hw_.size(), software_queue_depth(), timeout.count(), reporter_.last_reported()),
+                   true};
+    SGPU_RETURN_IF_ERROR(pump());
+    SGPU_RETURN_IF_ERROR(step(deadline));
+  }
+}
+
+FenceId Scheduler::context_completed_fence(const kmd::Context& context) const {
+  const ContextState* cs = find(context.id());
+  return cs ? window_.fence_slot_value(cs->slot) : 0;
+}
+
+bool Scheduler::context_lost(const kmd::Context& context) const {
+  const ContextState* cs = find(context.id());
+  return cs && cs->error.has_value();
+}
+
+}  // namespace sgpu::sched

@@ -1,0 +1,59 @@
+// The scheduler's private records, shared by scheduler.cpp, dispatch.cpp and interrupts.cpp.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "sgpu/sched/scheduler.hpp"
+
+namespace sgpu::sched {
+
+/// One Render/Present pass: a DMA buffer with its lists. Lives until every part of it retired.
+struct Scheduler::Pass {
+  std::uint64_t context = 0;  // hContext
+  kmd::DmaBuffer buffer;
+  std::uint32_t dma_bytes = 0;
+  std::vector<kmd::DxgkAllocationListEntry> dxgk_list;  // placements filled per portion
+  std::vector<vidmm::AllocationListEntry> list;         // from the context's pool (element 0 null)
+  std::vector<kmd::PatchLocation> patches;              // from the context's pool
+  std::uint32_t patch_count = 0;
+  std::uint32_t ring_flags = 0;                          // SubmitCommandFlags
+  FenceId submission = 0;
+  std::uint32_t queued = 0;       // Work items in a software queue
+  std::uint32_t on_ring = 0;      // HwPackets on the ring
+  bool released = false;
+};
+
+/// A range of a pass still to be put on the ring (a whole pass, the rest of a split one, or a
+/// packet sent back by a recovery).
+struct Scheduler::Work {
+  std::shared_ptr<Pass> pass;
+  std::uint32_t dma_start = 0, dma_end = 0;
+  std::uint32_t patch_start = 0, patch_end = 0;
+};
+
+struct Scheduler::HwPacket {
+  FenceId fence = 0;
+  std::uint32_t ring_index = 0;
+  std::uint64_t context = 0;        // hContext; 0 = paging
+  std::shared_ptr<Pass> pass;       // null for paging
+  std::uint32_t dma_start = 0, dma_end = 0, patch_start = 0, patch_end = 0;
+  Submission paging;                // paging packets: resubmitted as is
+};
+
+struct Scheduler::ContextState {
+  kmd::Context* context = nullptr;
+  std::uint32_t slot = 0;                        // kernel fence page slot
+  std::deque<std::shared_ptr<Work>> queue;       // software queue
+  std::optional<Error> error;                    // set when put in error
+  std::uint64_t pending = 0;                     // submissions not finished
+};
+
+struct Scheduler::SubmissionState {
+  std::uint64_t context = 0;
+  std::uint32_t passes_left = 0;
+};
+
+}  // namespace sgpu::sched

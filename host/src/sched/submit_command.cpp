@@ -1,0 +1,39 @@
+#include "sgpu/sched/submit_command.hpp"
+
+#include <fmt/format.h>
+
+namespace sgpu::sched {
+
+Status submit_command(Device& device, const SubmitCommandArgs& a) {
+  if (a.submission_fence == 0)
+    return Error{Errc::InvalidArgument, "SubmitCommand: SubmissionFenceId 0 (the scheduler gives every fence)", false};
+  Submission s;
+  if (a.dma_buffer_segment_id == kmd::kSystemMemory) {
+    s.buffer = a.system_buffer;
+    if (s.buffer == nullptr)
+      return Error{Errc::InvalidArgument,
+                   fmt::format("SubmitCommand: fence {}: a system-memory DMA buffer without its memory",
+                               a.submission_fence),
+                   false};
+  } else {
+    s.gpu_address = a.dma_buffer_address;
+  }
+  s.start_offset = a.start_offset;
+  s.end_offset = a.end_offset;
+  s.context_id = a.context_id;
+  s.fence = a.submission_fence;
+  if (a.flags.value & SubmitCommandFlags::kPaging) s.flags |= abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
+  if (a.flags.value & SubmitCommandFlags::kPresent) s.flags |= abi::ring_flags::kPresent;
+  if (a.flags.value & SubmitCommandFlags::kNullRendering) s.flags |= abi::ring_flags::kNullRender;
+  auto f = device.submit(s);
+  if (!f) {
+    Error e = std::move(f).error();
+    e.message = fmt::format("SubmitCommand: fence {} (context {}, bytes [{}, {}) at {:#x}) refused: {}",
+                            a.submission_fence, a.context_id, a.start_offset, a.end_offset, a.dma_buffer_address,
+                            e.message);
+    return e;
+  }
+  return ok_status();
+}
+
+}  // namespace sgpu::sched
