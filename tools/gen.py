@@ -22,6 +22,7 @@ OUTPUTS = [
     "rtl/gen/sgpu_regs.sv",
     "rtl/gen/sgpu_regs_pkg.sv",
     "host/include/sgpu/gen/sgpu_regs.h",
+    "host/src/gen/reg_table.cpp",
     "docs/reference/registers.md",
     "rtl/gen/sgpu_abi_pkg.sv",
     "host/include/sgpu/gen/abi.hpp",
@@ -43,6 +44,8 @@ def generate(peakrdl, out_root):
         for name in ("sgpu_regs.sv", "sgpu_regs_pkg.sv"):
             os.replace(os.path.join(tmp, name), p("rtl/gen/" + name))
     run([peakrdl, "c-header", RDL, "-o", p("host/include/sgpu/gen/sgpu_regs.h")])
+    run([sys.executable, "tools/gen_reg_table.py", p("host/include/sgpu/gen/sgpu_regs.h"),
+         "--out", p("host/src/gen/reg_table.cpp")])
     run([peakrdl, "markdown", RDL, "-o", p("docs/reference/registers.md")])
     run([sys.executable, "tools/gen_abi.py", ABI, "--sv", p("rtl/gen/sgpu_abi_pkg.sv"),
          "--cpp", p("host/include/sgpu/gen/abi.hpp"), "--md", p("docs/reference/abi.md")])

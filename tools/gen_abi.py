@@ -36,6 +36,82 @@ def addresses(pkt):
     return [(i + 1, f["name"][:-3], f["address"]) for i, f in enumerate(pkt["payload"]) if "address" in f]
 
 
+# What a packet touches from an address field (`extent = ...`, see the head of spec/abi.toml),
+# as the C++ abi::ExtentKind: a constant (possibly flag-dependent), a payload field's value, 4 x
+# the variable part's dwords, or a rectangle (height - 1) * pitch + width.
+EXTENT_KINDS = ("Constant", "Field", "Variable", "Rect")
+RECT_RE = re.compile(r"rect:([a-z0-9_]+),([a-z0-9_]+),([a-z0-9_]+)$")
+U32 = 1 << 32
+
+
+def fail(pkt, f, msg):
+    sys.exit(f"abi: {pkt['name']}.{f['name']}: {msg}")
+
+
+def flag_value(pkt, f, key, allow_zero, pow2):
+    """(flag mask, value without the flag, value with it) of `key` on field f: an integer, or
+    { flag = "F", set = N, clear = M } where F is a 1-bit flag of the packet."""
+    v = f[key]
+
+    def num(x, what):
+        if isinstance(x, bool) or not isinstance(x, int) or not (0 if allow_zero else 1) <= x < U32:
+            fail(pkt, f, f"{key} {what}{x!r} must be an integer in [{0 if allow_zero else 1}, 2^32)")
+        if pow2 and x & (x - 1):
+            fail(pkt, f, f"{key} {what}{x} must be a power of two (1 = any alignment)")
+        return x
+
+    if isinstance(v, dict):
+        if set(v) != {"flag", "set", "clear"}:
+            fail(pkt, f, f"{key} = {{ ... }} takes exactly flag, set and clear (got {sorted(v)})")
+        fl = next((fl for fl in pkt["flags"] if fl["name"] == v["flag"]), None)
+        if fl is None or fwidth(fl) != 1:
+            fail(pkt, f, f"{key}: flag {v['flag']!r} is not a 1-bit flag of {pkt['name']} "
+                         f"(flags: {[x['name'] for x in pkt['flags']]})")
+        return fmask(fl), num(v["clear"], "clear = "), num(v["set"], "set = ")
+    if isinstance(v, (int, bool)):
+        n = num(v, "")
+        return 0, n, n
+    fail(pkt, f, f"{key} = {v!r} must be an integer or {{ flag = ..., set = ..., clear = ... }}")
+
+
+def address_semantics(pkt, i, f):
+    """Extent and alignment of the address field f (payload index i): a dict with kind (one of
+    EXTENT_KINDS), dwords (3 dword indices, header = 0, unused ones 0), value and align (each a
+    flag_value triple) and the field names the extent refers to. Exits on a malformed spec."""
+    for key in ("extent", "align"):
+        if key not in f:
+            fail(pkt, f, f"an address field needs `{key}` (what the packet touches from it and the "
+                         f"alignment the device requires; see the head of spec/abi.toml)")
+    # Payload fields an extent may name: not an address field's own dwords.
+    addr_dwords = {n for _, base, _ in addresses(pkt) for n in (base + "_lo", base + "_hi")}
+    index = {g["name"]: j + 1 for j, g in enumerate(pkt["payload"]) if g["name"] not in addr_dwords}
+
+    def field_dword(name):
+        if name not in index:
+            var = f"; variable part: {pkt['variable']['name']!r}" if "variable" in pkt else ""
+            fail(pkt, f, f"extent names {name!r}, which is neither a (non-address) payload field of {pkt['name']} "
+                         f"nor its variable part (payload fields: {sorted(index)}{var})")
+        return index[name]
+
+    ext = f["extent"]
+    sem = {"dwords": [0, 0, 0], "value": (0, 0, 0), "refs": []}
+    if isinstance(ext, str) and ext.startswith("rect:"):
+        m = RECT_RE.match(ext)
+        if not m:
+            fail(pkt, f, f"extent {ext!r} must be \"rect:WIDTH,HEIGHT,PITCH\" (three payload field names)")
+        sem.update(kind="Rect", dwords=[field_dword(n) for n in m.groups()], refs=list(m.groups()))
+    elif isinstance(ext, str) and "variable" in pkt and ext == pkt["variable"]["name"]:
+        if ext in index:
+            fail(pkt, f, f"extent {ext!r} names both a payload field and the variable part")
+        sem.update(kind="Variable", dwords=[len(pkt["payload"]) + 1, 0, 0], refs=[ext])
+    elif isinstance(ext, str):
+        sem.update(kind="Field", dwords=[field_dword(ext), 0, 0], refs=[ext])
+    else:
+        sem.update(kind="Constant", value=flag_value(pkt, f, "extent", allow_zero=True, pow2=False))
+    sem["align"] = flag_value(pkt, f, "align", allow_zero=False, pow2=True)
+    return sem
+
+
 def load(path):
     with open(path, "rb") as f:
         spec = tomllib.load(f)
@@ -60,12 +136,16 @@ def check(spec):
         for i, f in enumerate(pkt["payload"]):
             acc = f.get("address")
             if acc is None:
+                for key in ("extent", "align"):
+                    if key in f:
+                        fail(pkt, f, f"`{key}` is only for an address field (one with `address = ...`)")
                 continue
             if acc not in ADDRESS_ACCESS or pkt["privileged"]:
                 sys.exit(f"abi: {pkt['name']}.{f['name']}: address must be one of {ADDRESS_ACCESS} on an unprivileged packet")
             if not f["name"].endswith("_lo") or i + 1 >= len(pkt["payload"]) or \
                     pkt["payload"][i + 1]["name"] != f["name"][:-3] + "_hi":
                 sys.exit(f"abi: {pkt['name']}.{f['name']}: an address field is a _lo dword followed by its _hi dword")
+            address_semantics(pkt, i, f)
         if len(addresses(pkt)) > MAX_ADDRESS_FIELDS:
             sys.exit(f"abi: {pkt['name']} has more than {MAX_ADDRESS_FIELDS} address fields")
         used = 0
@@ -182,6 +262,11 @@ def cpp_struct(name, s, doc):
     return lines
 
 
+def cpp_flag_value(fv):
+    flag, clear, set_ = fv
+    return f"{{0x{flag:02x}, {clear}, {set_}}}"
+
+
 def gen_cpp(spec):
     o = [f"// {BANNER}", "#pragma once", "", "#include <array>", "#include <cstddef>",
          "#include <cstdint>", "#include <string_view>", "#include <type_traits>", "",
@@ -194,12 +279,35 @@ def gen_cpp(spec):
     o.append("/// How a packet uses one of its GPU address fields.")
     o.append("enum class AddressAccess : std::uint8_t { Read, Write, Execute };")
     o.append("")
+    o.append("/// How to compute the bytes a packet touches from one of its address fields (its extent).")
+    o.append("enum class ExtentKind : std::uint8_t {")
+    o.append("  Constant,  ///< AddressField::value (which may depend on a header flag)")
+    o.append("  Field,     ///< the value of payload dword extent_dwords[0]")
+    o.append("  Variable,  ///< 4 x the dwords from extent_dwords[0] (the variable part) to the end of the packet")
+    o.append("  Rect,      ///< (height - 1) x pitch + width, 0 when width or height is 0; extent_dwords =")
+    o.append("            ///< {width, height, pitch}")
+    o.append("};")
+    o.append("")
+    o.append("/// A constant that may depend on one header flag bit: `set` when the packet's flags have")
+    o.append("/// `flag`, else `clear` (flag = 0: always `clear`).")
+    o.append("struct FlagValue {")
+    o.append("  std::uint8_t flag;")
+    o.append("  std::uint32_t clear;")
+    o.append("  std::uint32_t set;")
+    o.append("  constexpr std::uint32_t get(std::uint8_t packet_flags) const { return (packet_flags & flag) != 0 ? set : clear; }")
+    o.append("};")
+    o.append("")
     o.append("/// A 64-bit GPU address field of a packet: dword `dword` (header = 0) holds bits 31:0, the")
-    o.append("/// next dword bits 63:32. In a user command buffer each needs a patch-location entry.")
+    o.append("/// next dword bits 63:32. In a user command buffer each needs a patch-location entry. The")
+    o.append("/// packet touches [address, address + extent) through it; the device requires `align`.")
     o.append("struct AddressField {")
     o.append("  std::uint8_t dword;")
     o.append("  AddressAccess access;")
     o.append("  std::string_view name;")
+    o.append("  ExtentKind extent;")
+    o.append("  std::array<std::uint8_t, 3> extent_dwords;  ///< payload dwords the extent reads (header = 0)")
+    o.append("  FlagValue value;  ///< the extent in bytes for ExtentKind::Constant")
+    o.append("  FlagValue align;  ///< the alignment the device requires of the address (1 = any)")
     o.append("};")
     o.append(f"inline constexpr std::size_t kMaxAddressFields = {MAX_ADDRESS_FIELDS};")
     o.append("")
@@ -219,10 +327,19 @@ def gen_cpp(spec):
     for p in spec["packet"]:
         mask = sum(fmask(fl) for fl in p["flags"])
         ads = addresses(p)
-        fields = [f"{{{d}, AddressAccess::{a.capitalize()}, \"{n}\"}}" for d, n, a in ads]
-        fields += ["{0, AddressAccess::Read, \"\"}"] * (MAX_ADDRESS_FIELDS - len(ads))
+        fields = []
+        for d, n, a in ads:
+            sem = address_semantics(p, d - 1, p["payload"][d - 1])
+            fields.append(f"{{{d}, AddressAccess::{a.capitalize()}, \"{n}\", ExtentKind::{sem['kind']}, "
+                          f"{{{{{', '.join(map(str, sem['dwords']))}}}}}, {cpp_flag_value(sem['value'])}, "
+                          f"{cpp_flag_value(sem['align'])}}}")
+        fields += ["{0, AddressAccess::Read, \"\", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}"] * \
+            (MAX_ADDRESS_FIELDS - len(ads))
         o.append(f"    {{Opcode::{camel(p['name'])}, \"{p['name']}\", {p['min_dwords']}, {p['max_dwords']}, "
-                 f"{'true' if p['privileged'] else 'false'}, 0x{mask:02x}, {len(ads)}, {{{{{', '.join(fields)}}}}}}},")
+                 f"{'true' if p['privileged'] else 'false'}, 0x{mask:02x}, {len(ads)},")
+        o.append(f"     {{{{{fields[0]},")
+        o += [f"       {x}," for x in fields[1:-1]]
+        o.append(f"       {fields[-1]}}}}}}},")
     o.append("}};")
     o.append("")
     o.append("/// The packet with this opcode, or nullptr for an unknown opcode.")
@@ -309,6 +426,28 @@ def gen_cpp(spec):
 
 
 # --------------------------------------------------------------------------- Markdown
+def md_flag_value(pkt, fv, unit):
+    flag, clear, set_ = fv
+    if not flag:
+        return f"{clear}{unit}"
+    name = next(fl["name"] for fl in pkt["flags"] if fmask(fl) == flag)
+    return f"{set_}{unit} with `{name}`, else {clear}"
+
+
+def md_address(pkt, dword, name, access):
+    """`name` (access; what it touches; alignment) for the packet table."""
+    sem = address_semantics(pkt, dword - 1, pkt["payload"][dword - 1])
+    r = sem["refs"]
+    extent = {
+        "Constant": lambda: md_flag_value(pkt, sem["value"], " bytes"),
+        "Field": lambda: f"`{r[0]}` bytes",
+        "Variable": lambda: f"4 × `{r[0]}` dwords",
+        "Rect": lambda: f"(`{r[1]}` − 1) × `{r[2]}` + `{r[0]}` bytes (0 if empty)",
+    }[sem["kind"]]()
+    align = "any alignment" if sem["align"] == (0, 1, 1) else "aligned " + md_flag_value(pkt, sem["align"], "")
+    return f"`{name}` ({access}; {extent}; {align})"
+
+
 def gen_md(spec):
     one_line = lambda s: re.sub(r"\s+", " ", s).strip()
     o = [f"<!-- {BANNER} -->", "# Device ABI reference", "",
@@ -318,13 +457,16 @@ def gen_md(spec):
          "| bits | field | meaning |", "|---|---|---|"]
     for f in spec["header"]["fields"]:
         o.append(f"| {f['lsb'] + f['width'] - 1}:{f['lsb']} | `{f['name']}` | {f['desc']} |")
-    o += ["", "## Packets", "", "| opcode | name | dwords | privileged | GPU address fields (patched) | summary |",
+    o += ["", "## Packets", "",
+          "GPU address fields are patched in user buffers; each lists how the packet uses it, the bytes it",
+          "touches from the address (its extent) and the alignment the device requires of the address.", "",
+          "| opcode | name | dwords | privileged | GPU address fields (access; extent; alignment) | summary |",
           "|---|---|---|---|---|---|"]
     for p in spec["packet"]:
         dw = str(p["min_dwords"]) if p["min_dwords"] == p["max_dwords"] else f"{p['min_dwords']}–{p['max_dwords']}"
         o.append(f"| 0x{p['opcode']:02x} | [{p['name']}](#{p['name'].lower()}) | {dw} | "
                  f"{'yes' if p['privileged'] else 'no'} | "
-                 f"{', '.join(f'`{n}` ({a})' for _, n, a in addresses(p)) or '—'} | "
+                 f"{', '.join(md_address(p, d, n, a) for d, n, a in addresses(p)) or '—'} | "
                  f"{one_line(p['desc']).split('. ')[0].rstrip('.')}. |")
     for p in spec["packet"]:
         o += ["", f"### {p['name']}", "", one_line(p["desc"]), "", "| dword | field | meaning |", "|---|---|---|",

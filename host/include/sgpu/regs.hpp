@@ -44,8 +44,8 @@ struct FieldInfo {
   std::optional<std::uint32_t> reset;  ///< reset value of the field (not shifted)
 };
 
-/// Every field of the register map in address order, extracted at build time from the
-/// generated header (so a new field in spec/registers.rdl appears here without code changes).
+/// Every field of the register map in address order, from a table `make gen` generates with the
+/// header (so a new field in spec/registers.rdl appears here without code changes).
 const std::vector<FieldInfo>& all_fields();
 
 /// Name of the register at `offset`, or "" if none.

@@ -4,7 +4,6 @@
 #include <array>
 #include <cstring>
 #include <numeric>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -41,37 +40,28 @@ struct Access {
 };
 
 /// The access through address field `field` of the packet `pkt` (header included, `dwords`
-/// long). The table says where the fields are, not what the packet does with them, so the packet
-/// semantics live here; a packet this switch does not know is refused (nullopt) rather than
-/// guessed, so a new packet in spec/abi.toml cannot slip through Render unchecked.
-std::optional<Access> access_of(const abi::PacketInfo& p, unsigned field, const std::uint32_t* pkt,
-                                std::uint32_t dwords) {
-  switch (p.opcode) {
-    case abi::Opcode::WriteData:
-      return Access{4ull * (dwords - abi::payload::write_data::kData), 4};
-    case abi::Opcode::Fence:
-      // value64 writes 8 bytes (8-aligned), else the low 4 bytes (4-aligned).
-      return (abi::header_flags(pkt[0]) & abi::fence_flags::kValue64) ? Access{8, 8} : Access{4, 4};
-    case abi::Opcode::Copy:
-      return Access{pkt[abi::payload::copy::kBytes], 1};
-    case abi::Opcode::Fill:
-      return Access{pkt[abi::payload::fill::kBytes], 1};
-    case abi::Opcode::BlitRect: {
-      namespace f = abi::payload::blit_rect;
-      const bool src = p.addresses[field].dword == f::kSrcLo;
-      return Access{rect_extent(pkt[f::kWidth], pkt[f::kHeight], pkt[src ? f::kSrcPitch : f::kDstPitch]), 1};
-    }
-    case abi::Opcode::FillRect: {
-      namespace f = abi::payload::fill_rect;
-      return Access{rect_extent(pkt[f::kWidth], pkt[f::kHeight], pkt[f::kDstPitch]), 1};
-    }
-    case abi::Opcode::WaitMem:
-      return Access{4, 4};
-    case abi::Opcode::Timestamp:
-      return Access{8, 8};
-    default:
-      return std::nullopt;
+/// long), as spec/abi.toml describes the field (`extent`, `align`; abi::AddressField). The ABI
+/// generator refuses an address field without both, so a new packet cannot slip through Render
+/// unchecked.
+Access access_of(const abi::AddressField& field, const std::uint32_t* pkt, std::uint32_t dwords) {
+  const std::uint8_t flags = abi::header_flags(pkt[0]);
+  const auto& d = field.extent_dwords;
+  std::uint64_t extent = 0;
+  switch (field.extent) {
+    case abi::ExtentKind::Constant:
+      extent = field.value.get(flags);
+      break;
+    case abi::ExtentKind::Field:
+      extent = pkt[d[0]];
+      break;
+    case abi::ExtentKind::Variable:  // dwords >= min_dwords > d[0]: the header check came first
+      extent = 4ull * (dwords - d[0]);
+      break;
+    case abi::ExtentKind::Rect:
+      extent = rect_extent(pkt[d[0]], pkt[d[1]], pkt[d[2]]);
+      break;
   }
+  return Access{extent, field.align.get(flags)};
 }
 
 void put_address(std::uint32_t* pkt, unsigned dword, std::uint64_t address) {
@@ -95,6 +85,29 @@ Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size
   return ok_status();
 }
 
+/// This pass's DMA buffer (keeping the submission fence's room) and output patch list have room
+/// for a `bytes`-byte packet `p` (Render and Present).
+bool room_for(const RenderOutput& out, const abi::PacketInfo& p, std::uint32_t bytes, std::uint32_t dma_capacity,
+              std::uint32_t patch_out_size) {
+  return std::uint64_t{out.dma_bytes} + bytes + submission_fence_bytes() <= dma_capacity &&
+         std::uint64_t{out.patch_count} + p.address_count <= patch_out_size;
+}
+
+/// The output patch-location entry for address field `f` of the packet `p` at DMA byte offset
+/// `packet_offset` (Render and Present). Every reference is listed even when pre-patched: the
+/// allocation may move before submission.
+PatchLocation output_entry(const abi::PacketInfo& p, unsigned f, std::uint32_t allocation_index,
+                           std::uint32_t allocation_offset, std::uint32_t packet_offset) {
+  PatchLocation o;
+  o.allocation_index = allocation_index;
+  o.allocation_offset = allocation_offset;
+  o.slot_id_and_reserved = f;  // each packet rebinds its slots: what the previous one held is free
+  o.driver_id = p.addresses[f].access == abi::AddressAccess::Write ? driver_id::kWrite : driver_id::kRead;
+  o.patch_offset = packet_offset + 4 * p.addresses[f].dword;
+  o.split_offset = packet_offset;
+  return o;
+}
+
 /// Ends a pass: on the final one appends the submission fence (a FENCE with value64, address and
 /// value 0 until Patch fills them in) and records it in the private data; an earlier pass
 /// records that its buffer has no fence (the private data is reused from buffer to buffer).
@@ -114,15 +127,64 @@ Status finish_pass(void* dma_buffer, std::uint32_t dma_capacity, void* private_d
   return ok_status();
 }
 
+// ------------------------------------------------------------------------------------ Render
+// render() runs these steps in order; each checks one thing and names what it refused.
+//   check_render_call      the call's own arguments, before anything is read or written
+//   check_multipass_offset a continuing pass starts on a packet boundary
+//   read_patch_list        the input patch list, read once, ordered by PatchOffset
+//   per packet:
+//     decode_header        what the packet is, how long, whether it is allowed at all
+//     check_room           room in this pass, or end the pass here (multipass)
+//     copy_packet          copy into the DMA buffer; every later check reads the copy
+//     bind_patch_entries   the input entries that patch this packet, one per address field
+//     patch_field          per address field: the entry, the access against its allocation,
+//                          the pre-patched address
+//     emit_patch_entries   the output patch-location entries
+//   finish_pass            the submission fence and the private data
+
 /// Index of the input patch entry for each address field of one packet.
 constexpr std::uint32_t kNoEntry = ~0u;
+using EntryOf = std::array<std::uint32_t, abi::kMaxAddressFields>;
 
-}  // namespace
+/// The user command buffer: user memory of any alignment, read dword by dword with memcpy.
+struct CommandBuffer {
+  const std::byte* bytes = nullptr;
+  std::uint32_t length = 0;
 
-std::uint32_t submission_fence_bytes() { return info(abi::Opcode::Fence).min_dwords * 4; }
+  std::uint32_t dword(std::uint32_t offset) const {
+    std::uint32_t d;
+    std::memcpy(&d, bytes + offset, 4);
+    return d;
+  }
+};
 
-Result<RenderOutput> render(const RenderArgs& a) {
-  // ---- the call's own arguments, before anything is read or written
+/// The input patch list, read once (user memory), with its entry indices in PatchOffset order.
+struct InputPatchList {
+  std::vector<PatchLocation> entries;
+  std::vector<std::uint32_t> by_offset;
+};
+
+/// One packet of the command buffer as its (checked) header describes it.
+struct Packet {
+  std::uint32_t offset = 0;  ///< command byte offset of the header
+  std::uint32_t header = 0;
+  std::uint32_t dwords = 0;
+  const abi::PacketInfo* info = nullptr;
+
+  std::uint32_t bytes() const { return 4 * dwords; }
+  std::uint64_t end() const { return offset + 4ull * dwords; }
+};
+
+/// What one render() call reads and produces; the per-packet steps work on it.
+struct RenderState {
+  const RenderArgs& args;
+  CommandBuffer cmd;
+  InputPatchList patches;
+  std::uint32_t dma_capacity = 0;
+  RenderOutput out;
+};
+
+Status check_render_call(const RenderArgs& a) {
   SGPU_RETURN_IF_ERROR(check_dma("render", a.dma_buffer, a.dma_size, a.private_data, a.private_data_size));
   if (a.command == nullptr && a.command_length != 0)
     return invalid(fmt::format("render: command buffer is null but CommandLength is {}", a.command_length));
@@ -134,217 +196,284 @@ Result<RenderOutput> render(const RenderArgs& a) {
     return invalid(fmt::format("render: input patch list is null but has {} entries", a.patch_in_size));
   if (a.patch_out == nullptr && a.patch_out_size != 0)
     return invalid(fmt::format("render: output patch list is null but has {} entries", a.patch_out_size));
+  return ok_status();
+}
 
-  const auto* cmd_bytes = static_cast<const std::byte*>(a.command);
-  // The command buffer is user memory of any alignment: read it dword by dword with memcpy.
-  const auto read_cmd = [&](std::uint32_t offset) {
-    std::uint32_t d;
-    std::memcpy(&d, cmd_bytes + offset, 4);
-    return d;
-  };
-  const std::uint32_t len = a.command_length;
-
-  if (a.multipass_offset != 0) {
-    if (a.multipass_offset % 4 != 0 || a.multipass_offset >= len)
-      return invalid(fmt::format("render: MultipassOffset {} is not a 4-byte aligned offset inside the {}-byte "
-                                 "command buffer",
-                                 a.multipass_offset, len));
-    // An earlier pass stopped on a packet boundary: walk the headers to see that this is one.
-    std::uint64_t off = 0;
-    while (off < a.multipass_offset) {
-      const std::uint32_t dwords = abi::header_dwords(read_cmd(static_cast<std::uint32_t>(off)));
-      if (dwords == 0)
-        return invalid(fmt::format("render: MultipassOffset {} is not a packet boundary: the header at command "
-                                   "offset {} has dwords = 0",
-                                   a.multipass_offset, off));
-      off += 4ull * dwords;
-    }
-    if (off != a.multipass_offset)
-      return invalid(fmt::format("render: MultipassOffset {} is not a packet boundary: the packet before it ends at "
-                                 "command offset {}",
-                                 a.multipass_offset, off));
+/// An earlier pass stopped on a packet boundary: walk the headers to see that this is one.
+Status check_multipass_offset(std::uint32_t multipass_offset, const CommandBuffer& cmd) {
+  if (multipass_offset == 0) return ok_status();
+  if (multipass_offset % 4 != 0 || multipass_offset >= cmd.length)
+    return invalid(fmt::format("render: MultipassOffset {} is not a 4-byte aligned offset inside the {}-byte "
+                               "command buffer",
+                               multipass_offset, cmd.length));
+  std::uint64_t off = 0;
+  while (off < multipass_offset) {
+    const std::uint32_t dwords = abi::header_dwords(cmd.dword(static_cast<std::uint32_t>(off)));
+    if (dwords == 0)
+      return invalid(fmt::format("render: MultipassOffset {} is not a packet boundary: the header at command "
+                                 "offset {} has dwords = 0",
+                                 multipass_offset, off));
+    off += 4ull * dwords;
   }
+  if (off != multipass_offset)
+    return invalid(fmt::format("render: MultipassOffset {} is not a packet boundary: the packet before it ends at "
+                               "command offset {}",
+                               multipass_offset, off));
+  return ok_status();
+}
 
-  // ---- the input patch list: read once (user memory), ordered by PatchOffset for the walk
-  const std::vector<PatchLocation> in(a.patch_in, a.patch_in + a.patch_in_size);
-  std::vector<std::uint32_t> order(in.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t x, std::uint32_t y) { return in[x].patch_offset < in[y].patch_offset; });
+Result<InputPatchList> read_patch_list(const RenderArgs& a) {
+  InputPatchList in;
+  in.entries.assign(a.patch_in, a.patch_in + a.patch_in_size);
+  in.by_offset.resize(in.entries.size());
+  std::iota(in.by_offset.begin(), in.by_offset.end(), 0u);
+  std::stable_sort(in.by_offset.begin(), in.by_offset.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return in.entries[x].patch_offset < in.entries[y].patch_offset;
+  });
   // Packets tile [0, len), so an entry below len lies in some packet and is checked with it (in
   // this pass or an earlier one); one at or past len patches nothing.
-  for (std::uint32_t i = 0; i < in.size(); ++i) {
-    if (in[i].patch_offset >= len)
+  for (std::uint32_t i = 0; i < in.entries.size(); ++i) {
+    if (in.entries[i].patch_offset >= a.command_length)
       return invalid(fmt::format("render: patch entry {} is unused: PatchOffset {} lies past the {}-byte command "
                                  "buffer",
-                                 i, in[i].patch_offset, len));
+                                 i, in.entries[i].patch_offset, a.command_length));
   }
+  return in;
+}
 
-  const std::uint32_t dma_capacity = a.dma_size & ~3u;
-  const std::uint32_t fence_bytes = submission_fence_bytes();
-  auto* dma = static_cast<std::uint32_t*>(a.dma_buffer);
-  RenderOutput out;
-  std::uint32_t off = a.multipass_offset;
-  bool final_pass = true;
-
-  while (off < len) {
-    // ---- the header alone: what the packet is, how long, whether it is allowed at all
-    const std::uint32_t header = read_cmd(off);
-    const std::uint32_t dwords = abi::header_dwords(header);
-    const std::uint8_t opcode = abi::header_opcode(header);
-    const abi::PacketInfo* p = abi::find_packet(opcode);
-    if (p == nullptr)
-      return invalid(fmt::format("render: command offset {}: unknown opcode {:#04x} (header {:#010x})", off, opcode,
-                                 header));
-    if (p->privileged)
-      return denied(fmt::format("render: command offset {}: {} is a privileged packet (header {:#010x}); only the "
-                                "kernel may submit it",
+/// The header alone: what the packet is, how long, whether it is allowed at all.
+Result<Packet> decode_header(const CommandBuffer& cmd, std::uint32_t off) {
+  Packet pk;
+  pk.offset = off;
+  pk.header = cmd.dword(off);
+  pk.dwords = abi::header_dwords(pk.header);
+  const std::uint32_t header = pk.header;
+  const std::uint8_t opcode = abi::header_opcode(header);
+  const abi::PacketInfo* p = abi::find_packet(opcode);
+  if (p == nullptr)
+    return invalid(fmt::format("render: command offset {}: unknown opcode {:#04x} (header {:#010x})", off, opcode,
+                               header));
+  pk.info = p;
+  if (p->privileged)
+    return denied(fmt::format("render: command offset {}: {} is a privileged packet (header {:#010x}); only the "
+                              "kernel may submit it",
+                              off, p->name, header));
+  for (unsigned f = 0; f < p->address_count; ++f) {
+    // A called buffer's packets are not in this command buffer, so Render could not check them.
+    if (p->addresses[f].access == abi::AddressAccess::Execute)
+      return denied(fmt::format("render: command offset {}: {} (header {:#010x}) executes another buffer, which "
+                                "Render cannot validate",
                                 off, p->name, header));
-    for (unsigned f = 0; f < p->address_count; ++f) {
-      // A called buffer's packets are not in this command buffer, so Render could not check them.
-      if (p->addresses[f].access == abi::AddressAccess::Execute)
-        return denied(fmt::format("render: command offset {}: {} (header {:#010x}) executes another buffer, which "
-                                  "Render cannot validate",
-                                  off, p->name, header));
-    }
-    if (dwords == 0)
-      return invalid(fmt::format("render: command offset {}: {} header {:#010x} has dwords = 0", off, p->name,
-                                 header));
-    if (dwords < p->min_dwords || dwords > p->max_dwords)
-      return invalid(fmt::format("render: command offset {}: {} with dwords = {}; the packet takes {} to {} dwords",
-                                 off, p->name, dwords, p->min_dwords, p->max_dwords));
-    const std::uint64_t end = off + 4ull * dwords;
-    if (end > len)
-      return invalid(fmt::format("render: command offset {}: {} of {} dwords ends at byte {}, past the end of the "
-                                 "{}-byte command buffer",
-                                 off, p->name, dwords, end, len));
-    const std::uint8_t flags = abi::header_flags(header);
-    if ((flags & ~p->flags_mask) != 0)
-      return invalid(fmt::format("render: command offset {}: {} sets undefined flag bits {:#04x} (defined: {:#04x})",
-                                 off, p->name, flags & ~p->flags_mask, p->flags_mask));
+  }
+  if (pk.dwords == 0)
+    return invalid(fmt::format("render: command offset {}: {} header {:#010x} has dwords = 0", off, p->name, header));
+  if (pk.dwords < p->min_dwords || pk.dwords > p->max_dwords)
+    return invalid(fmt::format("render: command offset {}: {} with dwords = {}; the packet takes {} to {} dwords",
+                               off, p->name, pk.dwords, p->min_dwords, p->max_dwords));
+  if (pk.end() > cmd.length)
+    return invalid(fmt::format("render: command offset {}: {} of {} dwords ends at byte {}, past the end of the "
+                               "{}-byte command buffer",
+                               off, p->name, pk.dwords, pk.end(), cmd.length));
+  const std::uint8_t flags = abi::header_flags(header);
+  if ((flags & ~p->flags_mask) != 0)
+    return invalid(fmt::format("render: command offset {}: {} sets undefined flag bits {:#04x} (defined: {:#04x})",
+                               off, p->name, flags & ~p->flags_mask, p->flags_mask));
+  return pk;
+}
 
-    // ---- room in this pass's DMA buffer (keeping the fence's room) and output patch list
-    const std::uint32_t bytes = 4 * dwords;
-    const bool fits = std::uint64_t{out.dma_bytes} + bytes + fence_bytes <= dma_capacity &&
-                      std::uint64_t{out.patch_count} + p->address_count <= a.patch_out_size;
-    if (!fits) {
-      if (out.packets == 0)
-        return invalid(fmt::format("render: command offset {}: {} of {} bytes with {} address fields does not fit an "
-                                   "empty DMA buffer of {} bytes (plus the {}-byte submission fence) and a patch "
-                                   "list of {} entries",
-                                   off, p->name, bytes, p->address_count, a.dma_size, fence_bytes,
-                                   a.patch_out_size));
-      out.multipass_offset = off;
+/// Room in this pass's DMA buffer and output patch list: true, or false to end the pass before
+/// the packet (multipass); an error when even an empty pass has no room for it.
+Result<bool> check_room(const RenderState& s, const Packet& pk) {
+  const RenderArgs& a = s.args;
+  if (room_for(s.out, *pk.info, pk.bytes(), s.dma_capacity, a.patch_out_size)) return true;
+  if (s.out.packets == 0)
+    return invalid(fmt::format("render: command offset {}: {} of {} bytes with {} address fields does not fit an "
+                               "empty DMA buffer of {} bytes (plus the {}-byte submission fence) and a patch "
+                               "list of {} entries",
+                               pk.offset, pk.info->name, pk.bytes(), pk.info->address_count, a.dma_size,
+                               submission_fence_bytes(), a.patch_out_size));
+  return false;
+}
+
+/// Copies the packet into the DMA buffer; every later check reads the copy, so the user cannot
+/// change what was validated.
+std::uint32_t* copy_packet(RenderState& s, const Packet& pk) {
+  std::uint32_t* pkt = static_cast<std::uint32_t*>(s.args.dma_buffer) + s.out.dma_bytes / 4;
+  std::memcpy(pkt, s.cmd.bytes + pk.offset, pk.bytes());
+  pkt[0] = pk.header;
+  return pkt;
+}
+
+/// The input entries whose PatchOffset lies in the packet, bound to its address fields: each on
+/// a field's low dword, at most one per field (a field without one is refused by patch_field).
+Result<EntryOf> bind_patch_entries(const InputPatchList& in, const Packet& pk) {
+  const abi::PacketInfo* p = pk.info;
+  EntryOf entry_of;
+  entry_of.fill(kNoEntry);
+  auto it = std::lower_bound(in.by_offset.begin(), in.by_offset.end(), pk.offset,
+                             [&](std::uint32_t i, std::uint32_t o) { return in.entries[i].patch_offset < o; });
+  for (; it != in.by_offset.end() && in.entries[*it].patch_offset < pk.end(); ++it) {
+    const std::uint32_t i = *it;
+    const std::uint32_t patch_offset = in.entries[i].patch_offset;
+    const std::uint32_t rel = patch_offset - pk.offset;
+    if (rel % 4 != 0)
+      return invalid(fmt::format("render: patch entry {}: PatchOffset {} is not 4-byte aligned (inside {} at "
+                                 "command offset {})",
+                                 i, patch_offset, p->name, pk.offset));
+    unsigned f = 0;
+    while (f < p->address_count && p->addresses[f].dword != rel / 4) ++f;
+    if (f == p->address_count)
+      return invalid(fmt::format("render: patch entry {}: PatchOffset {} is dword {} of {} at command offset {}, "
+                                 "not the low dword of an address field",
+                                 i, patch_offset, rel / 4, p->name, pk.offset));
+    if (entry_of[f] != kNoEntry)
+      return invalid(fmt::format("render: patch entries {} and {} both patch {} field '{}' at command offset {} "
+                                 "(PatchOffset {})",
+                                 entry_of[f], i, p->name, p->addresses[f].name, pk.offset, patch_offset));
+    entry_of[f] = i;
+  }
+  return entry_of;
+}
+
+/// The input entry `i` bound to address field `f`: it exists, names a non-null allocation-list
+/// element, and its SlotId (and the slot the output uses) are allowed. Returns that element.
+Result<const DxgkAllocationListEntry*> check_patch_entry(const RenderState& s, const Packet& pk, unsigned f,
+                                                         std::uint32_t i) {
+  const RenderArgs& a = s.args;
+  const abi::PacketInfo* p = pk.info;
+  if (i == kNoEntry)
+    return invalid(fmt::format("render: command offset {}: {} address field '{}' (PatchOffset {}) has no "
+                               "patch-location entry",
+                               pk.offset, p->name, p->addresses[f].name, pk.offset + 4 * p->addresses[f].dword));
+  const PatchLocation& e = s.patches.entries[i];
+  if (e.allocation_index >= a.allocation_list_size)
+    return invalid(fmt::format("render: patch entry {}: AllocationIndex {} is past the {}-element allocation "
+                               "list",
+                               i, e.allocation_index, a.allocation_list_size));
+  const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];
+  if (!al.allocation)
+    return invalid(fmt::format("render: patch entry {}: AllocationIndex {} names a null allocation-list element",
+                               i, e.allocation_index));
+  if ((e.slot_id_and_reserved & ~kSlotIdMask) != 0)
+    return invalid(fmt::format("render: patch entry {}: Reserved bits set ({:#010x})", i, e.slot_id_and_reserved));
+  if ((e.slot_id_and_reserved & kSlotIdMask) >= a.max_slot_id)
+    return invalid(fmt::format("render: patch entry {}: SlotId {} is not below MaxAllocationListSlotId {}", i,
+                               e.slot_id_and_reserved & kSlotIdMask, a.max_slot_id));
+  if (f >= a.max_slot_id)
+    return invalid(fmt::format("render: command offset {}: {} needs slot {} but MaxAllocationListSlotId is {}",
+                               pk.offset, p->name, f, a.max_slot_id));
+  return &al;
+}
+
+/// The access through field `f` (entry `i`) stays inside its allocation, writes only where the
+/// list allows it, and AllocationOffset has the alignment the device requires (allocations are
+/// page aligned, so this holds of the address whatever the placement).
+Status check_access(const Packet& pk, unsigned f, std::uint32_t i, const PatchLocation& e,
+                    const DxgkAllocationListEntry& al, const Access& acc) {
+  const abi::PacketInfo* p = pk.info;
+  const abi::AddressField& field = p->addresses[f];
+  if (acc.extent > al.size || e.allocation_offset > al.size - acc.extent)
+    return invalid(fmt::format("render: patch entry {}: {} field '{}' at command offset {} touches bytes [{}, {}) "
+                               "of allocation-list element {}, which has {} bytes",
+                               i, p->name, field.name, pk.offset, e.allocation_offset,
+                               e.allocation_offset + acc.extent, e.allocation_index, al.size));
+  if (field.access == abi::AddressAccess::Write && !al.write)
+    return invalid(fmt::format("render: patch entry {}: {} at command offset {} writes through allocation-list "
+                               "element {}, which lacks WriteOperation",
+                               i, p->name, pk.offset, e.allocation_index));
+  if (e.allocation_offset % acc.align != 0)
+    return invalid(fmt::format("render: patch entry {}: AllocationOffset {} is not {}-byte aligned as {} field "
+                               "'{}' requires (command offset {})",
+                               i, e.allocation_offset, acc.align, p->name, field.name, pk.offset));
+  return ok_status();
+}
+
+/// The address field `f` gets when pre-patched: allocation address + AllocationOffset when the
+/// list says where the allocation is (dxgkrnl may skip Patch when nothing moved, so it must be
+/// final now), else 0.
+Result<std::uint64_t> prepatch_address(const Packet& pk, unsigned f, std::uint32_t i, const PatchLocation& e,
+                                       const DxgkAllocationListEntry& al, const Access& acc) {
+  if (al.segment == kSystemMemory) return std::uint64_t{0};
+  const abi::PacketInfo* p = pk.info;
+  const abi::AddressField& field = p->addresses[f];
+  const std::uint64_t address = al.gpu_address + e.allocation_offset;
+  if (address < al.gpu_address || address + acc.extent < address)
+    return invalid(fmt::format("render: patch entry {}: {} field '{}' at command offset {}: address {:#x} + {} "
+                               "+ {} bytes wraps past 2^64",
+                               i, p->name, field.name, pk.offset, al.gpu_address, e.allocation_offset, acc.extent));
+  if (address % acc.align != 0)
+    return invalid(fmt::format("render: patch entry {}: address {:#x} is not {}-byte aligned as {} field '{}' "
+                               "requires (command offset {})",
+                               i, address, acc.align, p->name, field.name, pk.offset));
+  return address;
+}
+
+/// One address field of the copied packet `pkt`: its entry, the access against the allocation,
+/// then the pre-patched address written into the copy.
+Status patch_field(const RenderState& s, const Packet& pk, std::uint32_t* pkt, unsigned f, std::uint32_t i) {
+  auto al = check_patch_entry(s, pk, f, i);
+  if (!al) return std::move(al).error();
+  const PatchLocation& e = s.patches.entries[i];
+  const abi::AddressField& field = pk.info->addresses[f];
+  const Access acc = access_of(field, pkt, pk.dwords);
+  SGPU_RETURN_IF_ERROR(check_access(pk, f, i, e, **al, acc));
+  auto address = prepatch_address(pk, f, i, e, **al, acc);
+  if (!address) return std::move(address).error();
+  put_address(pkt, field.dword, *address);
+  return ok_status();
+}
+
+/// One output entry per address field of the packet just written at out.dma_bytes.
+void emit_patch_entries(RenderState& s, const Packet& pk, const EntryOf& entry_of) {
+  for (unsigned f = 0; f < pk.info->address_count; ++f) {
+    const PatchLocation& e = s.patches.entries[entry_of[f]];
+    s.args.patch_out[s.out.patch_count++] =
+        output_entry(*pk.info, f, e.allocation_index, e.allocation_offset, s.out.dma_bytes);
+  }
+}
+
+/// Copy, bind, check and pre-patch, list: one packet from the command buffer to the DMA buffer.
+Status translate_packet(RenderState& s, const Packet& pk) {
+  std::uint32_t* pkt = copy_packet(s, pk);
+  auto entry_of = bind_patch_entries(s.patches, pk);
+  if (!entry_of) return std::move(entry_of).error();
+  for (unsigned f = 0; f < pk.info->address_count; ++f)
+    SGPU_RETURN_IF_ERROR(patch_field(s, pk, pkt, f, (*entry_of)[f]));
+  emit_patch_entries(s, pk, *entry_of);
+  s.out.dma_bytes += pk.bytes();
+  ++s.out.packets;
+  return ok_status();
+}
+
+}  // namespace
+
+std::uint32_t submission_fence_bytes() { return info(abi::Opcode::Fence).min_dwords * 4; }
+
+Result<RenderOutput> render(const RenderArgs& a) {
+  SGPU_RETURN_IF_ERROR(check_render_call(a));
+  const CommandBuffer cmd{static_cast<const std::byte*>(a.command), a.command_length};
+  SGPU_RETURN_IF_ERROR(check_multipass_offset(a.multipass_offset, cmd));
+  auto patches = read_patch_list(a);
+  if (!patches) return std::move(patches).error();
+
+  RenderState s{a, cmd, std::move(*patches), a.dma_size & ~3u, RenderOutput{}};
+  bool final_pass = true;
+  for (std::uint32_t off = a.multipass_offset; off < cmd.length;) {
+    auto pk = decode_header(cmd, off);
+    if (!pk) return std::move(pk).error();
+    auto room = check_room(s, *pk);
+    if (!room) return std::move(room).error();
+    if (!*room) {
+      s.out.multipass_offset = off;
       final_pass = false;
       break;
     }
-
-    // ---- copy, then check the copy: the user cannot change what was validated
-    std::uint32_t* pkt = dma + out.dma_bytes / 4;
-    std::memcpy(pkt, cmd_bytes + off, bytes);
-    pkt[0] = header;
-
-    std::array<std::uint32_t, abi::kMaxAddressFields> entry_of;
-    entry_of.fill(kNoEntry);
-    auto it = std::lower_bound(order.begin(), order.end(), off,
-                               [&](std::uint32_t i, std::uint32_t o) { return in[i].patch_offset < o; });
-    for (; it != order.end() && in[*it].patch_offset < end; ++it) {
-      const std::uint32_t i = *it;
-      const std::uint32_t rel = in[i].patch_offset - off;
-      if (rel % 4 != 0)
-        return invalid(fmt::format("render: patch entry {}: PatchOffset {} is not 4-byte aligned (inside {} at "
-                                   "command offset {})",
-                                   i, in[i].patch_offset, p->name, off));
-      unsigned f = 0;
-      while (f < p->address_count && p->addresses[f].dword != rel / 4) ++f;
-      if (f == p->address_count)
-        return invalid(fmt::format("render: patch entry {}: PatchOffset {} is dword {} of {} at command offset {}, "
-                                   "not the low dword of an address field",
-                                   i, in[i].patch_offset, rel / 4, p->name, off));
-      if (entry_of[f] != kNoEntry)
-        return invalid(fmt::format("render: patch entries {} and {} both patch {} field '{}' at command offset {} "
-                                   "(PatchOffset {})",
-                                   entry_of[f], i, p->name, p->addresses[f].name, off, in[i].patch_offset));
-      entry_of[f] = i;
-    }
-
-    for (unsigned f = 0; f < p->address_count; ++f) {
-      const auto& field = p->addresses[f];
-      if (entry_of[f] == kNoEntry)
-        return invalid(fmt::format("render: command offset {}: {} address field '{}' (PatchOffset {}) has no "
-                                   "patch-location entry",
-                                   off, p->name, field.name, off + 4 * field.dword));
-      const std::uint32_t i = entry_of[f];
-      const PatchLocation& e = in[i];
-      if (e.allocation_index >= a.allocation_list_size)
-        return invalid(fmt::format("render: patch entry {}: AllocationIndex {} is past the {}-element allocation "
-                                   "list",
-                                   i, e.allocation_index, a.allocation_list_size));
-      const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];
-      if (!al.allocation)
-        return invalid(fmt::format("render: patch entry {}: AllocationIndex {} names a null allocation-list element",
-                                   i, e.allocation_index));
-      if ((e.slot_id_and_reserved & ~kSlotIdMask) != 0)
-        return invalid(fmt::format("render: patch entry {}: Reserved bits set ({:#010x})", i,
-                                   e.slot_id_and_reserved));
-      if ((e.slot_id_and_reserved & kSlotIdMask) >= a.max_slot_id)
-        return invalid(fmt::format("render: patch entry {}: SlotId {} is not below MaxAllocationListSlotId {}", i,
-                                   e.slot_id_and_reserved & kSlotIdMask, a.max_slot_id));
-      if (f >= a.max_slot_id)
-        return invalid(fmt::format("render: command offset {}: {} needs slot {} but MaxAllocationListSlotId is {}",
-                                   off, p->name, f, a.max_slot_id));
-      const auto acc = access_of(*p, f, pkt, dwords);
-      if (!acc)
-        return invalid(fmt::format("render: command offset {}: Render does not know what {} touches", off, p->name));
-      if (acc->extent > al.size || e.allocation_offset > al.size - acc->extent)
-        return invalid(fmt::format("render: patch entry {}: {} field '{}' at command offset {} touches bytes [{}, {}) "
-                                   "of allocation-list element {}, which has {} bytes",
-                                   i, p->name, field.name, off, e.allocation_offset,
-                                   e.allocation_offset + acc->extent, e.allocation_index, al.size));
-      if (field.access == abi::AddressAccess::Write && !al.write)
-        return invalid(fmt::format("render: patch entry {}: {} at command offset {} writes through allocation-list "
-                                   "element {}, which lacks WriteOperation",
-                                   i, p->name, off, e.allocation_index));
-      if (e.allocation_offset % acc->align != 0)
-        return invalid(fmt::format("render: patch entry {}: AllocationOffset {} is not {}-byte aligned as {} field "
-                                   "'{}' requires (command offset {})",
-                                   i, e.allocation_offset, acc->align, p->name, field.name, off));
-      std::uint64_t address = 0;
-      if (al.segment != kSystemMemory) {
-        // Pre-patch: dxgkrnl may skip Patch when nothing moved, so the address must be final now.
-        address = al.gpu_address + e.allocation_offset;
-        if (address < al.gpu_address || address + acc->extent < address)
-          return invalid(fmt::format("render: patch entry {}: {} field '{}' at command offset {}: address {:#x} + {} "
-                                     "+ {} bytes wraps past 2^64",
-                                     i, p->name, field.name, off, al.gpu_address, e.allocation_offset,
-                                     acc->extent));
-        if (address % acc->align != 0)
-          return invalid(fmt::format("render: patch entry {}: address {:#x} is not {}-byte aligned as {} field '{}' "
-                                     "requires (command offset {})",
-                                     i, address, acc->align, p->name, field.name, off));
-      }
-      put_address(pkt, field.dword, address);
-    }
-
-    // Every reference is listed even when pre-patched: the allocation may move before submission.
-    for (unsigned f = 0; f < p->address_count; ++f) {
-      const PatchLocation& e = in[entry_of[f]];
-      PatchLocation o;
-      o.allocation_index = e.allocation_index;
-      o.allocation_offset = e.allocation_offset;
-      o.slot_id_and_reserved = f;  // each packet rebinds its slots: what the previous one held is free
-      o.driver_id = p->addresses[f].access == abi::AddressAccess::Write ? driver_id::kWrite : driver_id::kRead;
-      o.patch_offset = out.dma_bytes + 4 * p->addresses[f].dword;
-      o.split_offset = out.dma_bytes;
-      a.patch_out[out.patch_count++] = o;
-    }
-    out.dma_bytes += bytes;
-    off += bytes;
-    ++out.packets;
+    SGPU_RETURN_IF_ERROR(translate_packet(s, *pk));
+    off += pk->bytes();
   }
 
-  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, dma_capacity, a.private_data, final_pass, out));
-  return out;
+  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, s.dma_capacity, a.private_data, final_pass, s.out));
+  return s.out;
 }
 
 namespace {
@@ -444,8 +573,7 @@ Result<RenderOutput> present(const PresentArgs& a) {
   for (std::uint32_t i = a.multipass_offset; i < count; ++i) {
     const Rect r = rect(i);
     if (r.width() == 0 || r.height() == 0) continue;  // nothing to draw: no packet
-    if (std::uint64_t{out.dma_bytes} + bytes + fence_bytes > dma_capacity ||
-        std::uint64_t{out.patch_count} + p.address_count > a.patch_out_size) {
+    if (!room_for(out, p, bytes, dma_capacity, a.patch_out_size)) {
       if (out.packets == 0)
         return invalid(fmt::format("present: sub-rectangle {}: a {}-byte {} with {} patch entries does not fit an "
                                    "empty DMA buffer of {} bytes (plus the {}-byte submission fence) and a patch "
@@ -511,14 +639,8 @@ Result<RenderOutput> present(const PresentArgs& a) {
     }
     for (unsigned f = 0; f < p.address_count; ++f) {
       const bool write = p.addresses[f].access == abi::AddressAccess::Write;
-      PatchLocation o;
-      o.allocation_index = write ? kDst : kSrc;
-      o.allocation_offset = static_cast<std::uint32_t>(write ? dst_off : src_off);
-      o.slot_id_and_reserved = f;
-      o.driver_id = write ? driver_id::kWrite : driver_id::kRead;
-      o.patch_offset = pos + 4 * p.addresses[f].dword;
-      o.split_offset = pos;
-      a.patch_out[out.patch_count++] = o;
+      a.patch_out[out.patch_count++] =
+          output_entry(p, f, write ? kDst : kSrc, static_cast<std::uint32_t>(write ? dst_off : src_off), pos);
     }
     ++out.packets;
   }

@@ -30,12 +30,35 @@ enum class Opcode : std::uint8_t {
 /// How a packet uses one of its GPU address fields.
 enum class AddressAccess : std::uint8_t { Read, Write, Execute };
 
+/// How to compute the bytes a packet touches from one of its address fields (its extent).
+enum class ExtentKind : std::uint8_t {
+  Constant,  ///< AddressField::value (which may depend on a header flag)
+  Field,     ///< the value of payload dword extent_dwords[0]
+  Variable,  ///< 4 x the dwords from extent_dwords[0] (the variable part) to the end of the packet
+  Rect,      ///< (height - 1) x pitch + width, 0 when width or height is 0; extent_dwords =
+            ///< {width, height, pitch}
+};
+
+/// A constant that may depend on one header flag bit: `set` when the packet's flags have
+/// `flag`, else `clear` (flag = 0: always `clear`).
+struct FlagValue {
+  std::uint8_t flag;
+  std::uint32_t clear;
+  std::uint32_t set;
+  constexpr std::uint32_t get(std::uint8_t packet_flags) const { return (packet_flags & flag) != 0 ? set : clear; }
+};
+
 /// A 64-bit GPU address field of a packet: dword `dword` (header = 0) holds bits 31:0, the
-/// next dword bits 63:32. In a user command buffer each needs a patch-location entry.
+/// next dword bits 63:32. In a user command buffer each needs a patch-location entry. The
+/// packet touches [address, address + extent) through it; the device requires `align`.
 struct AddressField {
   std::uint8_t dword;
   AddressAccess access;
   std::string_view name;
+  ExtentKind extent;
+  std::array<std::uint8_t, 3> extent_dwords;  ///< payload dwords the extent reads (header = 0)
+  FlagValue value;  ///< the extent in bytes for ExtentKind::Constant
+  FlagValue align;  ///< the alignment the device requires of the address (1 = any)
 };
 inline constexpr std::size_t kMaxAddressFields = 2;
 
@@ -52,21 +75,51 @@ struct PacketInfo {
 };
 
 inline constexpr std::array<PacketInfo, 15> kPackets{{
-    {Opcode::Nop, "NOP", 1, 65535, false, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00, 1, {{{1, AddressAccess::Write, "addr"}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::Fence, "FENCE", 5, 5, false, 0x03, 1, {{{1, AddressAccess::Write, "addr"}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::Copy, "COPY", 6, 6, false, 0x00, 2, {{{1, AddressAccess::Read, "src"}, {3, AddressAccess::Write, "dst"}}}},
-    {Opcode::Fill, "FILL", 5, 5, false, 0x00, 1, {{{1, AddressAccess::Write, "dst"}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00, 2, {{{1, AddressAccess::Read, "src"}, {3, AddressAccess::Write, "dst"}}}},
-    {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00, 1, {{{1, AddressAccess::Write, "dst"}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::Map, "MAP", 4, 65535, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::Unmap, "UNMAP", 5, 5, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::ReadPhysical, "READ_PHYSICAL", 6, 6, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::WritePhysical, "WRITE_PHYSICAL", 4, 65535, true, 0x00, 0, {{{0, AddressAccess::Read, ""}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::WaitMem, "WAIT_MEM", 6, 6, false, 0x07, 1, {{{1, AddressAccess::Read, "addr"}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::Timestamp, "TIMESTAMP", 3, 3, false, 0x00, 1, {{{1, AddressAccess::Write, "addr"}, {0, AddressAccess::Read, ""}}}},
-    {Opcode::Indirect, "INDIRECT", 4, 4, false, 0x00, 1, {{{1, AddressAccess::Execute, "addr"}, {0, AddressAccess::Read, ""}}}},
+    {Opcode::Nop, "NOP", 1, 65535, false, 0x00, 0,
+     {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00, 1,
+     {{{1, AddressAccess::Write, "addr", ExtentKind::Variable, {{3, 0, 0}}, {0x00, 0, 0}, {0x00, 4, 4}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::Fence, "FENCE", 5, 5, false, 0x03, 1,
+     {{{1, AddressAccess::Write, "addr", ExtentKind::Constant, {{0, 0, 0}}, {0x02, 4, 8}, {0x02, 4, 8}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::Copy, "COPY", 6, 6, false, 0x00, 2,
+     {{{1, AddressAccess::Read, "src", ExtentKind::Field, {{5, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {3, AddressAccess::Write, "dst", ExtentKind::Field, {{5, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::Fill, "FILL", 5, 5, false, 0x00, 1,
+     {{{1, AddressAccess::Write, "dst", ExtentKind::Field, {{3, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00, 2,
+     {{{1, AddressAccess::Read, "src", ExtentKind::Rect, {{5, 6, 7}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {3, AddressAccess::Write, "dst", ExtentKind::Rect, {{5, 6, 8}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00, 1,
+     {{{1, AddressAccess::Write, "dst", ExtentKind::Rect, {{3, 4, 5}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01, 0,
+     {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::Map, "MAP", 4, 65535, true, 0x00, 0,
+     {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::Unmap, "UNMAP", 5, 5, true, 0x00, 0,
+     {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::ReadPhysical, "READ_PHYSICAL", 6, 6, true, 0x00, 0,
+     {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::WritePhysical, "WRITE_PHYSICAL", 4, 65535, true, 0x00, 0,
+     {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::WaitMem, "WAIT_MEM", 6, 6, false, 0x07, 1,
+     {{{1, AddressAccess::Read, "addr", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 4, 4}, {0x00, 4, 4}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::Timestamp, "TIMESTAMP", 3, 3, false, 0x00, 1,
+     {{{1, AddressAccess::Write, "addr", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 8, 8}, {0x00, 8, 8}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+    {Opcode::Indirect, "INDIRECT", 4, 4, false, 0x00, 1,
+     {{{1, AddressAccess::Execute, "addr", ExtentKind::Field, {{3, 0, 0}}, {0x00, 0, 0}, {0x00, 4, 4}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
 }};
 
 /// The packet with this opcode, or nullptr for an unknown opcode.

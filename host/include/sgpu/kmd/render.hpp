@@ -110,14 +110,15 @@ struct RenderOutput {
 ///  - AllocationIndex >= allocation_list_size or naming a null element; SlotId >= max_slot_id or
 ///    Reserved bits set;
 ///  - an access outside the allocation: [AllocationOffset, AllocationOffset + extent) must lie in
-///    [0, size), where extent is what the packet touches from that address (WRITE_DATA: 4 x data
-///    dwords; FENCE: 8 with value64 else 4; COPY/FILL: bytes; BLIT_RECT/FILL_RECT: (height - 1) x
-///    pitch + width, 0 when width or height is 0; WAIT_MEM: 4; TIMESTAMP: 8); arithmetic that
-///    overflows 64 bits is an error too;
+///    [0, size), where extent is what the packet touches from that address, as the field's
+///    `extent` in spec/abi.toml says (abi::AddressField; WRITE_DATA: 4 x data dwords; FENCE: 8
+///    with value64 else 4; COPY/FILL: bytes; BLIT_RECT/FILL_RECT: (height - 1) x pitch + width,
+///    0 when width or height is 0; WAIT_MEM: 4; TIMESTAMP: 8); arithmetic that overflows 64 bits
+///    is an error too;
 ///  - a write through an allocation whose list entry lacks WriteOperation;
-///  - alignment the device requires (WRITE_DATA/WAIT_MEM address 4, TIMESTAMP 8, FENCE 8 with
-///    value64 else 4) of gpu_address + AllocationOffset when pre-patching, and of
-///    AllocationOffset itself always (allocations are page aligned);
+///  - alignment the device requires (the field's `align`: WRITE_DATA/WAIT_MEM address 4,
+///    TIMESTAMP 8, FENCE 8 with value64 else 4) of gpu_address + AllocationOffset when
+///    pre-patching, and of AllocationOffset itself always (allocations are page aligned);
 ///  - the DMA buffer cannot hold even one packet plus the fence, or dma_buffer not 4 KiB aligned,
 ///    or private data too small for RenderPrivateData.
 /// Unused input patch entries are an error too (every entry must patch an address field).
