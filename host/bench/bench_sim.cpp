@@ -15,45 +15,12 @@
 
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
+#include "sgpu/transport/timed.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-// Decorator that adds up the wall time spent inside the wrapped transport.
-class TimedTransport final : public sgpu::Transport {
- public:
-  explicit TimedTransport(std::unique_ptr<sgpu::Transport> inner) : inner_(std::move(inner)) {}
-  std::uint32_t read32(std::uint32_t off) override {
-    Timer t(*this);
-    return inner_->read32(off);
-  }
-  void write32(std::uint32_t off, std::uint32_t v) override {
-    Timer t(*this);
-    inner_->write32(off, v);
-  }
-  sgpu::Result<sgpu::DmaMemory> alloc_dma(std::size_t bytes, std::size_t align) override {
-    return inner_->alloc_dma(bytes, align);
-  }
-  bool wait_irq(std::chrono::nanoseconds timeout) override {
-    Timer t(*this);
-    return inner_->wait_irq(timeout);
-  }
-  std::chrono::nanoseconds now() override { return inner_->now(); }
-  std::string_view name() const override { return inner_->name(); }
-
-  Clock::duration inside{};
-
- private:
-  struct Timer {
-    explicit Timer(TimedTransport& o) : owner(o), start(Clock::now()) {}
-    ~Timer() { owner.inside += Clock::now() - start; }
-    TimedTransport& owner;
-    Clock::time_point start;
-  };
-  std::unique_ptr<sgpu::Transport> inner_;
-};
 
 [[noreturn]] void die(std::string_view what, const sgpu::Error& e) {
   fmt::print(stderr, "bench_sim: {}: {}\n", what, to_string(e));
@@ -75,8 +42,8 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 int main() {
   sgpu::TransportOptions options;  // defaults: 64-cycle read latency, 250 MHz
-  auto timed_owner = std::make_unique<TimedTransport>(check(sgpu::open_transport("sim", options), "open sim"));
-  TimedTransport* timed = timed_owner.get();
+  auto timed_owner = std::make_unique<sgpu::TimedTransport>(check(sgpu::open_transport("sim", options), "open sim"));
+  sgpu::TimedTransport* timed = timed_owner.get();
   sgpu::DeviceOptions dopt;
   dopt.ring_log2_entries = 5;
   sgpu::Device dev = check(sgpu::Device::open(std::move(timed_owner), dopt), "open device");
@@ -110,7 +77,7 @@ int main() {
     buffers.push_back(std::move(buf));
   }
   const std::uint64_t b0 = check(dev.cycle_counter(), "cycle counter");
-  timed->inside = {};
+  const auto inside0 = timed->inside();
   const auto bw0 = Clock::now();
   sgpu::FenceId last = 0;
   for (unsigned s = 0; s < kSubmissions; ++s) {
@@ -136,7 +103,7 @@ int main() {
   out["sim_cycles_per_second"] = busy_cycles / busy_wall;
   out["sim_cycles_per_second_idle"] = idle_cps;
   out["submissions_per_s_sim"] = kSubmissions / (busy_cycles / options.clock_hz);
-  out["sim_host_library_wall_share"] = 1.0 - seconds(timed->inside) / busy_wall;
+  out["sim_host_library_wall_share"] = 1.0 - seconds(timed->inside() - inside0) / busy_wall;
   std::printf("%s\n", out.dump().c_str());
   return 0;
 }

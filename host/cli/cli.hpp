@@ -17,8 +17,11 @@ struct CommonOptions {
 };
 
 struct DemoOptions {
-  unsigned submissions = 6;
-  unsigned timeout_us = 1000;  ///< per fence, in the transport's time
+  std::string png_path = "sgpu-demo.png";  ///< the presented frame; the report goes beside it (.txt)
+  bool no_hang = false;                    ///< skip the injected hang and its recovery
+  bool no_reference = false;               ///< skip the comparison with the C++ reference model
+  unsigned tdr_us = 1000;                  ///< TdrDelay for the demo, microseconds of device time
+  unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
 };
 
 /// Opens the transport and the device, or prints the error and returns nullopt.

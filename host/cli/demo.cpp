@@ -1,200 +1,180 @@
-// `sgpu demo`: the main job of the walking skeleton. Builds DMA buffers of WRITE_DATA, FENCE
-// and NOP packets, submits them one by one (measuring doorbell-to-fence cycles on the device's
-// own cycle counter), then all at once, and checks every byte the device wrote.
+// `sgpu demo`: the main job. Opens the device through the whole driver stack (Runtime: device,
+// kernel window, memory manager with device paging, scheduler), runs the demo workload (four
+// contexts: render, copy, an injected hang, present), writes the presented frame as a PNG,
+// checks it against the frame the C++ reference model computes from the same command lists, and
+// prints a readable report (also written next to the PNG).
 #include <chrono>
+#include <cstdio>
 #include <cstring>
-#include <vector>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "cli.hpp"
-#include "sgpu/packet_writer.hpp"
+#include "png.hpp"
+#include "reference.hpp"
+#include "sgpu/sched/runtime.hpp"
+#include "sgpu/transport/timed.hpp"
+#include "workload.hpp"
 
 namespace sgpu::cli {
 namespace {
 
-using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
 
 std::string duration_str(std::chrono::nanoseconds d) {
   const double ns = static_cast<double>(d.count());
   if (ns < 1e3) return fmt::format("{} ns", d.count());
-  if (ns < 1e6) return fmt::format("{:.2f} us", ns / 1e3);
+  if (ns < 1e6) return fmt::format("{:.1f} us", ns / 1e3);
   if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 
-// One DMA buffer of the demo and what it should leave in memory.
-struct Job {
-  std::string what;
-  DmaMemory buffer;
-  std::uint32_t end = 0;
-  std::size_t packets = 0;
-  std::uint32_t data_offset = 0;        // where its WRITE_DATA lands in the target buffer
-  std::vector<std::uint32_t> data;      // what lands there
-  std::uint64_t fence_value = 0;        // value its FENCE packet writes to its slot
-};
-
-std::uint32_t pattern(unsigned job, std::size_t i) {
-  return 0x5a000000u ^ (job << 16) ^ static_cast<std::uint32_t>(i * 0x9e37u);
+// FNV-1a of the frame: a short fingerprint for the report.
+std::uint64_t fingerprint(const std::vector<std::uint8_t>& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
 }
 
-// Buffer `k` of the demo: the kinds cycle so every packet type and a zero-length (fence-only)
-// submission are exercised.
-Result<Job> build_job(Transport& t, unsigned k, const DmaMemory& target, const DmaMemory& slots) {
-  Job job;
-  auto buffer = t.alloc_dma(16 * 1024);
-  if (!buffer) return std::move(buffer).error();
-  job.buffer = std::move(*buffer);
-  PacketWriter w(job.buffer);
-  const std::uint64_t slot = slots.bus_addr() + 8ull * k;
-  job.fence_value = 0xf00d'0000'0000'0000ull | (std::uint64_t{k} << 32) | (k + 1);
-  job.data_offset = 1024u * (k % 8);  // 8 slots of 1 KiB in the 8 KiB target
-  std::size_t words = 0;
-  switch (k % 4) {
-    case 0: job.what = "WRITE_DATA 16 dw + FENCE"; words = 16; break;
-    case 1: job.what = "NOP pad + WRITE_DATA 256 dw + FENCE"; words = 256; break;
-    case 2: job.what = "20 NOPs + FENCE"; break;
-    case 3: job.what = "empty (fence only)"; break;
-  }
-  if (k % 4 == 3) return job;  // start == end: the entry only retires its fence
-  if (k % 4 == 1) SGPU_RETURN_IF_ERROR(w.nop(8));
-  if (k % 4 == 2)
-    for (int i = 0; i < 20; ++i) SGPU_RETURN_IF_ERROR(w.nop());
-  for (std::size_t i = 0; i < words; ++i) job.data.push_back(pattern(k, i));
-  if (!job.data.empty())
-    SGPU_RETURN_IF_ERROR(w.write_data(target.bus_addr() + job.data_offset, job.data.data(), job.data.size()));
-  SGPU_RETURN_IF_ERROR(w.fence(slot, job.fence_value, abi::fence_flags::kValue64));
-  job.end = w.offset();
-  job.packets = w.packets();
-  return job;
-}
-
-// Checks what job `k` left in memory; returns "" or what is wrong.
-std::string verify(const Job& job, unsigned k, const DmaMemory& target, const DmaMemory& slots) {
-  const auto* words = target.as<const std::uint32_t>() + job.data_offset / 4;
-  for (std::size_t i = 0; i < job.data.size(); ++i)
-    if (words[i] != job.data[i])
-      return fmt::format("data dword {} at {:#x} is {:#010x}, expected {:#010x}", i,
-                         target.bus_addr() + job.data_offset + 4 * i, words[i], job.data[i]);
-  if (job.end == 0) return "";
-  const std::uint64_t fence_word = slots.as<const std::uint64_t>()[k];
-  if (fence_word != job.fence_value)
-    return fmt::format("fence slot {} holds {:#x}, expected {:#x}", k, fence_word, job.fence_value);
+// "" if equal, else where the first differing pixel is.
+std::string compare(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
+                    const demo::SceneGeometry& g) {
+  if (a.size() != b.size()) return fmt::format("sizes differ ({} vs {} bytes)", a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); i += 4)
+    if (std::memcmp(&a[i], &b[i], 4) != 0) {
+      std::uint32_t pa = 0, pb = 0;
+      std::memcpy(&pa, &a[i], 4);
+      std::memcpy(&pb, &b[i], 4);
+      return fmt::format("pixel ({}, {}) is {:#010x}, the model says {:#010x}", i / 4 % g.width, i / 4 / g.width, pa,
+                         pb);
+    }
   return "";
 }
 
+class Report {
+ public:
+  template <class... A>
+  void line(fmt::format_string<A...> f, A&&... a) {
+    text_ += fmt::format(f, std::forward<A>(a)...);
+    text_ += '\n';
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
 }  // namespace
 
-// The demo's buffers are built by the driver itself in system memory and write to system
-// memory: kernel-built (privileged) submissions, which may use system-physical addresses while
-// the GART is on. User work goes through the aperture (see docs/host-library.md).
-constexpr std::uint32_t kDriverBuilt = abi::ring_flags::kPrivileged;
-
 int run_demo(const CommonOptions& options, const DemoOptions& demo) {
-  const auto wall0 = std::chrono::steady_clock::now();
-  auto opened = open_device(options);
-  if (!opened) return 1;
-  Device& dev = *opened;
-  Transport& t = dev.transport();
-  const DeviceInfo& info = dev.info();
-  auto fail = [](std::string_view step, const Error& e) {
-    fmt::print(stderr, "sgpu demo: {} failed: {}\n", step, to_string(e));
+  const auto wall0 = Clock::now();
+  auto transport = open_transport(options.backend, options.transport);
+  if (!transport) {
+    fmt::print(stderr, "sgpu demo: cannot open the '{}' transport: {}\n", options.backend, to_string(transport.error()));
     return 1;
-  };
-
-  fmt::print("softgpu demo on transport '{}'", t.name());
-  if (t.name() == "sim")
-    fmt::print(" (read latency {} cycles, write latency {} cycles, {:.0f} MHz)",
-               options.transport.read_latency, options.transport.write_latency,
-               options.transport.clock_hz / 1e6);
-  fmt::print("\ndevice: interface {}.{}, build {:#010x}, {}-bit bus, {} reads in flight, ring of {} entries\n\n",
-             info.version_major, info.version_minor, info.build_id, info.bus_data_bytes * 8,
-             info.outstanding_reads, dev.ring_entries());
-
-  auto target = t.alloc_dma(8 * 1024);
-  if (!target) return fail("allocating the target buffer", target.error());
-  auto slots = t.alloc_dma(8ull * demo.submissions);
-  if (!slots) return fail("allocating the fence slots", slots.error());
-
-  // The cycle counter costs two register reads; measure that once and take it off.
-  auto c0 = dev.cycle_counter();
-  auto c1 = dev.cycle_counter();
-  if (!c0 || !c1) return fail("reading the cycle counter", (!c0 ? c0 : c1).error());
-  const std::uint64_t counter_cost = *c1 - *c0;
-  const std::uint64_t start_cycles = *c1;
-  const auto sim0 = t.now();
-  const auto timeout = std::chrono::microseconds(demo.timeout_us);
-
-  // ---- one at a time: doorbell-to-fence latency
-  fmt::print("one at a time (cycles = doorbell to fence seen by the host):\n");
-  fmt::print("  {:>3}  {:>5}  {:<36} {:>7}  {:>7}  {:>7}  {}\n", "#", "fence", "buffer", "packets",
-             "bytes", "cycles", "check");
+  }
+  auto timed_owner = std::make_unique<TimedTransport>(std::move(*transport));
+  TimedTransport& timed = *timed_owner;
+  sched::RuntimeOptions ro;
+  ro.scheduler.tdr_delay = std::chrono::microseconds(demo.tdr_us);
+  ro.scheduler.preempt_timeout = std::chrono::microseconds(demo.tdr_us) / 4;
+  auto rt = sched::Runtime::open(std::move(timed_owner), ro);
+  if (!rt) {
+    fmt::print(stderr, "sgpu demo: cannot bring up the driver stack: {}\n", to_string(rt.error()));
+    return 1;
+  }
+  demo::WorkloadOptions wo;
+  wo.inject_hang = !demo.no_hang;
+  wo.timeout = std::chrono::milliseconds(demo.timeout_ms);
+  const auto inside0 = timed.inside();
+  const auto work0 = Clock::now();
+  auto result = demo::run_workload(**rt, wo);
+  const auto work_wall = Clock::now() - work0;
+  if (!result) {
+    fmt::print(stderr, "sgpu demo: FAILED: {}\n", to_string(result.error()));
+    return 1;
+  }
+  const double host_share = 1.0 - std::chrono::duration<double>(timed.inside() - inside0).count() /
+                                      std::chrono::duration<double>(work_wall).count();
+  const demo::WorkloadReport& r = *result;
+  const demo::SceneGeometry& g = wo.geometry;
+  Device& dev = (*rt)->device();
+  const DeviceInfo& i = dev.info();
   int failures = 0;
-  std::vector<Job> jobs;
-  for (unsigned k = 0; k < demo.submissions; ++k) {
-    auto job = build_job(t, k, *target, *slots);
-    if (!job) return fail(fmt::format("building buffer {}", k), job.error());
-    auto before = dev.cycle_counter();
-    if (!before) return fail("reading the cycle counter", before.error());
-    auto fence = dev.submit({&job->buffer, 0, job->end, 0, kDriverBuilt});
-    if (!fence) return fail(fmt::format("submitting buffer {}", k), fence.error());
-    auto waited = dev.wait_fence(*fence, timeout);
-    if (!waited) return fail(fmt::format("waiting for fence {}", *fence), waited.error());
-    auto after = dev.cycle_counter();
-    if (!after) return fail("reading the cycle counter", after.error());
-    const std::string bad = verify(*job, k, *target, *slots);
-    failures += bad.empty() ? 0 : 1;
-    fmt::print("  {:>3}  {:>5}  {:<36} {:>7}  {:>7}  {:>7}  {}\n", k, *fence, job->what, job->packets,
-               job->end, *after - *before - counter_cost, bad.empty() ? "ok" : "FAILED: " + bad);
-    jobs.push_back(std::move(*job));
-  }
 
-  // ---- all at once: the ring keeps the engine busy
-  std::memset(target->cpu(), 0, target->size());
-  std::memset(slots->cpu(), 0, slots->size());
-  auto batch0 = dev.cycle_counter();
-  if (!batch0) return fail("reading the cycle counter", batch0.error());
-  FenceId first = 0, last = 0;
-  for (unsigned k = 0; k < jobs.size(); ++k) {
-    auto fence = dev.submit({&jobs[k].buffer, 0, jobs[k].end, 0, kDriverBuilt});
-    if (!fence && fence.error().code == Errc::Busy) {  // ring full: let it drain a little
-      auto w = dev.wait_fence(dev.completed_fence() + 1, timeout);
-      if (!w) return fail("waiting for ring space", w.error());
-      fence = dev.submit({&jobs[k].buffer, 0, jobs[k].end, 0, kDriverBuilt});
-    }
-    if (!fence) return fail(fmt::format("submitting buffer {}", k), fence.error());
-    if (first == 0) first = *fence;
-    last = *fence;
+  Report rep;
+  rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", dev.transport().name(),
+           options.transport.read_latency, options.transport.write_latency, options.transport.clock_hz / 1e6);
+  rep.line("device: interface {}.{}, {}-bit bus, {} reads in flight; memory segment {} MiB, aperture {} MiB "
+           "({} pages kept for the kernel window)",
+           i.version_major, i.version_minor, i.bus_data_bytes * 8, i.outstanding_reads,
+           i.memory_segment.size >> 20, i.aperture_segment.size >> 20, ro.kernel_window_pages);
+  rep.line("");
+  rep.line("  {:>10}  {:>6}  {}", "simulated", "fence", "step");
+  const auto start = r.steps.empty() ? std::chrono::nanoseconds{} : r.steps.front().at;
+  for (const auto& s : r.steps)
+    rep.line("  {:>10}  {:>6}  {}", duration_str(s.at - start), s.fence ? fmt::format("{}", s.fence) : "-", s.what);
+  rep.line("");
+  const auto& c = r.counters;
+  rep.line("scheduler: {} submissions -> {} render ring entries ({} Render/Present passes, {} split), "
+           "{} paging buffers; {} interrupts, {} DMA_COMPLETED reports (never stale, never twice)",
+           c.submissions, c.render_packets, c.passes, c.splits, c.paging_packets, c.interrupts,
+           r.dma_completed_reports);
+  rep.line("recovery:  {} engine resets, {} preemptions answered, {} packets requeued, {} cancelled (TDR delay {})",
+           c.recoveries, c.preemptions, c.requeued_packets, c.cancelled_packets,
+           duration_str(ro.scheduler.tdr_delay));
+  if (wo.inject_hang) {
+    rep.line("hang:      {}; the lost context now gets: {}",
+             r.hang_recovered ? "recovered (submission aborted, every other context completed)" : "NOT RECOVERED",
+             r.hang_context_error);
+    failures += !r.hang_recovered;
   }
-  auto waited = dev.wait_fence(last, timeout * jobs.size());
-  if (!waited) return fail(fmt::format("waiting for fence {}", last), waited.error());
-  auto batch1 = dev.cycle_counter();
-  if (!batch1) return fail("reading the cycle counter", batch1.error());
-  int batch_failures = 0;
-  for (unsigned k = 0; k < jobs.size(); ++k) batch_failures += verify(jobs[k], k, *target, *slots).empty() ? 0 : 1;
-  failures += batch_failures;
-  fmt::print("\nall at once: fences {}..{} in {} cycles, {} ({} buffers ok)\n", first, last,
-             *batch1 - *batch0 - counter_cost, batch_failures == 0 ? "all data correct" : "DATA WRONG",
-             jobs.size() - static_cast<std::size_t>(batch_failures));
+  rep.line("copies:    {} x 64 KiB on the copy context {}", wo.copy_chunks, r.copies_ok ? "arrived intact" : "CORRUPT");
+  failures += !r.copies_ok;
+  rep.line("semaphore: WAIT_MEM on the render context's own WRITE_DATA passed; user fence {:#018x} {}", r.user_fence,
+           r.user_fence == demo::kUserFenceValue ? "written" : "WRONG");
+  failures += r.user_fence != demo::kUserFenceValue;
 
-  // ---- summary
-  const std::uint64_t total_cycles = *batch1 - start_cycles;
-  const auto sim_time = t.now() - sim0;
-  const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0);
-  fmt::print("\ncompleted fence {} (write-back head {} = tail {})\n", dev.completed_fence(),
-             dev.ring_head(), dev.ring_tail());
-  fmt::print("total: {} device cycles, {} simulated, {} wall", total_cycles, duration_str(sim_time),
-             duration_str(wall));
-  if (t.name() == "sim" && wall.count() > 0)
-    fmt::print(" ({:.0f} simulated cycles per second)",
-               static_cast<double>(total_cycles) / (static_cast<double>(wall.count()) / 1e9));
-  fmt::print("\n");
-  if (failures != 0 || dev.ring_head() != dev.ring_tail()) {
-    fmt::print(stderr, "sgpu demo: FAILED ({} checks failed)\n", failures);
+  // The frame: PNG, fingerprint, and the reference model's opinion.
+  const std::string png = demo.png_path;
+  if (Status s = demo::write_png(png, r.frame.data(), g.width, g.height, g.pitch()); !s) {
+    fmt::print(stderr, "sgpu demo: {}\n", to_string(s.error()));
     return 1;
   }
-  fmt::print("demo passed\n");
-  return 0;
+  rep.line("frame:     {}x{} A8R8G8B8 presented to the primary, written to {} (fingerprint {:016x})", g.width,
+           g.height, png, fingerprint(r.frame));
+  if (!demo.no_reference) {
+    auto ref = demo::reference_frame(g);
+    if (!ref) {
+      rep.line("reference: the C++ model could not compute it: {}", to_string(ref.error()));
+      ++failures;
+    } else {
+      const std::string diff = compare(r.frame, *ref, g);
+      rep.line("reference: {}", diff.empty() ? "identical to the frame the C++ reference model computes from the "
+                                               "same command lists"
+                                             : "DIFFERS from the C++ reference model: " + diff);
+      failures += !diff.empty();
+    }
+  }
+  const double wall_s = std::chrono::duration<double>(work_wall).count();
+  rep.line("time:      {} device cycles = {} simulated in {:.2f} s wall ({:.0f} simulated cycles per second); "
+           "host library share of the wall time {:.1f} %",
+           r.cycles, duration_str(r.simulated), wall_s, static_cast<double>(r.cycles) / wall_s, 100.0 * host_share);
+  rep.line("total wall time including set-up and the reference: {:.2f} s",
+           std::chrono::duration<double>(Clock::now() - wall0).count());
+  rep.line("{}", failures ? fmt::format("demo FAILED ({} checks)", failures) : std::string("demo passed"));
+
+  fmt::print("{}", rep.text());
+  const std::string report_path = png.size() > 4 && png.substr(png.size() - 4) == ".png"
+                                      ? png.substr(0, png.size() - 4) + ".txt"
+                                      : png + ".txt";
+  if (std::FILE* f = std::fopen(report_path.c_str(), "w")) {
+    std::fputs(rep.text().c_str(), f);
+    std::fclose(f);
+    fmt::print("report written to {}\n", report_path);
+  }
+  return failures ? 1 : 0;
 }
 
 }  // namespace sgpu::cli

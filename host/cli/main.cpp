@@ -1,7 +1,7 @@
 // sgpu: command-line front end of libsgpu.
 //
 //   sgpu info                  what the device reports (ID, capabilities, segments)
-//   sgpu demo                  submit a few DMA buffers to the simulated device and check them
+//   sgpu demo                  the demo workload through the driver stack; writes the frame as a PNG
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -34,15 +34,19 @@ int main(int argc, char** argv) {
 
   auto* info = app.add_subcommand("info", "Print what the device reports: ID, capabilities, segments");
   auto* demo_cmd = app.add_subcommand(
-      "demo", "Submit DMA buffers (WRITE_DATA, FENCE, NOP) to the device, wait for their fences, "
-              "verify the data and report cycles");
-  demo_cmd->add_option("-n,--submissions", demo.submissions, "Number of DMA buffers to submit")
+      "demo", "Run the demo workload through the whole driver stack (render, copy and present contexts, an "
+              "injected hang and its recovery), write the presented frame as a PNG with a report beside it, "
+              "and check the frame against the C++ reference model");
+  demo_cmd->add_option("--png", demo.png_path, "Where to write the presented frame (the report goes to .txt beside it)")
+      ->capture_default_str();
+  demo_cmd->add_flag("--no-hang", demo.no_hang, "Do not inject the hung submission");
+  demo_cmd->add_flag("--no-reference", demo.no_reference, "Do not compare with the C++ reference model");
+  demo_cmd->add_option("--tdr-us", demo.tdr_us, "TdrDelay: how long a packet may run, microseconds of device time")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1000u));
-  demo_cmd->add_option("--timeout-us", demo.timeout_us,
-                       "Longest wait for one fence, microseconds of device time")
+      ->check(CLI::Range(10u, 10000000u));
+  demo_cmd->add_option("--timeout-ms", demo.timeout_ms, "Longest wait for one fence, milliseconds of device time")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 10000000u));
+      ->check(CLI::Range(1u, 100000u));
 
   CLI11_PARSE(app, argc, argv);
   common.transport.clock_hz = clock_mhz * 1e6;

@@ -8,6 +8,7 @@
 #include "png.hpp"
 #include "reference.hpp"
 #include "scene.hpp"
+#include "workload.hpp"
 
 using namespace sgpu;
 
@@ -36,7 +37,7 @@ TEST_CASE("demo scene: the reference model draws the expected frame", "[demo][mo
   CHECK((pixel(*frame, g, sx, sy) >> 16 & 0xff) == 0xff);                      // inside the first ball
 }
 
-TEST_CASE("demo PNG: written with libpng, read back byte-exact; errors name the path", "[demo][png]") {
+TEST_CASE("demo PNG: written with libpng, read back byte-exact, errors name the path", "[demo][png]") {
   const std::uint32_t w = 5, h = 3, pitch = 24;
   std::vector<std::uint8_t> px(pitch * h);
   for (std::size_t i = 0; i < px.size(); ++i) px[i] = static_cast<std::uint8_t>(i * 7);
@@ -54,4 +55,38 @@ TEST_CASE("demo PNG: written with libpng, read back byte-exact; errors name the 
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message.find("/nonexistent-dir/x.png") != std::string::npos);
   CHECK_FALSE(demo::write_png(path, px.data(), w, h, 8));  // pitch < width * 4
+}
+
+TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model's, the hang is recovered",
+          "[demo][sim]") {
+  sched::RuntimeOptions ro;
+  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
+  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
+  auto rt = sched::Runtime::open(std::move(ro));
+  if (!rt) FAIL(to_string(rt.error()));
+  demo::WorkloadOptions wo;
+  auto r = demo::run_workload(**rt, wo);
+  if (!r) FAIL(to_string(r.error()));
+  auto ref = demo::reference_frame(wo.geometry);
+  if (!ref) FAIL(to_string(ref.error()));
+  REQUIRE(r->frame.size() == ref->size());
+  CHECK(std::memcmp(r->frame.data(), ref->data(), ref->size()) == 0);
+  CHECK(r->copies_ok);
+  CHECK(r->hang_recovered);
+  CHECK(r->hang_context_error.find("device_lost") != std::string::npos);
+  CHECK(r->user_fence == demo::kUserFenceValue);
+  CHECK(r->counters.recoveries == 1);
+  CHECK(r->counters.cancelled_packets == 1);
+
+  // The PNG of the presented frame decodes back to the model's frame.
+  const demo::SceneGeometry& g = wo.geometry;
+  const std::string path = "test_demo_frame.png";
+  REQUIRE(demo::write_png(path, r->frame.data(), g.width, g.height, g.pitch()));
+  std::uint32_t w = 0, h = 0;
+  auto back = demo::read_png(path, w, h);
+  REQUIRE(back);
+  CHECK(w == g.width);
+  CHECK(h == g.height);
+  CHECK(*back == *ref);
+  std::remove(path.c_str());
 }
