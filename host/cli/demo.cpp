@@ -121,8 +121,9 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
            "{} paging buffers; {} interrupts, {} DMA_COMPLETED reports (never stale, never twice)",
            c.submissions, c.render_packets, c.passes, c.splits, c.paging_packets, c.interrupts,
            r.dma_completed_reports);
-  rep.line("recovery:  {} engine resets, {} preemptions answered, {} packets requeued, {} cancelled (TDR delay {})",
-           c.recoveries, c.preemptions, c.requeued_packets, c.cancelled_packets,
+  rep.line("recovery:  {} engine resets, {} preemptions answered, {} paging buffers resubmitted with their "
+           "original fences, {} render packets requeued for new fences, {} cancelled (TDR delay {})",
+           c.recoveries, c.preemptions, c.resubmitted_paging, c.requeued_packets, c.cancelled_packets,
            duration_str(ro.scheduler.tdr_delay));
   if (wo.inject_hang) {
     rep.line("hang:      {}; the lost context now gets: {}",

@@ -77,6 +77,7 @@ TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model'
   CHECK(r->user_fence == demo::kUserFenceValue);
   CHECK(r->counters.recoveries == 1);
   CHECK(r->counters.cancelled_packets == 1);
+  CHECK(r->counters.resubmitted_paging >= 1);  // the copy context's paging sat behind the hang
 
   // The PNG of the presented frame decodes back to the model's frame.
   const demo::SceneGeometry& g = wo.geometry;
