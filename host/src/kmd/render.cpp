@@ -162,6 +162,9 @@ struct CommandBuffer {
 struct InputPatchList {
   std::vector<PatchLocation> entries;
   std::vector<std::uint32_t> by_offset;
+  /// Packets are translated in offset order, so binding walks by_offset once: the first entry
+  /// not yet looked at.
+  std::size_t cursor = 0;
 };
 
 /// One packet of the command buffer as its (checked) header describes it.
@@ -227,9 +230,16 @@ Result<InputPatchList> read_patch_list(const RenderArgs& a) {
   in.entries.assign(a.patch_in, a.patch_in + a.patch_in_size);
   in.by_offset.resize(in.entries.size());
   std::iota(in.by_offset.begin(), in.by_offset.end(), 0u);
-  std::stable_sort(in.by_offset.begin(), in.by_offset.end(), [&](std::uint32_t x, std::uint32_t y) {
+  const auto by_patch_offset = [&](std::uint32_t x, std::uint32_t y) {
     return in.entries[x].patch_offset < in.entries[y].patch_offset;
-  });
+  };
+  // A CommandList writes its entries in stream order: sorting is then only a check.
+  if (!std::is_sorted(in.by_offset.begin(), in.by_offset.end(), by_patch_offset))
+    std::stable_sort(in.by_offset.begin(), in.by_offset.end(), by_patch_offset);
+  in.cursor = static_cast<std::size_t>(
+      std::lower_bound(in.by_offset.begin(), in.by_offset.end(), a.multipass_offset,
+                       [&](std::uint32_t i, std::uint32_t o) { return in.entries[i].patch_offset < o; }) -
+      in.by_offset.begin());
   // Packets tile [0, len), so an entry below len lies in some packet and is checked with it (in
   // this pass or an earlier one); one at or past len patches nothing.
   for (std::uint32_t i = 0; i < in.entries.size(); ++i) {
@@ -306,14 +316,14 @@ std::uint32_t* copy_packet(RenderState& s, const Packet& pk) {
 
 /// The input entries whose PatchOffset lies in the packet, bound to its address fields: each on
 /// a field's low dword, at most one per field (a field without one is refused by patch_field).
-Result<EntryOf> bind_patch_entries(const InputPatchList& in, const Packet& pk) {
+Result<EntryOf> bind_patch_entries(InputPatchList& in, const Packet& pk) {
   const abi::PacketInfo* p = pk.info;
   EntryOf entry_of;
   entry_of.fill(kNoEntry);
-  auto it = std::lower_bound(in.by_offset.begin(), in.by_offset.end(), pk.offset,
-                             [&](std::uint32_t i, std::uint32_t o) { return in.entries[i].patch_offset < o; });
-  for (; it != in.by_offset.end() && in.entries[*it].patch_offset < pk.end(); ++it) {
-    const std::uint32_t i = *it;
+  // Everything before the cursor belongs to earlier packets (they tile the buffer).
+  for (; in.cursor < in.by_offset.size() && in.entries[in.by_offset[in.cursor]].patch_offset < pk.end();
+       ++in.cursor) {
+    const std::uint32_t i = in.by_offset[in.cursor];
     const std::uint32_t patch_offset = in.entries[i].patch_offset;
     const std::uint32_t rel = patch_offset - pk.offset;
     if (rel % 4 != 0)
