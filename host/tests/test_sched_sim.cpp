@@ -293,9 +293,12 @@ TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in ord
 
 namespace {
 
-void hang_test(bool use_preemption) {
+// `unanswered`: the engine gets no time to answer the preemption request (1 ns), so recovery
+// takes the "engine does not answer" path: reset after preempt_timeout.
+void hang_test(bool use_preemption, bool unanswered = false) {
   RuntimeOptions o = small_options();
   o.scheduler.use_preemption = use_preemption;
+  if (unanswered) o.scheduler.preempt_timeout = 1ns;
   auto rt = open_runtime(o);
   auto dev = rt->adapter().create_device({});
   auto& s = rt->scheduler();
@@ -341,10 +344,12 @@ void hang_test(bool use_preemption) {
   CHECK(again.error().code == Errc::DeviceLost);
   CHECK(s.counters().recoveries == 1);
   CHECK(s.counters().requeued_packets >= 1);
-  if (use_preemption) {
+  if (use_preemption && !unanswered) {
     CHECK(s.counters().preemptions == 1);
+    CHECK(s.counters().preempt_timeouts == 0);
   } else {
     CHECK(s.counters().preemptions == 0);
+    CHECK(s.counters().preempt_timeouts == (unanswered ? 1u : 0u));
   }
   auto vb = read_back(tb, kPage);
   auto vc = read_back(tc, kPage);
@@ -371,6 +376,10 @@ TEST_CASE("sched sim: a hung context is recovered by preemption + reset; others 
 
 TEST_CASE("sched sim: a hung context is recovered by engine reset without preemption", "[sched][sim][tdr]") {
   hang_test(false);
+}
+
+TEST_CASE("sched sim: a preemption request the engine does not answer in time ends in a reset", "[sched][sim][tdr]") {
+  hang_test(true, true);
 }
 
 TEST_CASE("sched sim: more than TdrLimitCount recoveries puts the scheduler in its fatal state", "[sched][sim][tdr]") {
