@@ -112,7 +112,7 @@ Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) 
   auto placed = make_resident(cs, pass, all);
   if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
   if (placed) {
-    Status s = submit_portion(cs, *work, work->dma_end, work->patch_end, all, false);
+    Status s = submit_portion(cs, *work, work->dma_end, work->patch_end, all);
     if (!s) {
       if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
       return fail(std::move(s).error());
@@ -137,7 +137,7 @@ Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) 
     if (interrupted()) return Error{Errc::Aborted, kRestart, false};
     if (!r) return std::move(r).error();
     ++counters_.portions;
-    return submit_portion(cs, *work, p.dma_end, base + p.patch_start + p.patch_length, p.allocations, true);
+    return submit_portion(cs, *work, p.dma_end, base + p.patch_start + p.patch_length, p.allocations);
   };
   auto walked = walk_split(pass.patches.data() + base, work->patch_end - base,
                            adapter_.caps().max_allocation_list_slot_id, work->dma_start, work->dma_end, fits, emit);
@@ -157,7 +157,7 @@ Status Scheduler::wait_ring_room() {
 }
 
 Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma_end, std::uint32_t patch_end,
-                                 const std::vector<std::uint32_t>& allocations, bool split) {
+                                 const std::vector<std::uint32_t>& allocations) {
   const std::uint64_t epoch = epoch_;
   SGPU_RETURN_IF_ERROR(wait_ring_room());
   if (epoch != epoch_ || cs.error) return Error{Errc::Aborted, kRestart, false};
@@ -230,7 +230,6 @@ Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma
   hw_.push_back(std::move(hp));
   ++pass.on_ring;
   ++counters_.render_packets;
-  (void)split;
   work.dma_start = dma_end;
   work.patch_start = patch_end;
   return ok_status();

@@ -184,7 +184,7 @@ class Scheduler final : public vidmm::PagingQueue {
   Status pump();
   Status dispatch(ContextState& cs, const std::shared_ptr<Work>& work);
   Status submit_portion(ContextState& cs, Work& work, std::uint32_t dma_end, std::uint32_t patch_end,
-                        const std::vector<std::uint32_t>& allocations, bool split);
+                        const std::vector<std::uint32_t>& allocations);
   Result<std::vector<vidmm::Placement>> make_resident(ContextState& cs, const Pass& pass,
                                                       const std::vector<std::uint32_t>& allocations);
   Status wait_ring_room();
