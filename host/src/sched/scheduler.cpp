@@ -196,22 +196,21 @@ std::vector<kmd::DxgkAllocationListEntry> dxgk_list(const vidmm::MemoryManager& 
 
 }  // namespace
 
-Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList& cl) {
-  auto csr = usable(context);
-  if (!csr) return std::move(csr).error();
-  ContextState& cs = **csr;
-  if (cl.empty())
-    return Error{Errc::InvalidArgument, fmt::format("submit: context {}: the command list is empty", context.id()), false};
+// Render and Present share the pass loop: a DMA buffer and lists from the context's pools per
+// pass, one DDI call per pass (multipass until complete), everything given back on an error.
+Result<FenceId> Scheduler::run_passes(ContextState& cs, const std::vector<vidmm::AllocationListEntry>& user_list,
+                                      std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass) {
+  kmd::Context& context = *cs.context;
   Status st = ok_status();
-  auto list = dxgk_list(adapter_.memory_manager(), cl.allocations(), st);
+  auto list = dxgk_list(adapter_.memory_manager(), user_list, st);
   if (!st) return std::move(st).error();
 
   std::vector<std::shared_ptr<Pass>> passes;
   const auto give_back = [&] {
     for (auto& p : passes) {
-      cs.context->dma_buffers().release(std::move(p->buffer));
-      cs.context->allocation_lists().release(std::move(p->list));
-      cs.context->patch_location_lists().release(std::move(p->patches));
+      context.dma_buffers().release(std::move(p->buffer));
+      context.allocation_lists().release(std::move(p->list));
+      context.patch_location_lists().release(std::move(p->patches));
     }
   };
   std::uint32_t offset = 0;
@@ -225,32 +224,18 @@ Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList&
     pass->buffer = std::move(*buf);
     pass->context = context.id();
     pass->dxgk_list = list;
-    pass->list = cs.context->allocation_lists().acquire(cl.allocations().size());
-    pass->list.assign(cl.allocations().begin(), cl.allocations().end());
-    pass->patches = cs.context->patch_location_lists().acquire();
+    pass->list = context.allocation_lists().acquire(user_list.size());
+    pass->list.assign(user_list.begin(), user_list.end());
+    pass->patches = context.patch_location_lists().acquire();
     pass->patches.resize(std::max<std::size_t>(pass->patches.capacity(), context.info().patch_location_list_size));
+    pass->ring_flags = ring_flags;
     passes.push_back(pass);
 
-    kmd::RenderArgs a;
-    a.command = cl.commands().data();
-    a.command_length = cl.command_bytes();
-    a.dma_buffer = pass->buffer.memory.cpu();
-    a.dma_size = static_cast<std::uint32_t>(pass->buffer.memory.size());
-    a.private_data = pass->buffer.private_data.data();
-    a.private_data_size = static_cast<std::uint32_t>(pass->buffer.private_data.size());
-    a.allocation_list = pass->dxgk_list.data();
-    a.allocation_list_size = static_cast<std::uint32_t>(pass->dxgk_list.size());
-    a.patch_in = cl.patch_locations().data();
-    a.patch_in_size = static_cast<std::uint32_t>(cl.patch_locations().size());
-    a.patch_out = pass->patches.data();
-    a.patch_out_size = static_cast<std::uint32_t>(pass->patches.size());
-    a.multipass_offset = offset;
-    a.max_slot_id = adapter_.caps().max_allocation_list_slot_id;
-    auto out = kmd::render(a);
+    auto out = one_pass(*pass, offset);
     if (!out) {
       give_back();
       Error e = std::move(out).error();
-      e.message = fmt::format("submit: context {}: Render: {}", context.id(), e.message);
+      e.message = fmt::format("{}: context {}: {}", ddi, context.id(), e.message);
       return e;
     }
     pass->dma_bytes = out->dma_bytes;
@@ -260,7 +245,7 @@ Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList&
     if (out->dma_bytes == 0 || out->multipass_offset <= offset) {
       give_back();
       return Error{Errc::InvalidArgument,
-                   fmt::format("submit: context {}: Render made no progress at command offset {}", context.id(), offset),
+                   fmt::format("{}: context {}: no progress at multipass offset {}", ddi, context.id(), offset),
                    false};
     }
     offset = out->multipass_offset;
@@ -268,53 +253,47 @@ Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList&
   return queue_passes(cs, std::move(passes));
 }
 
+Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList& cl) {
+  auto csr = usable(context);
+  if (!csr) return std::move(csr).error();
+  if (cl.empty())
+    return Error{Errc::InvalidArgument, fmt::format("submit: context {}: the command list is empty", context.id()), false};
+  return run_passes(**csr, cl.allocations(), 0, "submit: Render", [&](Pass& pass, std::uint32_t offset) {
+    kmd::RenderArgs a;
+    a.command = cl.commands().data();
+    a.command_length = cl.command_bytes();
+    a.dma_buffer = pass.buffer.memory.cpu();
+    a.dma_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
+    a.private_data = pass.buffer.private_data.data();
+    a.private_data_size = static_cast<std::uint32_t>(pass.buffer.private_data.size());
+    a.allocation_list = pass.dxgk_list.data();
+    a.allocation_list_size = static_cast<std::uint32_t>(pass.dxgk_list.size());
+    a.patch_in = cl.patch_locations().data();
+    a.patch_in_size = static_cast<std::uint32_t>(cl.patch_locations().size());
+    a.patch_out = pass.patches.data();
+    a.patch_out_size = static_cast<std::uint32_t>(pass.patches.size());
+    a.multipass_offset = offset;
+    a.max_slot_id = adapter_.caps().max_allocation_list_slot_id;
+    return kmd::render(a);
+  });
+}
+
 Result<FenceId> Scheduler::present(kmd::Context& context, const PresentRequest& r) {
   auto csr = usable(context);
   if (!csr) return std::move(csr).error();
-  ContextState& cs = **csr;
-  std::vector<vidmm::AllocationListEntry> ul(3);
-  ul[1] = {r.src, false};
-  ul[2] = {r.dst, true};
-  Status st = ok_status();
-  auto list = dxgk_list(adapter_.memory_manager(), ul, st);
-  if (!st) return std::move(st).error();
-
-  std::vector<std::shared_ptr<Pass>> passes;
-  const auto give_back = [&] {
-    for (auto& p : passes) {
-      cs.context->dma_buffers().release(std::move(p->buffer));
-      cs.context->allocation_lists().release(std::move(p->list));
-      cs.context->patch_location_lists().release(std::move(p->patches));
-    }
-  };
-  std::uint32_t offset = 0;
-  for (;;) {
-    auto buf = acquire_buffer(cs);
-    if (!buf) {
-      give_back();
-      return std::move(buf).error();
-    }
-    auto pass = std::make_shared<Pass>();
-    pass->buffer = std::move(*buf);
-    pass->context = context.id();
-    pass->dxgk_list = list;
-    pass->list = cs.context->allocation_lists().acquire(3);
-    pass->list.assign(ul.begin(), ul.end());
-    pass->patches = cs.context->patch_location_lists().acquire();
-    pass->patches.resize(std::max<std::size_t>(pass->patches.capacity(), context.info().patch_location_list_size));
-    pass->ring_flags = SubmitCommandFlags::kPresent;
-    passes.push_back(pass);
-
+  // DXGK_PRESENT_SOURCE_INDEX = 1, DXGK_PRESENT_DESTINATION_INDEX = 2; element 0 is null.
+  const std::vector<vidmm::AllocationListEntry> ul{{}, {r.src, false}, {r.dst, true}};
+  return run_passes(**csr, ul, SubmitCommandFlags::kPresent, "present", [&](Pass& pass, std::uint32_t offset) {
     kmd::PresentArgs a;
     a.kind = r.kind;
-    a.dma_buffer = pass->buffer.memory.cpu();
-    a.dma_size = static_cast<std::uint32_t>(pass->buffer.memory.size());
-    a.private_data = pass->buffer.private_data.data();
-    a.private_data_size = static_cast<std::uint32_t>(pass->buffer.private_data.size());
-    a.allocation_list = pass->dxgk_list.data();
-    a.allocation_list_size = 3;
-    a.patch_out = pass->patches.data();
-    a.patch_out_size = static_cast<std::uint32_t>(pass->patches.size());
+    a.dma_buffer = pass.buffer.memory.cpu();
+    a.dma_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
+    a.private_data = pass.buffer.private_data.data();
+    a.private_data_size = static_cast<std::uint32_t>(pass.buffer.private_data.size());
+    a.allocation_list = pass.dxgk_list.data();
+    a.allocation_list_size = static_cast<std::uint32_t>(pass.dxgk_list.size());
+    a.patch_out = pass.patches.data();
+    a.patch_out_size = static_cast<std::uint32_t>(pass.patches.size());
     a.multipass_offset = offset;
     a.color = r.color;
     a.src = r.src_desc;
@@ -323,25 +302,8 @@ Result<FenceId> Scheduler::present(kmd::Context& context, const PresentRequest& 
     a.dst_rect = r.dst_rect;
     a.sub_rects = r.sub_rects.empty() ? nullptr : r.sub_rects.data();
     a.sub_rect_count = static_cast<std::uint32_t>(r.sub_rects.size());
-    auto out = kmd::present(a);
-    if (!out) {
-      give_back();
-      Error e = std::move(out).error();
-      e.message = fmt::format("present: context {}: {}", context.id(), e.message);
-      return e;
-    }
-    pass->dma_bytes = out->dma_bytes;
-    pass->patch_count = out->patch_count;
-    ++counters_.passes;
-    if (out->complete) break;
-    if (out->dma_bytes == 0 || out->multipass_offset <= offset) {
-      give_back();
-      return Error{Errc::InvalidArgument,
-                   fmt::format("present: context {}: no progress at sub-rectangle {}", context.id(), offset), false};
-    }
-    offset = out->multipass_offset;
-  }
-  return queue_passes(cs, std::move(passes));
+    return kmd::present(a);
+  });
 }
 
 Result<FenceId> Scheduler::queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes) {

@@ -178,6 +178,9 @@ class Scheduler final : public vidmm::PagingQueue {
   // submission path (scheduler.cpp)
   Result<ContextState*> usable(const kmd::Context& context);
   Result<kmd::DmaBuffer> acquire_buffer(ContextState& cs);
+  using PassFn = std::function<Result<kmd::RenderOutput>(Pass& pass, std::uint32_t multipass_offset)>;
+  Result<FenceId> run_passes(ContextState& cs, const std::vector<vidmm::AllocationListEntry>& user_list,
+                             std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass);
   Result<FenceId> queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes);
   void release_pass(Pass& pass);
   // pump (dispatch.cpp)
