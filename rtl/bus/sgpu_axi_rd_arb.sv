@@ -3,10 +3,11 @@
 // other ID for master 0) and must accept read data at any time (rready high, as every
 // sgpu_dma_rd does: it reserves buffer room before issuing).
 //
-// The grant is a register: the AR readies depend only on it and on the port's arready, never
-// on an arvalid. Once the granted master raises arvalid the grant stays until the handshake,
-// so the port's AR payload is stable as AXI requires. Switching to a waiting master costs one
-// cycle, which is nothing next to bursts of up to 256 beats.
+// The grant and the ID routing are sgpu_axi_arb_ctrl's, shared with sgpu_axi_wr_arb. The grant
+// is a register: the AR readies depend only on it and on the port's arready, never on an
+// arvalid. Once the granted master raises arvalid the grant stays until the handshake, so the
+// port's AR payload is stable as AXI requires. Switching to a waiting master costs one cycle,
+// which is nothing next to bursts of up to 256 beats.
 `default_nettype none
 
 module sgpu_axi_rd_arb #(
@@ -68,50 +69,32 @@ module sgpu_axi_rd_arb #(
   input  wire logic                 m_axi_rlast
 );
 
+  logic grant;  // 0: master 0, 1: master 1
+
+  sgpu_axi_arb_ctrl #(.IdWidth(IdWidth), .S1Id(S1Id)) u_ctrl (
+    .clk_i, .rst_ni,
+    .s0_req_valid_i(s0_axi_arvalid), .s0_req_ready_o(s0_axi_arready), .s0_req_id_i(s0_axi_arid),
+    .s1_req_valid_i(s1_axi_arvalid), .s1_req_ready_o(s1_axi_arready), .s1_req_id_i(s1_axi_arid),
+    .req_valid_o   (m_axi_arvalid),  .req_ready_i   (m_axi_arready),  .req_enable_i(1'b1),
+    .grant_o       (grant),
+    .rsp_valid_i   (m_axi_rvalid),   .rsp_ready_o   (m_axi_rready),   .rsp_id_i   (m_axi_rid),
+    .s0_rsp_valid_o(s0_axi_rvalid),  .s0_rsp_ready_i(s0_axi_rready),
+    .s1_rsp_valid_o(s1_axi_rvalid),  .s1_rsp_ready_i(s1_axi_rready)
+  );
+
   ////////
   // AR //
   ////////
 
-  logic grant_q, grant_d;  // 0: master 0, 1: master 1
-
-  assign m_axi_arvalid  = grant_q ? s1_axi_arvalid : s0_axi_arvalid;
-  assign m_axi_arid     = grant_q ? s1_axi_arid    : s0_axi_arid;
-  assign m_axi_araddr   = grant_q ? s1_axi_araddr  : s0_axi_araddr;
-  assign m_axi_arlen    = grant_q ? s1_axi_arlen   : s0_axi_arlen;
-  assign m_axi_arsize   = grant_q ? s1_axi_arsize  : s0_axi_arsize;
-  assign m_axi_arburst  = grant_q ? s1_axi_arburst : s0_axi_arburst;
-  assign s0_axi_arready = !grant_q && m_axi_arready;
-  assign s1_axi_arready = grant_q && m_axi_arready;
-
-  logic own_valid, other_valid;
-  assign own_valid   = grant_q ? s1_axi_arvalid : s0_axi_arvalid;
-  assign other_valid = grant_q ? s0_axi_arvalid : s1_axi_arvalid;
-
-  // Keep the grant while its master waits; hand it over after a handshake (round-robin) or
-  // when the granted master is idle and the other one asks.
-  always_comb begin
-    grant_d = grant_q;
-    if (other_valid && (!own_valid || m_axi_arready)) grant_d = !grant_q;
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      grant_q <= 1'b0;
-    end else begin
-      grant_q <= grant_d;
-    end
-  end
+  assign m_axi_arid     = grant ? s1_axi_arid    : s0_axi_arid;
+  assign m_axi_araddr   = grant ? s1_axi_araddr  : s0_axi_araddr;
+  assign m_axi_arlen    = grant ? s1_axi_arlen   : s0_axi_arlen;
+  assign m_axi_arsize   = grant ? s1_axi_arsize  : s0_axi_arsize;
+  assign m_axi_arburst  = grant ? s1_axi_arburst : s0_axi_arburst;
 
   ///////
   // R //
   ///////
-
-  logic to_s1;
-  assign to_s1 = (m_axi_rid == S1Id);
-
-  assign s0_axi_rvalid = m_axi_rvalid && !to_s1;
-  assign s1_axi_rvalid = m_axi_rvalid && to_s1;
-  assign m_axi_rready  = to_s1 ? s1_axi_rready : s0_axi_rready;
 
   assign s0_axi_rid    = m_axi_rid;
   assign s0_axi_rdata  = m_axi_rdata;
@@ -121,21 +104,6 @@ module sgpu_axi_rd_arb #(
   assign s1_axi_rdata  = m_axi_rdata;
   assign s1_axi_rresp  = m_axi_rresp;
   assign s1_axi_rlast  = m_axi_rlast;
-
-  ////////////////
-  // Invariants //
-  ////////////////
-
-`ifndef SYNTHESIS
-  // Master 0 must not use master 1's ID, or its read data would be misrouted.
-  DistinctIds: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      s0_axi_arvalid |-> s0_axi_arid != S1Id);
-  Master1Id: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      s1_axi_arvalid |-> s1_axi_arid == S1Id);
-  // A raised AR keeps its master until the handshake.
-  GrantHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (m_axi_arvalid && !m_axi_arready) |=> $stable(grant_q));
-`endif
 
 endmodule
 

@@ -1,14 +1,14 @@
 // Two AXI4 write masters onto one write port: master 0 the command processor's small-write
 // master (sgpu_axi_wr), master 1 the copy engine's burst writer (sgpu_dma_wr).
 //
-// AW is granted round-robin as in sgpu_axi_rd_arb: the grant is a register, the AW readies
-// depend only on it and on the port's awready, and once the granted master raises awvalid the
-// grant stays until the handshake. AXI4 has no WID: write data must follow the order of the
-// addresses. Every AW handshake on the port pushes its master's number into a FIFO, and W beats
-// are taken only from the master at the head of it, until that burst's wlast; so W never runs
-// ahead of its AW on the port (a master may present W early: it simply waits). B responses are
-// routed by ID (S1Id to master 1, every other ID to master 0); both masters must accept B at
-// any time.
+// AW is granted round-robin as in sgpu_axi_rd_arb (by the same sgpu_axi_arb_ctrl): the grant
+// is a register, the AW readies depend only on it, on the port's awready and on room in the
+// W-order FIFO, and once the granted master raises awvalid the grant stays until the
+// handshake. AXI4 has no WID: write data must follow the order of the addresses. Every AW
+// handshake on the port pushes its master's number into a FIFO, and W beats are taken only
+// from the master at the head of it, until that burst's wlast; so W never runs ahead of its AW
+// on the port (a master may present W early: it simply waits). B responses are routed by ID
+// (S1Id to master 1, every other ID to master 0); both masters must accept B at any time.
 `default_nettype none
 
 module sgpu_axi_wr_arb #(
@@ -81,51 +81,42 @@ module sgpu_axi_wr_arb #(
   input  wire logic [1:0]             m_axi_bresp
 );
 
+  logic grant;  // 0: master 0, 1: master 1
+  logic ord_in_ready, ord_valid, ord_head;
+
+  // An AW is passed on only while the W-order FIFO has room for its master's number.
+  sgpu_axi_arb_ctrl #(.IdWidth(IdWidth), .S1Id(S1Id)) u_ctrl (
+    .clk_i, .rst_ni,
+    .s0_req_valid_i(s0_axi_awvalid), .s0_req_ready_o(s0_axi_awready), .s0_req_id_i(s0_axi_awid),
+    .s1_req_valid_i(s1_axi_awvalid), .s1_req_ready_o(s1_axi_awready), .s1_req_id_i(s1_axi_awid),
+    .req_valid_o   (m_axi_awvalid),  .req_ready_i   (m_axi_awready),  .req_enable_i(ord_in_ready),
+    .grant_o       (grant),
+    .rsp_valid_i   (m_axi_bvalid),   .rsp_ready_o   (m_axi_bready),   .rsp_id_i   (m_axi_bid),
+    .s0_rsp_valid_o(s0_axi_bvalid),  .s0_rsp_ready_i(s0_axi_bready),
+    .s1_rsp_valid_o(s1_axi_bvalid),  .s1_rsp_ready_i(s1_axi_bready)
+  );
+
   ////////
   // AW //
   ////////
 
-  logic grant_q, grant_d;  // 0: master 0, 1: master 1
-  logic ord_in_ready, ord_valid, ord_head;
-
-  // An AW is passed on only while the W-order FIFO has room for its master's number.
-  assign m_axi_awvalid  = (grant_q ? s1_axi_awvalid : s0_axi_awvalid) && ord_in_ready;
-  assign m_axi_awid     = grant_q ? s1_axi_awid    : s0_axi_awid;
-  assign m_axi_awaddr   = grant_q ? s1_axi_awaddr  : s0_axi_awaddr;
-  assign m_axi_awlen    = grant_q ? s1_axi_awlen   : s0_axi_awlen;
-  assign m_axi_awsize   = grant_q ? s1_axi_awsize  : s0_axi_awsize;
-  assign m_axi_awburst  = grant_q ? s1_axi_awburst : s0_axi_awburst;
-  assign s0_axi_awready = !grant_q && m_axi_awready && ord_in_ready;
-  assign s1_axi_awready = grant_q && m_axi_awready && ord_in_ready;
-
-  logic own_valid, other_valid, aw_go;
-  assign own_valid   = grant_q ? s1_axi_awvalid : s0_axi_awvalid;
-  assign other_valid = grant_q ? s0_axi_awvalid : s1_axi_awvalid;
-  assign aw_go       = m_axi_awvalid && m_axi_awready;
-
-  always_comb begin
-    grant_d = grant_q;
-    if (other_valid && (!own_valid || aw_go)) grant_d = !grant_q;
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      grant_q <= 1'b0;
-    end else begin
-      grant_q <= grant_d;
-    end
-  end
+  assign m_axi_awid     = grant ? s1_axi_awid    : s0_axi_awid;
+  assign m_axi_awaddr   = grant ? s1_axi_awaddr  : s0_axi_awaddr;
+  assign m_axi_awlen    = grant ? s1_axi_awlen   : s0_axi_awlen;
+  assign m_axi_awsize   = grant ? s1_axi_awsize  : s0_axi_awsize;
+  assign m_axi_awburst  = grant ? s1_axi_awburst : s0_axi_awburst;
 
   ///////
   // W //
   ///////
 
-  logic w_go;
-  assign w_go = m_axi_wvalid && m_axi_wready && m_axi_wlast;
+  logic aw_go, w_go;
+  assign aw_go = m_axi_awvalid && m_axi_awready;
+  assign w_go  = m_axi_wvalid && m_axi_wready && m_axi_wlast;
 
   sgpu_fifo #(.Width(1), .Depth(MaxPending)) u_order (
     .clk_i, .rst_ni, .clear_i(1'b0),
-    .in_valid_i (aw_go), .in_ready_o(ord_in_ready), .in_data_i(grant_q),
+    .in_valid_i (aw_go), .in_ready_o(ord_in_ready), .in_data_i(grant),
     .out_valid_o(ord_valid), .out_ready_i(w_go), .out_data_o(ord_head), .count_o()
   );
 
@@ -140,29 +131,10 @@ module sgpu_axi_wr_arb #(
   // B //
   ///////
 
-  logic to_s1;
-  assign to_s1 = (m_axi_bid == S1Id);
-
-  assign s0_axi_bvalid = m_axi_bvalid && !to_s1;
-  assign s1_axi_bvalid = m_axi_bvalid && to_s1;
-  assign m_axi_bready  = to_s1 ? s1_axi_bready : s0_axi_bready;
   assign s0_axi_bid    = m_axi_bid;
   assign s0_axi_bresp  = m_axi_bresp;
   assign s1_axi_bid    = m_axi_bid;
   assign s1_axi_bresp  = m_axi_bresp;
-
-  ////////////////
-  // Invariants //
-  ////////////////
-
-`ifndef SYNTHESIS
-  DistinctIds: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      s0_axi_awvalid |-> s0_axi_awid != S1Id);
-  Master1Id: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      s1_axi_awvalid |-> s1_axi_awid == S1Id);
-  GrantHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (m_axi_awvalid && !m_axi_awready) |=> $stable(grant_q));
-`endif
 
 endmodule
 
