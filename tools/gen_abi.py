@@ -163,6 +163,22 @@ def check(spec):
         dws = [f["dword"] for f in spec[struct]["fields"]]
         if sorted(dws) != list(range(spec[struct]["dwords"])):
             sys.exit(f"abi: {struct} fields must cover dwords 0..{spec[struct]['dwords'] - 1} once")
+    names = [n for pkt in spec["packet"] for n, _ in payload_params(pkt)] + ["PldMaxDwords"]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        sys.exit(f"abi: payload field names collide in the SystemVerilog package: {dups}")
+
+
+def payload_params(pkt):
+    """[(SV localparam name, value)] of a packet's payload layout: the dword index of each fixed
+    payload field (header = 0), of the first dword of the variable part, and the fixed payload
+    dwords (Pld<Packet>Dwords)."""
+    c = camel(pkt["name"])
+    params = [(f"Pld{c}{camel(f['name'])}", i + 1) for i, f in enumerate(pkt["payload"])]
+    if "variable" in pkt:
+        params.append((f"Pld{c}{camel(pkt['variable']['name'])}", len(pkt["payload"]) + 1))
+    params.append((f"Pld{c}Dwords", len(pkt["payload"])))
+    return params
 
 
 # --------------------------------------------------------------------------- SystemVerilog
@@ -184,11 +200,15 @@ def gen_sv(spec):
         out.append(f"    {typ} {f['name']};")
     out.append("  } pkt_header_t;")
     out.append("")
+    out.append("  /// Pld<Packet><Field>: dword index of a payload field (the header is dword 0, as")
+    out.append("  /// abi::payload::<packet>::k<Field> in C++); Pld<Packet><Variable>: first dword of a")
+    out.append("  /// variable part; Pld<Packet>Dwords: fixed payload dwords (header excluded).")
     for p in pk:
         c = camel(p["name"])
         out.append(f"  localparam int unsigned Pkt{c}MinDwords = {p['min_dwords']};")
         out.append(f"  localparam int unsigned Pkt{c}MaxDwords = {p['max_dwords']};")
         out.append(f"  localparam bit Pkt{c}Privileged = 1'b{int(p['privileged'])};")
+        out += [f"  localparam int unsigned {n} = {v};" for n, v in payload_params(p)]
         for fl in p["flags"]:
             out.append(f"  localparam int unsigned Pkt{c}Flag{camel(fl['name'])}Bit = {fl['bit']};")
             if fwidth(fl) > 1:

@@ -438,6 +438,24 @@ module sgpu_cp
   logic last_dword;  // the payload dword at the stream head is the packet's last
   assign last_dword = (pkt_idx_q == pkt_q.dwords - 16'd2);
 
+  // Payload decoding below takes dword positions from sgpu_abi_pkg (spec/abi.toml); these
+  // checks hold what its shortcuts assume: packets that share a decoder share their layout, and
+  // the field a `default` branch collects is the packet's last fixed dword.
+  if (PldWritePhysicalAddrLo != PldWriteDataAddrLo || PldWritePhysicalAddrHi != PldWriteDataAddrHi
+      || PldWritePhysicalData != PldWriteDataData
+      || PldReadPhysicalSrcLo != PldCopySrcLo || PldReadPhysicalSrcHi != PldCopySrcHi
+      || PldReadPhysicalDstLo != PldCopyDstLo || PldReadPhysicalDstHi != PldCopyDstHi
+      || PldReadPhysicalBytes != PldCopyBytes) begin : g_bad_shared_layout
+    $error("sgpu_cp: WRITE_PHYSICAL/WRITE_DATA or READ_PHYSICAL/COPY payload layouts differ");
+  end
+  if (PldFenceValueHi != PldFenceDwords || PldCopyBytes != PldCopyDwords || PldFillPattern != PldFillDwords
+      || PldBlitRectDstPitch != PldBlitRectDwords || PldFillRectPattern != PldFillRectDwords
+      || PldWaitMemInterval != PldWaitMemDwords || PldUnmapDummyHi != PldUnmapDwords
+      || PldBlitRectDwords > 8 || PldFenceDwords > 4 || PldFillDwords > 4 || PldUnmapDwords > 4)
+  begin : g_bad_payload_order
+    $error("sgpu_cp: a payload decoder's last field or index width does not match sgpu_abi_pkg");
+  end
+
   // ------------------------------------------------------------------ main FSM
   always_comb begin
     state_d        = state_q;
@@ -597,10 +615,10 @@ module sgpu_cp
         if (dw_valid) begin
           unique case (pkt_q.opcode)
             OpWriteData, OpWritePhysical: begin
-              if (pkt_idx_q == 16'd0) begin
+              if (pkt_idx_q == 16'(PldWriteDataAddrLo - 1)) begin
                 dw_ready = 1'b1;
                 pkt_addr_d[31:0] = dw;
-              end else if (pkt_idx_q == 16'd1) begin
+              end else if (pkt_idx_q == 16'(PldWriteDataAddrHi - 1)) begin
                 dw_ready = 1'b1;
                 pkt_addr_d[63:32] = dw;
                 if (pkt_addr_q[1:0] != 2'b00) begin
@@ -623,57 +641,57 @@ module sgpu_cp
             OpFence: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[1:0])
-                2'd0: pkt_addr_d[31:0]   = dw;
-                2'd1: pkt_addr_d[63:32]  = dw;
-                2'd2: pkt_value_d[31:0]  = dw;
-                default: pkt_value_d[63:32] = dw;
+                2'(PldFenceAddrLo - 1): pkt_addr_d[31:0]   = dw;
+                2'(PldFenceAddrHi - 1): pkt_addr_d[63:32]  = dw;
+                2'(PldFenceValueLo - 1): pkt_value_d[31:0]  = dw;
+                default: pkt_value_d[63:32] = dw;  // PldFenceValueHi
               endcase
             end
             // COPY, READ_PHYSICAL: src -> pkt_value, dst -> pkt_addr, bytes -> pkt_len.
             OpCopy, OpReadPhysical: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[2:0])
-                3'd0: pkt_value_d[31:0]  = dw;
-                3'd1: pkt_value_d[63:32] = dw;
-                3'd2: pkt_addr_d[31:0]   = dw;
-                3'd3: pkt_addr_d[63:32]  = dw;
-                default: pkt_len_d       = dw;
+                3'(PldCopySrcLo - 1): pkt_value_d[31:0]  = dw;
+                3'(PldCopySrcHi - 1): pkt_value_d[63:32] = dw;
+                3'(PldCopyDstLo - 1): pkt_addr_d[31:0]   = dw;
+                3'(PldCopyDstHi - 1): pkt_addr_d[63:32]  = dw;
+                default: pkt_len_d       = dw;  // PldCopyBytes
               endcase
             end
             // FILL: dst -> pkt_addr, bytes -> pkt_len, pattern -> pkt_pat.
             OpFill: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[1:0])
-                2'd0: pkt_addr_d[31:0]  = dw;
-                2'd1: pkt_addr_d[63:32] = dw;
-                2'd2: pkt_len_d         = dw;
-                default: pkt_pat_d      = dw;
+                2'(PldFillDstLo - 1): pkt_addr_d[31:0]  = dw;
+                2'(PldFillDstHi - 1): pkt_addr_d[63:32] = dw;
+                2'(PldFillBytes - 1): pkt_len_d         = dw;
+                default: pkt_pat_d      = dw;  // PldFillPattern
               endcase
             end
             // BLIT_RECT: src -> pkt_value, dst -> pkt_addr, width, height, pitches.
             OpBlitRect: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[2:0])
-                3'd0: pkt_value_d[31:0]  = dw;
-                3'd1: pkt_value_d[63:32] = dw;
-                3'd2: pkt_addr_d[31:0]   = dw;
-                3'd3: pkt_addr_d[63:32]  = dw;
-                3'd4: pkt_len_d          = dw;
-                3'd5: pkt_rows_d         = dw;
-                3'd6: pkt_spitch_d       = dw;
-                default: pkt_dpitch_d    = dw;
+                3'(PldBlitRectSrcLo - 1): pkt_value_d[31:0]  = dw;
+                3'(PldBlitRectSrcHi - 1): pkt_value_d[63:32] = dw;
+                3'(PldBlitRectDstLo - 1): pkt_addr_d[31:0]   = dw;
+                3'(PldBlitRectDstHi - 1): pkt_addr_d[63:32]  = dw;
+                3'(PldBlitRectWidth - 1): pkt_len_d          = dw;
+                3'(PldBlitRectHeight - 1): pkt_rows_d         = dw;
+                3'(PldBlitRectSrcPitch - 1): pkt_spitch_d       = dw;
+                default: pkt_dpitch_d    = dw;  // PldBlitRectDstPitch
               endcase
             end
             // FILL_RECT: dst -> pkt_addr, width, height, dst_pitch, pattern.
             OpFillRect: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[2:0])
-                3'd0: pkt_addr_d[31:0]  = dw;
-                3'd1: pkt_addr_d[63:32] = dw;
-                3'd2: pkt_len_d         = dw;
-                3'd3: pkt_rows_d        = dw;
-                3'd4: pkt_dpitch_d      = dw;
-                default: pkt_pat_d      = dw;
+                3'(PldFillRectDstLo - 1): pkt_addr_d[31:0]  = dw;
+                3'(PldFillRectDstHi - 1): pkt_addr_d[63:32] = dw;
+                3'(PldFillRectWidth - 1): pkt_len_d         = dw;
+                3'(PldFillRectHeight - 1): pkt_rows_d        = dw;
+                3'(PldFillRectDstPitch - 1): pkt_dpitch_d      = dw;
+                default: pkt_pat_d      = dw;  // PldFillRectPattern
               endcase
             end
             // WAIT_MEM: addr -> pkt_addr, ref -> pkt_value[31:0], mask -> pkt_value[63:32],
@@ -681,11 +699,11 @@ module sgpu_cp
             OpWaitMem: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[2:0])
-                3'd0: pkt_addr_d[31:0]   = dw;
-                3'd1: pkt_addr_d[63:32]  = dw;
-                3'd2: pkt_value_d[31:0]  = dw;
-                3'd3: pkt_value_d[63:32] = dw;
-                default: pkt_len_d       = dw;
+                3'(PldWaitMemAddrLo - 1): pkt_addr_d[31:0]   = dw;
+                3'(PldWaitMemAddrHi - 1): pkt_addr_d[63:32]  = dw;
+                3'(PldWaitMemRef - 1): pkt_value_d[31:0]  = dw;
+                3'(PldWaitMemMask - 1): pkt_value_d[63:32] = dw;
+                default: pkt_len_d       = dw;  // PldWaitMemInterval
               endcase
             end
             OpTimestamp: begin
@@ -696,8 +714,8 @@ module sgpu_cp
             // INDIRECT: addr -> pkt_addr; bytes is the last dword (used as it arrives).
             OpIndirect: begin
               dw_ready = 1'b1;
-              if (pkt_idx_q == 16'd0)      pkt_addr_d[31:0]  = dw;
-              else if (pkt_idx_q == 16'd1) pkt_addr_d[63:32] = dw;
+              if (pkt_idx_q == 16'(PldIndirectAddrLo - 1))      pkt_addr_d[31:0]  = dw;
+              else if (pkt_idx_q == 16'(PldIndirectAddrHi - 1)) pkt_addr_d[63:32] = dw;
             end
             OpTlbInvalidate: begin
               dw_ready = 1'b1;
@@ -707,10 +725,10 @@ module sgpu_cp
             // MAP: the length is checked at count, the range at pte_flags (before any PTE is
             // written); every bus address dword is then written like a WRITE_DATA dword.
             OpMap: begin
-              if (pkt_idx_q == 16'd0) begin
+              if (pkt_idx_q == 16'(PldMapFirstPage - 1)) begin
                 dw_ready = 1'b1;
                 pkt_value_d[31:0] = dw;
-              end else if (pkt_idx_q == 16'd1) begin
+              end else if (pkt_idx_q == 16'(PldMapCount - 1)) begin
                 dw_ready = 1'b1;
                 pkt_value_d[63:32] = dw;
                 if ({1'b0, dw, 1'b0} + 34'd4 != 34'(pkt_q.dwords)) begin
@@ -719,7 +737,7 @@ module sgpu_cp
                   fault_addr_d   = pkt_hdr_addr_q;
                   fault_detail_d = 32'(pkt_q);
                 end
-              end else if (pkt_idx_q == 16'd2) begin
+              end else if (pkt_idx_q == 16'(PldMapPteFlags - 1)) begin
                 dw_ready   = 1'b1;
                 pkt_pat_d  = dw;
                 pkt_addr_d = table_pte;
@@ -738,10 +756,10 @@ module sgpu_cp
             OpUnmap: begin
               dw_ready = 1'b1;
               unique case (pkt_idx_q[1:0])
-                2'd0: pkt_value_d[31:0]  = dw;
-                2'd1: pkt_value_d[63:32] = dw;
-                2'd2: pkt_spitch_d       = dw;
-                default: begin
+                2'(PldUnmapFirstPage - 1): pkt_value_d[31:0]  = dw;
+                2'(PldUnmapCount - 1): pkt_value_d[63:32] = dw;
+                2'(PldUnmapDummyLo - 1): pkt_spitch_d       = dw;
+                default: begin  // PldUnmapDummyHi
                   pkt_dpitch_d = dw;
                   pkt_addr_d   = table_pte;
                   pkt_len_d    = pkt_value_q[63:32];
@@ -1193,8 +1211,8 @@ module sgpu_cp
   // once its page is translated), so a request that depended on ready would close a loop.
   logic wr_data_dword;  // the stream head is a WRITE_DATA data dword
   assign wr_data_dword = (state_q == StPktBody) && dw_valid
-                         && (((pkt_q.opcode inside {OpWriteData, OpWritePhysical}) && (pkt_idx_q >= 16'd2))
-                             || ((pkt_q.opcode == OpMap) && (pkt_idx_q >= 16'd3)));
+                         && (((pkt_q.opcode inside {OpWriteData, OpWritePhysical}) && (pkt_idx_q >= 16'(PldWriteDataData - 1)))
+                             || ((pkt_q.opcode == OpMap) && (pkt_idx_q >= 16'(PldMapBusAddr - 1))));
   // The dword written: MAP's low PTE dwords (8-byte aligned) get the flags in bits 2:0.
   logic [31:0] wr_dword;
   assign wr_dword = (pkt_q.opcode == OpMap && !pkt_addr_q[2]) ? {dw[31:12], 9'h000, pkt_pat_q[2:0]}
