@@ -109,7 +109,7 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   rep.line("device: interface {}.{}, {}-bit bus, {} reads in flight; memory segment {} MiB, aperture {} MiB "
            "({} pages kept for the kernel window)",
            i.version_major, i.version_minor, i.bus_data_bytes * 8, i.outstanding_reads,
-           i.memory_segment.size >> 20, i.aperture_segment.size >> 20, ro.kernel_window_pages);
+           i.memory_segment.size >> 20, i.aperture_segment.size >> 20, (*rt)->window().pages());
   rep.line("");
   rep.line("  {:>10}  {:>6}  {}", "simulated", "fence", "step");
   const auto start = r.steps.empty() ? std::chrono::nanoseconds{} : r.steps.front().at;

@@ -413,3 +413,25 @@ TEST_CASE("a broken link is a TransportError, not an exception", "[device]") {
   CHECK(r.error().hardware_touched);
   CHECK_THAT(r.error().message, Catch::Contains("link down"));
 }
+
+TEST_CASE("preemption: Unsupported without CAP_FEATURES.preemption, no register touched", "[device]") {
+  auto t = healthy_mock();
+  t->set_reg(SGPU_REG(CAP_FEATURES), 0);
+  MockTransport* m = t.get();
+  auto dev = Device::open(std::move(t));
+  REQUIRE(dev);
+  REQUIRE_FALSE(dev->info().has_preemption);
+  m->clear_log();
+  auto req = dev->request_preemption(1);
+  auto st = dev->preemption_state();
+  auto res = dev->resume_from_preemption();
+  REQUIRE_FALSE(req);
+  REQUIRE_FALSE(st);
+  REQUIRE_FALSE(res);
+  for (const Error* e : {&req.error(), &st.error(), &res.error()}) {
+    CHECK(e->code == Errc::Unsupported);
+    CHECK_FALSE(e->hardware_touched);
+    CHECK_THAT(e->message, Catch::Contains("preemption"));
+  }
+  CHECK(m->log().empty());
+}

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "sgpu/kmd/context_allocation.hpp"
+#include "sgpu/kmd/render.hpp"
 #include "vidmm_fixture.hpp"
 
 using namespace vidmm_test;
@@ -90,7 +91,7 @@ TEST_CASE("sizing: one DMA buffer holds the largest packet plus a Present of a R
   CHECK(ci.dma_buffer_size >= largest + command_sizes().present_rect_bytes);
   CHECK(ci.dma_buffer_size % kPage == 0);
   CHECK(ci.dma_buffer_segment_set == SegmentSet::of(kAp));
-  CHECK(ci.dma_buffer_private_data_size == sizeof(DmaBufferPrivateData));
+  CHECK(ci.dma_buffer_private_data_size == sizeof(RenderPrivateData));
   CHECK(ci.allocation_list_size >= command_sizes().present_allocations);
   CHECK(ci.patch_location_list_size >= command_sizes().present_patch_locations);
   CHECK(ci.reserved == 0);
@@ -201,7 +202,7 @@ TEST_CASE("pools: never below the starting sizes, grow on demand, trim back; pri
   auto b = pool.acquire();
   REQUIRE(b);
   CHECK(b->memory.size() >= ctx->info().dma_buffer_size);
-  REQUIRE(b->private_data.size() == sizeof(DmaBufferPrivateData));
+  REQUIRE(b->private_data.size() == sizeof(RenderPrivateData));
   for (auto x : b->private_data) CHECK(x == std::byte{0});
   b->private_data[0] = std::byte{0x42};  // Render's business; nobody clears it on reuse
   pool.release(std::move(*b));

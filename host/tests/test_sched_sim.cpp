@@ -23,7 +23,7 @@ RuntimeOptions small_options() {
   o.transport.read_latency = 16;
   o.transport.write_latency = 8;
   o.device.aperture.table_pages = 2048;  // 8 MiB: 1007 pages for the memory manager, the rest the window
-  o.kernel_window_pages = 1 + 16 * 65;   // the fence page + 16 DMA buffers of 65 pages
+  o.kernel_window_pages = kernel_window_pages_for(16);  // the fence page + 16 DMA buffers
   o.scheduler.tdr_delay = 300us;
   o.scheduler.preempt_timeout = 50us;
   return o;
@@ -517,4 +517,13 @@ TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primar
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == Errc::InvalidArgument);
   check_notifications(s.reporter());
+}
+
+TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the aperture)", "[sched][sim]") {
+  RuntimeOptions o = small_options();
+  o.device.gart = false;
+  auto rt = Runtime::open(std::move(o));
+  REQUIRE_FALSE(rt);
+  CHECK(rt.error().code == Errc::Unsupported);
+  CHECK(rt.error().message.find("GART") != std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sgpu/kmd/adapter.hpp"
+#include "sgpu/kmd/render.hpp"
 
 namespace sgpu::kmd {
 
@@ -67,15 +68,18 @@ DxgkDeviceInfo DefaultSizingPolicy::device_info(const Adapter& adapter, CreateDe
   return d;
 }
 
+std::uint32_t DefaultSizingPolicy::dma_buffer_bytes(std::uint64_t page_size) {
+  return round_up(std::max<std::uint32_t>(kDmaBufferBytes, command_sizes().min_dma_buffer_bytes()), page_size);
+}
+
 DxgkContextInfo DefaultSizingPolicy::context_info(const Adapter& adapter, CreateDeviceFlags, CreateContextFlags flags,
                                                   std::uint32_t) const {
   DxgkContextInfo c;
-  c.dma_buffer_size =
-      round_up(std::max<std::uint32_t>(kDmaBufferBytes, command_sizes().min_dma_buffer_bytes()), adapter.page_size());
+  c.dma_buffer_size = dma_buffer_bytes(adapter.page_size());
   // DMA buffers in the aperture when there is one (the GPU reads them through the GART);
   // otherwise contiguous page-locked system memory.
   if (auto ap = adapter.aperture_segment()) c.dma_buffer_segment_set = SegmentSet::of(*ap);
-  c.dma_buffer_private_data_size = sizeof(DmaBufferPrivateData);
+  c.dma_buffer_private_data_size = sizeof(RenderPrivateData);
   c.allocation_list_size = flags.gdi_context() ? kGdiContextAllocationListSize : kAllocationListSize;
   c.patch_location_list_size = flags.gdi_context() ? kGdiContextAllocationListSize : kPatchLocationListSize;
   c.paging_companion_node_id = adapter.caps().paging_node;

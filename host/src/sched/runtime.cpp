@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sgpu/kmd/sizing.hpp"
+
 namespace sgpu::sched {
 
 ScheduledContext::ScheduledContext(Scheduler& scheduler, kmd::Context context)
@@ -13,6 +15,11 @@ ScheduledContext::~ScheduledContext() {
   (void)scheduler_.remove_context(context_);
 }
 
+std::uint32_t kernel_window_pages_for(std::uint32_t dma_buffers) {
+  const auto buffer_pages = kmd::DefaultSizingPolicy::dma_buffer_bytes(Aperture::kPageSize) / Aperture::kPageSize;
+  return 1 + dma_buffers * static_cast<std::uint32_t>(buffer_pages);
+}
+
 Result<std::unique_ptr<Runtime>> Runtime::open(RuntimeOptions o) {
   auto t = open_transport(o.backend, o.transport);
   if (!t) return std::move(t).error();
@@ -20,6 +27,7 @@ Result<std::unique_ptr<Runtime>> Runtime::open(RuntimeOptions o) {
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transport, RuntimeOptions o) {
+  if (o.kernel_window_pages == 0) o.kernel_window_pages = kernel_window_pages_for(32);
   auto dev = Device::open(std::move(transport), o.device);
   if (!dev) return std::move(dev).error();
   std::unique_ptr<Runtime> rt(new Runtime());

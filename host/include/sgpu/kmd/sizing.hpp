@@ -77,14 +77,6 @@ struct DxgkContextInfo {
   std::uint32_t paging_companion_node_id = 0;  ///< zero-based node of the paging companion
 };
 
-/// The per-DMA-buffer private data of this driver (DmaBufferPrivateDataSize = its size): what
-/// Render leaves for Patch/SubmitCommand. Zeroed at DMA-buffer creation; the memory manager never
-/// touches it.
-struct DmaBufferPrivateData {
-  std::uint64_t submission_fence;
-  std::uint32_t ring_flags;     ///< abi::ring_flags the submission needs (present, ...)
-  std::uint32_t split_count;    ///< pieces this command buffer was split into
-};
 
 /// What the minimums are made of, from the generated packet table.
 struct CommandSizes {
@@ -109,12 +101,15 @@ class SizingPolicy {
 };
 
 /// 64 KiB DMA buffers (or more if a packet needs it) in the aperture when there is one, 64 / 128
-/// list entries (256 / 256 for GDI), private data = DmaBufferPrivateData.
+/// list entries (256 / 256 for GDI), private data = RenderPrivateData (render.hpp).
 class DefaultSizingPolicy : public SizingPolicy {
  public:
   static constexpr std::uint32_t kDmaBufferBytes = 64 * 1024;  ///< amortises set-up and fetch
   static constexpr std::uint32_t kAllocationListSize = 64;
   static constexpr std::uint32_t kPatchLocationListSize = 128;
+  /// The DMA buffer size it gives: kDmaBufferBytes, or more when the longest packet plus a
+  /// Present needs it, in whole pages.
+  static std::uint32_t dma_buffer_bytes(std::uint64_t page_size);
   DxgkDeviceInfo device_info(const Adapter& adapter, CreateDeviceFlags flags) const override;
   DxgkContextInfo context_info(const Adapter& adapter, CreateDeviceFlags device_flags, CreateContextFlags flags,
                                std::uint32_t node_ordinal) const override;

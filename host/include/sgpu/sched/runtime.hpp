@@ -38,10 +38,9 @@ struct RuntimeOptions {
   /// Device options; `device.aperture.table_pages` = 0 maps the whole aperture (the window is
   /// at the top of the table either way).
   DeviceOptions device;
-  /// Kernel window: the fence page + room for DMA buffers. The default sizing makes a DMA buffer
-  /// hold the longest packet plus a Present (65 pages with today's packet table), so this is
-  /// room for 32 of them; the scheduler throttles submissions when the window is full.
-  std::uint32_t kernel_window_pages = 1 + 32 * 65;
+  /// Kernel window: the fence page + room for DMA buffers; the scheduler throttles submissions
+  /// when it is full. 0 = kernel_window_pages_for(32).
+  std::uint32_t kernel_window_pages = 0;
   /// Cuts the memory segment to this many bytes (0 = as the device reports it).
   std::uint64_t memory_segment_bytes = 0;
   /// Last word on the adapter description (tests: commit limits, caps).
@@ -49,6 +48,10 @@ struct RuntimeOptions {
   vidmm::DeviceExecutorOptions paging;
   SchedulerOptions scheduler;
 };
+
+/// The fence page plus room for `dma_buffers` DMA buffers of the default sizing policy's size
+/// (kmd::DefaultSizingPolicy::dma_buffer_bytes: it holds the longest packet plus a Present).
+std::uint32_t kernel_window_pages_for(std::uint32_t dma_buffers);
 
 class Runtime;
 
