@@ -14,11 +14,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/backends.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
 #include "sgpu/vidmm/memory_manager.hpp"
+#include "sim/sim_device.hpp"
 
 namespace {
 
@@ -55,12 +57,14 @@ FenceId gpu_copy(Device& dev, const DmaMemory& buf, std::uint64_t src, std::uint
 }  // namespace
 
 int main() {
-  TransportOptions o;
-  o.read_latency = 256;
-  o.write_latency = 64;
+  TransportRegistry registry;
+  must(tb::register_backends(registry), "register the testbench's backends");
+  sim::SimConfig& board = *registry.options<sim::SimConfig>("sim");
+  board.read_latency = 256;
+  board.write_latency = 64;
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;
-  Device dev = must(Device::open(must(open_transport("sim", o), "open sim"), opt), "open device");
+  Device dev = must(Device::open(must(registry.open("sim"), "open sim"), opt), "open device");
   const double bus_bytes = dev.info().bus_data_bytes;
 
   kmd::AdapterDescription desc = kmd::describe(dev.info());

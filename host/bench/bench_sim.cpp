@@ -13,9 +13,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/backends.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/transport/timed.hpp"
+#include "sim/sim_device.hpp"
 
 namespace {
 
@@ -41,8 +43,10 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 }  // namespace
 
 int main() {
-  sgpu::TransportOptions options;  // defaults: 64-cycle read latency, 250 MHz
-  auto timed_owner = std::make_unique<sgpu::TimedTransport>(check(sgpu::open_transport("sim", options), "open sim"));
+  sgpu::TransportRegistry registry;
+  check(sgpu::tb::register_backends(registry), "register the testbench's backends");
+  const sgpu::sim::SimConfig& options = *registry.options<sgpu::sim::SimConfig>("sim");  // 64-cycle reads, 250 MHz
+  auto timed_owner = std::make_unique<sgpu::TimedTransport>(check(registry.open("sim"), "open sim"));
   sgpu::TimedTransport* timed = timed_owner.get();
   sgpu::DeviceOptions dopt;
   dopt.ring_log2_entries = 5;

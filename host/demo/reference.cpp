@@ -19,8 +19,8 @@ constexpr std::uint32_t kDmaBytes = 64 * 1024;
 
 class ModelRun {
  public:
-  static Result<ModelRun> open() {
-    auto t = open_transport("model", {});
+  static Result<ModelRun> open(const TransportRegistry& transports) {
+    auto t = transports.open("model");
     if (!t) return std::move(t).error();
     DeviceOptions opt;
     opt.gart = false;  // the model has no GART: GPU addresses are bus addresses
@@ -162,8 +162,8 @@ class ModelRun {
 
 }  // namespace
 
-Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g) {
-  auto run = ModelRun::open();
+Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const TransportRegistry& transports) {
+  auto run = ModelRun::open(transports);
   if (!run) return std::move(run).error();
   SceneAllocations a;
   auto frame = run->allocate(g.frame_bytes());

@@ -10,6 +10,7 @@
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
@@ -17,10 +18,7 @@ using namespace std::chrono_literals;
 namespace {
 
 Device open_gart() {
-  TransportOptions o;
-  o.read_latency = 16;
-  o.write_latency = 8;
-  auto t = open_transport("sim", o);
+  auto t = test::tb_registry().open("sim");
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of the aperture: a small table keeps set-up quick

@@ -5,6 +5,7 @@
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
@@ -12,7 +13,7 @@ using namespace std::chrono_literals;
 namespace {
 
 Device open_model() {
-  auto t = open_transport("model", {});
+  auto t = test::tb_registry().open("model");
   REQUIRE(t);
   auto d = Device::open(std::move(*t));
   if (!d) FAIL(to_string(d.error()));

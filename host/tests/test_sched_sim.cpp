@@ -9,6 +9,7 @@
 
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/umd/command_list.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace sgpu::sched;
@@ -20,8 +21,6 @@ constexpr std::uint32_t kPage = 4096;
 
 RuntimeOptions small_options() {
   RuntimeOptions o;
-  o.transport.read_latency = 16;
-  o.transport.write_latency = 8;
   o.device.aperture.table_pages = 2048;  // 8 MiB: 1007 pages for the memory manager, the rest the window
   o.kernel_window_pages = kernel_window_pages_for(16);  // the fence page + 16 DMA buffers
   o.scheduler.tdr_delay = 300us;
@@ -30,7 +29,7 @@ RuntimeOptions small_options() {
 }
 
 std::unique_ptr<Runtime> open_runtime(RuntimeOptions o = small_options()) {
-  auto rt = Runtime::open(std::move(o));
+  auto rt = Runtime::open(test::open_tb_transport("sim"), std::move(o));
   if (!rt) FAIL(to_string(rt.error()));
   return std::move(*rt);
 }
@@ -522,7 +521,7 @@ TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primar
 TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the aperture)", "[sched][sim]") {
   RuntimeOptions o = small_options();
   o.device.gart = false;
-  auto rt = Runtime::open(std::move(o));
+  auto rt = Runtime::open(test::open_tb_transport("sim"), std::move(o));
   REQUIRE_FALSE(rt);
   CHECK(rt.error().code == Errc::Unsupported);
   CHECK(rt.error().message.find("GART") != std::string::npos);

@@ -7,24 +7,14 @@
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
 
 namespace {
 
-TransportOptions sim_options() {
-  TransportOptions o;
-  o.read_latency = 16;  // short latencies keep the tests fast; the bench uses realistic ones
-  o.write_latency = 8;
-  return o;
-}
-
-std::unique_ptr<Transport> sim_transport() {
-  auto t = open_transport("sim", sim_options());
-  REQUIRE(t);
-  return std::move(*t);
-}
+std::unique_ptr<Transport> sim_transport() { return test::open_tb_transport("sim"); }
 
 Device open_sim(unsigned ring_log2 = 6) {
   DeviceOptions opt;

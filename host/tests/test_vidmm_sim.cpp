@@ -13,6 +13,7 @@
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
 #include "sgpu/vidmm/memory_manager.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace sgpu::vidmm;
@@ -23,10 +24,7 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 
 Device open_device() {
-  TransportOptions o;
-  o.read_latency = 16;
-  o.write_latency = 8;
-  auto t = open_transport("sim", o);
+  auto t = test::tb_registry().open("sim");
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of aperture: a small table keeps set-up quick

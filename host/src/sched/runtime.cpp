@@ -20,12 +20,6 @@ std::uint32_t kernel_window_pages_for(std::uint32_t dma_buffers) {
   return 1 + dma_buffers * static_cast<std::uint32_t>(buffer_pages);
 }
 
-Result<std::unique_ptr<Runtime>> Runtime::open(RuntimeOptions o) {
-  auto t = open_transport(o.backend, o.transport);
-  if (!t) return std::move(t).error();
-  return open(std::move(*t), std::move(o));
-}
-
 Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transport, RuntimeOptions o) {
   if (o.kernel_window_pages == 0) o.kernel_window_pages = kernel_window_pages_for(32);
   auto dev = Device::open(std::move(transport), o.device);
