@@ -51,7 +51,7 @@ int main() {
   auto target = dev->create_allocation(info);
   if (!target) return std::fprintf(stderr, "%s\n", to_string(target.error()).c_str()), 1;
   auto& sched = (*rt)->scheduler();
-  sgpu::FenceId last = 0;
+  sgpu::SubmissionId last;
   const auto sim0 = (*rt)->device().transport().now();
   const auto inside1 = timed.inside();
   const auto w0 = Clock::now();

@@ -83,18 +83,18 @@ int main() {
   const std::uint64_t b0 = check(dev.cycle_counter(), "cycle counter");
   const auto inside0 = timed->inside();
   const auto bw0 = Clock::now();
-  sgpu::FenceId last = 0;
+  sgpu::RingFence last;
   for (unsigned s = 0; s < kSubmissions; ++s) {
     const unsigned b = s % kBuffers;
     for (;;) {
       // Driver-built buffers in system memory: privileged (system-physical with the GART on).
-      auto fence = dev.submit({&buffers[b], 0, ends[b], 0, sgpu::abi::ring_flags::kPrivileged});
+      auto fence = dev.submit_next({&buffers[b], 0, ends[b], 0, sgpu::abi::ring_flags::kPrivileged});
       if (fence) {
         last = *fence;
         break;
       }
       if (fence.error().code != sgpu::Errc::Busy) die("submit", fence.error());
-      check(dev.wait_fence(dev.completed_fence() + 1, 10ms), "wait for ring space");
+      check(dev.wait_fence(dev.completed_fence().next(), 10ms), "wait for ring space");
     }
   }
   check(dev.wait_fence(last, 100ms), "wait for the last fence");

@@ -71,11 +71,17 @@ struct Error {
   /// or to report without recovery.
   bool hardware_touched = false;
 
+  Error() = default;
+  /// `touched` says whether the call touched hardware before it failed; a computed answer is
+  /// Touched{flag}.
+  Error(Errc c, std::string m, Touched touched)
+      : code(c), message(std::move(m)), hardware_touched(touched == Touched::Hardware) {}
+
   /// An Error with a formatted message (fmt syntax), e.g.
   /// Error::make(Errc::Timeout, Touched::Hardware, "fence {} not reached", f).
   template <class... A>
   static Error make(Errc code, Touched touched, fmt::format_string<A...> f, A&&... a) {
-    return Error{code, fmt::format(f, std::forward<A>(a)...), touched == Touched::Hardware};
+    return Error(code, fmt::format(f, std::forward<A>(a)...), touched);
   }
 
   // The validation errors, made before any register access: nothing was touched.
@@ -145,6 +151,8 @@ class [[nodiscard]] Result {
   /// The error; only valid when !has_value().
   const Error& error() const& { return std::get<1>(v_); }
   Error&& error() && { return std::get<1>(std::move(v_)); }
+  /// Success or the error, without the value (for a caller that only checks).
+  Result<void> status() const&;
 
  private:
   void check() const {
@@ -175,6 +183,12 @@ class [[nodiscard]] Result<void> {
 };
 
 using Status = Result<void>;
+
+template <class T>
+Status Result<T>::status() const& {
+  if (has_value()) return {};
+  return error();
+}
 
 /// A successful Status.
 inline Status ok_status() { return {}; }

@@ -40,13 +40,12 @@ int main() {
   submission.buffer = &*buffer;
   submission.end_offset = writer.offset();
   submission.flags = sgpu::abi::ring_flags::kPrivileged;
-  submission.fence = 1;
-  auto fence = device->submit(submission);
+  auto fence = device->submit(submission, sgpu::RingFence{1});
   if (!fence) return fail("submit", fence.error());
   const auto writes = mock->writes();
   if (*fence != 1 || writes.size() != 1 || writes[0] != sgpu::MockTransport::write(SGPU_REG(RING_TAIL), 1))
     return std::fprintf(stderr, "consumer: submit did not ring the doorbell once with tail 1\n"), 1;
   std::printf("consumer: libsgpu %s works from outside the tree (ring fence %llu submitted)\n",
-              std::string(device->transport().name()).c_str(), static_cast<unsigned long long>(*fence));
+              std::string(device->transport().name()).c_str(), static_cast<unsigned long long>(fence->value()));
   return 0;
 }

@@ -30,10 +30,8 @@
 #include <string>
 
 #include "sgpu/gen/abi.hpp"
-#include "sgpu/kmd/command_pools.hpp"
-#include "sgpu/kmd/segments.hpp"
 #include "sgpu/result.hpp"
-#include "sgpu/vidmm/memory_manager.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::kmd {
 
@@ -41,7 +39,7 @@ namespace sgpu::kmd {
 /// flag from the user's list, where the allocation was last paged in, and (the driver's own
 /// allocation object) its size. Element 0 is the null element by convention.
 struct DxgkAllocationListEntry {
-  vidmm::AllocationHandle allocation;  ///< null: an unbound slot; referencing it is an error
+  AllocationHandle allocation;         ///< null: an unbound slot; referencing it is an error
   bool write = false;                  ///< WriteOperation
   SegmentId segment = kSystemMemory;   ///< 0 = not resident (no pre-patch)
   std::uint64_t gpu_address = 0;       ///< segment BaseAddress + offset, valid when segment != 0

@@ -93,7 +93,7 @@ class Runtime {
   Runtime() = default;
   std::unique_ptr<Device> device_;
   std::unique_ptr<KernelWindow> window_;
-  std::unique_ptr<vidmm::TransportSystemMemory> system_;
+  std::unique_ptr<TransportSystemMemory> system_;
   std::unique_ptr<vidmm::DeviceExecutor> executor_;
   std::unique_ptr<kmd::Adapter> adapter_;
   std::unique_ptr<Scheduler> scheduler_;
