@@ -22,6 +22,7 @@ OUTPUTS = [
     "rtl/gen/sgpu_regs.sv",
     "rtl/gen/sgpu_regs_pkg.sv",
     "host/abi/include/sgpu/gen/sgpu_regs.h",
+    "host/abi/include/sgpu/gen/sgpu_reg_enums.hpp",
     "host/src/gen/reg_table.cpp",
     "docs/reference/registers.md",
     "rtl/gen/sgpu_abi_pkg.sv",
@@ -44,6 +45,8 @@ def generate(peakrdl, out_root):
         for name in ("sgpu_regs.sv", "sgpu_regs_pkg.sv"):
             os.replace(os.path.join(tmp, name), p("rtl/gen/" + name))
     run([peakrdl, "c-header", RDL, "-o", p("host/abi/include/sgpu/gen/sgpu_regs.h")])
+    run([peakrdl, "cpp-enums", "--peakrdl-cfg", "tools/peakrdl.toml", RDL,
+         "-o", p("host/abi/include/sgpu/gen/sgpu_reg_enums.hpp")])
     run([sys.executable, "tools/gen_reg_table.py", p("host/abi/include/sgpu/gen/sgpu_regs.h"),
          "--out", p("host/src/gen/reg_table.cpp")])
     run([peakrdl, "markdown", RDL, "-o", p("docs/reference/registers.md")])

@@ -8,6 +8,7 @@
 
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/patch.hpp"
+#include "sgpu/kmd/present.hpp"
 #include "sgpu/kmd/render.hpp"
 
 namespace sgpu::demo {

@@ -41,12 +41,11 @@ auto guarded(F&& f) -> decltype(f()) {
 }  // namespace
 
 std::string to_string(const GartFaultRecord& g) {
-  static constexpr const char* kReasons[] = {"NONE", "INVALID_PTE", "WRITE_PROTECT", "OUT_OF_RANGE",
-                                             "PRIVILEGE", "WALK_ERROR"};
-  static constexpr const char* kClients[] = {"the fetch engine", "the CP write path", "the copy engine (read)",
-                                             "the copy engine (write)"};
-  const std::string reason = g.reason < 6 ? kReasons[g.reason] : fmt::format("reason {}", g.reason);
-  const std::string client = g.client < 4 ? kClients[g.client] : fmt::format("client {}", g.client);
+  // The names come from spec/registers.rdl (gart_fault_e, gart_client_e), as the RTL's do.
+  const std::string_view reason_name = regs::to_string(static_cast<regs::GartFault>(g.reason));
+  const std::string_view client_name = regs::display_name(static_cast<regs::GartClient>(g.client));
+  const std::string reason = reason_name.empty() ? fmt::format("reason {}", g.reason) : std::string(reason_name);
+  const std::string client = client_name.empty() ? fmt::format("client {}", g.client) : std::string(client_name);
   return fmt::format("{} on a {} by {}{}, page {:#x}{}", reason, g.write ? "write" : "read", client,
                      g.privileged ? " (privileged)" : "", g.page_address, g.more_faults ? ", more faults" : "");
 }

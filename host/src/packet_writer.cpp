@@ -86,10 +86,6 @@ Status PacketWriter::fence(std::uint64_t addr, std::uint64_t value, std::uint8_t
 
 Status PacketWriter::linear_copy(abi::Opcode op, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
   const auto& p = info(op);
-  const auto below_end = [bytes](std::uint64_t a, std::uint64_t b) { return a < b || a - b < bytes; };
-  if (bytes != 0 && below_end(src, dst) && below_end(dst, src))
-    return Error::invalid("{} of {} bytes from {:#x} to {:#x}: source and destination overlap", p.name, bytes, src,
-                          dst);
   SGPU_RETURN_IF_ERROR(reserve(op, p.min_dwords));
   put(abi::make_header(op, p.min_dwords));
   put(static_cast<std::uint32_t>(src));
@@ -161,21 +157,6 @@ Status PacketWriter::fill(std::uint64_t dst, std::uint32_t bytes, std::uint32_t 
 
 Status PacketWriter::blit_rect(std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
                                std::uint32_t src_pitch, std::uint32_t dst_pitch) {
-  if (width != 0 && height != 0) {
-    // Extents (height - 1) * pitch + width may need 65 bits: compare without wrap-around.
-    const auto extent = [&](std::uint32_t pitch) {
-      const std::uint64_t body = std::uint64_t{height - 1} * pitch;
-      return std::pair<std::uint64_t, bool>{body + width, body + width < body};
-    };
-    const auto below_end = [](std::uint64_t a, std::uint64_t b, std::pair<std::uint64_t, bool> e) {
-      return a < b || e.second || a - b < e.first;
-    };
-    if (below_end(src, dst, extent(dst_pitch)) && below_end(dst, src, extent(src_pitch)))
-      return Error::invalid(
-          "BLIT_RECT {}x{} from {:#x} (pitch {}) to {:#x} (pitch {}): source and "
-          "destination extents overlap",
-          width, height, src, src_pitch, dst, dst_pitch);
-  }
   const auto& p = info(abi::Opcode::BlitRect);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::BlitRect, p.min_dwords));
   put(abi::make_header(abi::Opcode::BlitRect, p.min_dwords));

@@ -12,6 +12,7 @@
 
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/kmd/patch.hpp"
+#include "sgpu/kmd/present.hpp"
 #include "sgpu/kmd/render.hpp"
 #include "sgpu/umd/command_list.hpp"
 

@@ -461,3 +461,20 @@ TEST_CASE("preemption: Unsupported without CAP_FEATURES.preemption, no register 
   }
   CHECK(m->log().empty());
 }
+
+TEST_CASE("GART fault records name reason and client from the register description", "[device][gart]") {
+  GartFaultRecord g;
+  g.reason = static_cast<std::uint32_t>(regs::GartFault::OutOfRange);
+  g.client = static_cast<std::uint32_t>(regs::GartClient::CopyWrite);
+  g.write = true;
+  g.page_address = 0x18000000003000;
+  CHECK(to_string(g) == "OUT_OF_RANGE on a write by the copy engine (write), page 0x18000000003000");
+  g.reason = 9;  // values spec/registers.rdl does not define are shown as numbers
+  g.client = 7;
+  g.write = false;
+  g.privileged = true;
+  g.more_faults = true;
+  CHECK(to_string(g) == "reason 9 on a read by client 7 (privileged), page 0x18000000003000, more faults");
+  CHECK(regs::to_string(regs::GartClient::CpWrite) == "CP_WRITE");
+  CHECK(regs::display_name(regs::GartFault::WalkError) == "WALK_ERROR");
+}

@@ -65,8 +65,8 @@ struct DeviceInfo {
 
 /// The GART's record of a refused translation (GART_FAULT_*).
 struct GartFaultRecord {
-  std::uint32_t reason = 0;      ///< 1 INVALID_PTE, 2 WRITE_PROTECT, 3 OUT_OF_RANGE, 4 PRIVILEGE, 5 WALK_ERROR
-  std::uint32_t client = 0;      ///< 0 fetch engine, 1 CP write path
+  std::uint32_t reason = 0;  ///< a regs::GartFault (sgpu/gen/sgpu_reg_enums.hpp), as read
+  std::uint32_t client = 0;  ///< a regs::GartClient: fetch engine, CP write path, copy engine read/write
   bool write = false;
   bool privileged = false;
   bool more_faults = false;

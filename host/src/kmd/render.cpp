@@ -9,25 +9,17 @@
 
 #include <fmt/format.h>
 
-#include "sgpu/packet_writer.hpp"
+#include "kmd/dma_pass.hpp"
+#include "sgpu/overlap.hpp"
 
 namespace sgpu::kmd {
 
+using namespace detail;
+
 namespace {
 
-/// DXGKARG_RENDER/PRESENT: pDmaBuffer starts 4 KiB aligned.
-constexpr std::uintptr_t kDmaBufferAlign = 4096;
 /// PatchLocation: SlotId is bits 0-23, bits 24-31 are Reserved.
 constexpr std::uint32_t kSlotIdMask = 0x00ffffffu;
-
-const abi::PacketInfo& info(abi::Opcode op) { return *abi::find_packet(static_cast<std::uint8_t>(op)); }
-
-/// Bytes a rectangle touches from its first byte: (height - 1) * pitch + width, 0 when empty.
-/// Fits 64 bits: (2^32 - 1)^2 + 2^32 - 1 < 2^64.
-std::uint64_t rect_extent(std::uint64_t width, std::uint64_t height, std::uint64_t pitch) {
-  if (width == 0 || height == 0) return 0;
-  return (height - 1) * pitch + width;
-}
 
 /// What a packet touches through one of its address fields, and the alignment the device
 /// requires of that address (1 = any).
@@ -59,68 +51,6 @@ Access access_of(const abi::AddressField& field, const std::uint32_t* pkt, std::
       break;
   }
   return Access{extent, field.align.get(flags)};
-}
-
-void put_address(std::uint32_t* pkt, unsigned dword, std::uint64_t address) {
-  pkt[dword] = static_cast<std::uint32_t>(address);
-  pkt[dword + 1] = static_cast<std::uint32_t>(address >> 32);
-}
-
-/// The checks Render and Present share on the DMA buffer and its private data.
-Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size, const void* private_data,
-                 std::uint32_t private_data_size) {
-  if (dma_buffer == nullptr) return Error::invalid("{}: the DMA buffer is null", ddi);
-  if (reinterpret_cast<std::uintptr_t>(dma_buffer) % kDmaBufferAlign != 0)
-    return Error::invalid("{}: the DMA buffer at {} is not {}-byte aligned", ddi, dma_buffer, kDmaBufferAlign);
-  if (private_data == nullptr || private_data_size < sizeof(RenderPrivateData))
-    return Error::invalid("{}: DMA buffer private data of {} bytes{}; RenderPrivateData needs {}", ddi,
-                          private_data_size, private_data == nullptr ? " (null)" : "", sizeof(RenderPrivateData));
-  if ((dma_size & ~3u) < submission_fence_bytes())
-    return Error::invalid("{}: a DMA buffer of {} bytes cannot hold the {}-byte submission fence", ddi, dma_size,
-                          submission_fence_bytes());
-  return ok_status();
-}
-
-/// This pass's DMA buffer (keeping the submission fence's room) and output patch list have room
-/// for a `bytes`-byte packet `p` (Render and Present).
-bool room_for(const RenderOutput& out, const abi::PacketInfo& p, std::uint32_t bytes, std::uint32_t dma_capacity,
-              std::uint32_t patch_out_size) {
-  return std::uint64_t{out.dma_bytes} + bytes + submission_fence_bytes() <= dma_capacity &&
-         std::uint64_t{out.patch_count} + p.address_count <= patch_out_size;
-}
-
-/// The output patch-location entry for address field `f` of the packet `p` at DMA byte offset
-/// `packet_offset` (Render and Present). Every reference is listed even when pre-patched: the
-/// allocation may move before submission.
-PatchLocation output_entry(const abi::PacketInfo& p, unsigned f, std::uint32_t allocation_index,
-                           std::uint32_t allocation_offset, std::uint32_t packet_offset) {
-  PatchLocation o;
-  o.allocation_index = allocation_index;
-  o.allocation_offset = allocation_offset;
-  o.slot_id_and_reserved = f;  // each packet rebinds its slots: what the previous one held is free
-  o.driver_id = p.addresses[f].access == abi::AddressAccess::Write ? driver_id::kWrite : driver_id::kRead;
-  o.patch_offset = packet_offset + 4 * p.addresses[f].dword;
-  o.split_offset = packet_offset;
-  return o;
-}
-
-/// Ends a pass: on the final one appends the submission fence (a FENCE with value64, address and
-/// value 0 until Patch fills them in) and records it in the private data; an earlier pass
-/// records that its buffer has no fence (the private data is reused from buffer to buffer).
-Status finish_pass(void* dma_buffer, std::uint32_t dma_capacity, void* private_data, bool final_pass,
-                   RenderOutput& out) {
-  RenderPrivateData priv;
-  priv.magic = RenderPrivateData::kMagic;
-  if (final_pass) {
-    PacketWriter w(dma_buffer, dma_capacity, out.dma_bytes);
-    SGPU_RETURN_IF_ERROR(w.fence(0, 0, abi::fence_flags::kValue64));
-    priv.fence_offset = out.dma_bytes;
-    priv.flags = RenderPrivateData::kHasFence;
-    out.dma_bytes = w.offset();
-  }
-  std::memcpy(private_data, &priv, sizeof priv);
-  out.complete = final_pass;
-  return ok_status();
 }
 
 // ------------------------------------------------------------------------------------ Render
@@ -466,7 +396,7 @@ Status translate_packet(RenderState& s, const Packet& pk) {
 
 }  // namespace
 
-std::uint32_t submission_fence_bytes() { return info(abi::Opcode::Fence).min_dwords * 4; }
+std::uint32_t submission_fence_bytes() { return packet_info(abi::Opcode::Fence).min_dwords * 4; }
 
 Result<RenderOutput> render(const RenderArgs& a) {
   SGPU_RETURN_IF_ERROR(check_render_call(a));
@@ -490,180 +420,6 @@ Result<RenderOutput> render(const RenderArgs& a) {
 
   SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, s.dma_capacity, a.private_data, final_pass, s.out));
   return s.out;
-}
-
-namespace {
-
-Status check_surface(const char* which, const SurfaceDesc& s, const DxgkAllocationListEntry& al) {
-  if (s.bytes_per_pixel == 0) return Error::invalid("present: {} surface has 0 bytes per pixel", which);
-  const std::uint64_t row = std::uint64_t{s.width} * s.bytes_per_pixel;
-  if (row > s.pitch)
-    return Error::invalid("present: {} surface rows of {} pixels x {} bytes = {} bytes exceed the pitch {}", which,
-                          s.width, s.bytes_per_pixel, row, s.pitch);
-  const std::uint64_t extent = rect_extent(row, s.height, s.pitch);
-  if (extent > al.size)
-    return Error::invalid("present: {} surface {}x{} (pitch {}) needs {} bytes, its allocation has {}", which, s.width,
-                          s.height, s.pitch, extent, al.size);
-  return ok_status();
-}
-
-std::string to_string(const Rect& r) { return fmt::format("[{}, {}, {}, {})", r.left, r.top, r.right, r.bottom); }
-
-/// `r` is well formed and lies inside [0, width) x [0, height).
-Status check_rect(const char* what, const Rect& r, std::uint32_t width, std::uint32_t height) {
-  if (r.left < 0 || r.top < 0 || r.right < r.left || r.bottom < r.top ||
-      static_cast<std::uint32_t>(r.right) > width || static_cast<std::uint32_t>(r.bottom) > height)
-    return Error::invalid("present: {} {} (left, top, right, bottom) is not inside the {}x{} surface", what,
-                          to_string(r), width, height);
-  return ok_status();
-}
-
-/// [a, a + a_len) and [b, b + b_len) share a byte (empty never overlaps).
-bool overlap(std::uint64_t a, std::uint64_t a_len, std::uint64_t b, std::uint64_t b_len) {
-  if (a_len == 0 || b_len == 0) return false;
-  return a < b ? b - a < a_len : a - b < b_len;
-}
-
-}  // namespace
-
-Result<RenderOutput> present(const PresentArgs& a) {
-  SGPU_RETURN_IF_ERROR(check_dma("present", a.dma_buffer, a.dma_size, a.private_data, a.private_data_size));
-  if (a.patch_out == nullptr && a.patch_out_size != 0)
-    return Error::invalid("present: output patch list is null but has {} entries", a.patch_out_size);
-  // DXGK_PRESENT_SOURCE_INDEX = 1, DXGK_PRESENT_DESTINATION_INDEX = 2, element 0 the null element.
-  constexpr std::uint32_t kSrc = 1, kDst = 2;
-  if (a.allocation_list == nullptr || a.allocation_list_size != 3)
-    return Error::invalid(
-        "present: the allocation list has {} elements; Present takes 3 (null, source, "
-        "destination)",
-        a.allocation_list == nullptr ? 0 : a.allocation_list_size);
-  const auto* list = a.allocation_list;
-  if (list[0].allocation)
-    return Error::invalid("present: allocation-list element 0 is {:#x}; it must be the null element",
-                          list[0].allocation.value);
-  const bool blt = a.kind == PresentKind::Blt;
-  if (!list[kDst].allocation) return Error::invalid("present: the destination (allocation-list element 2) is null");
-  if (blt && !list[kSrc].allocation)
-    return Error::invalid("present: blt without a source (allocation-list element 1 is null)");
-
-  SGPU_RETURN_IF_ERROR(check_surface("destination", a.dst, list[kDst]));
-  SGPU_RETURN_IF_ERROR(check_rect("dst_rect", a.dst_rect, a.dst.width, a.dst.height));
-  if (blt) {
-    SGPU_RETURN_IF_ERROR(check_surface("source", a.src, list[kSrc]));
-    SGPU_RETURN_IF_ERROR(check_rect("src_rect", a.src_rect, a.src.width, a.src.height));
-    if (a.src.bytes_per_pixel != a.dst.bytes_per_pixel)
-      return Error::invalid("present: source has {} bytes per pixel, destination {}: no format conversion",
-                            a.src.bytes_per_pixel, a.dst.bytes_per_pixel);
-    if (a.src_rect.width() != a.dst_rect.width() || a.src_rect.height() != a.dst_rect.height())
-      return Error::invalid("present: src_rect {} is {}x{} but dst_rect {} is {}x{}: no stretching",
-                            to_string(a.src_rect), a.src_rect.width(), a.src_rect.height(), to_string(a.dst_rect),
-                            a.dst_rect.width(), a.dst_rect.height());
-  } else if (a.dst.bytes_per_pixel != 4) {
-    // Color is A8R8G8B8; FILL_RECT repeats a 32-bit pattern, which is that colour only at 4 bytes a pixel.
-    return Error::unsupported("present: colour fill of a {}-byte-per-pixel surface (only 4)", a.dst.bytes_per_pixel);
-  }
-
-  if (a.sub_rect_count != 0 && a.sub_rects == nullptr)
-    return Error::invalid("present: {} sub-rectangles but the list is null", a.sub_rect_count);
-  const std::uint32_t count = a.sub_rect_count != 0 ? a.sub_rect_count : 1;
-  const auto rect = [&](std::uint32_t i) { return a.sub_rect_count != 0 ? a.sub_rects[i] : a.dst_rect; };
-  if (a.multipass_offset >= count)
-    return Error::invalid("present: MultipassOffset {} is past the {} sub-rectangles", a.multipass_offset, count);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const Rect r = rect(i);
-    if (r.left < a.dst_rect.left || r.top < a.dst_rect.top || r.right > a.dst_rect.right ||
-        r.bottom > a.dst_rect.bottom || r.right < r.left || r.bottom < r.top)
-      return Error::invalid("present: sub-rectangle {} {} is not inside dst_rect {}", i, to_string(r),
-                            to_string(a.dst_rect));
-  }
-
-  const abi::PacketInfo& p = info(blt ? abi::Opcode::BlitRect : abi::Opcode::FillRect);
-  const std::uint32_t bytes = p.min_dwords * 4;
-  const std::uint32_t dma_capacity = a.dma_size & ~3u;
-  const std::uint32_t fence_bytes = submission_fence_bytes();
-  const std::uint64_t bpp = a.dst.bytes_per_pixel;
-  RenderOutput out;
-  bool final_pass = true;
-
-  for (std::uint32_t i = a.multipass_offset; i < count; ++i) {
-    const Rect r = rect(i);
-    if (r.width() == 0 || r.height() == 0) continue;  // nothing to draw: no packet
-    if (!room_for(out, p, bytes, dma_capacity, a.patch_out_size)) {
-      if (out.packets == 0)
-        return Error::invalid(
-            "present: sub-rectangle {}: a {}-byte {} with {} patch entries does not fit an "
-            "empty DMA buffer of {} bytes (plus the {}-byte submission fence) and a patch "
-            "list of {} entries",
-            i, bytes, p.name, p.address_count, a.dma_size, fence_bytes, a.patch_out_size);
-      out.multipass_offset = i;
-      final_pass = false;
-      break;
-    }
-    // Byte offsets of the first pixel in each allocation; the source is the same rectangle moved
-    // by src_rect's offset from dst_rect (no stretching).
-    const std::uint64_t width_bytes = r.width() * bpp;
-    const std::uint64_t dst_off = std::uint64_t(r.top) * a.dst.pitch + std::uint64_t(r.left) * bpp;
-    const std::int64_t sx = std::int64_t{a.src_rect.left} + (r.left - a.dst_rect.left);
-    const std::int64_t sy = std::int64_t{a.src_rect.top} + (r.top - a.dst_rect.top);
-    const std::uint64_t src_off = blt ? std::uint64_t(sy) * a.src.pitch + std::uint64_t(sx) * bpp : 0;
-    if (dst_off > 0xffffffffu || src_off > 0xffffffffu || width_bytes > 0xffffffffu)
-      return Error::invalid(
-          "present: sub-rectangle {} {}: offsets {} / {} or row of {} bytes do not fit the "
-          "32-bit packet and patch-list fields",
-          i, to_string(r), src_off, dst_off, width_bytes);
-    const std::uint64_t dst_extent = rect_extent(width_bytes, r.height(), a.dst.pitch);
-    const std::uint64_t src_extent = rect_extent(width_bytes, r.height(), a.src.pitch);
-    if (blt && list[kSrc].allocation == list[kDst].allocation && overlap(src_off, src_extent, dst_off, dst_extent))
-      return Error::invalid(
-          "present: sub-rectangle {} {}: source and destination extents overlap in one "
-          "allocation (the device refuses COPY_OVERLAP)",
-          i, to_string(r));
-    // Pre-patched address of each side (0 when not resident), checked against 2^64.
-    const auto prepatch = [&](std::uint32_t index, std::uint64_t offset, std::uint64_t extent) -> Result<std::uint64_t> {
-      const auto& al = list[index];
-      if (al.segment == kSystemMemory) return std::uint64_t{0};
-      const std::uint64_t address = al.gpu_address + offset;
-      if (address < al.gpu_address || address + extent < address)
-        return Error::invalid(
-            "present: sub-rectangle {}: allocation-list element {} at {:#x} + {} + {} bytes "
-            "wraps past 2^64",
-            i, index, al.gpu_address, offset, extent);
-      return address;
-    };
-    SGPU_ASSIGN_OR_RETURN(auto dst_addr, prepatch(kDst, dst_off, dst_extent));
-
-    const std::uint32_t pos = out.dma_bytes;
-    if (blt) {
-      SGPU_ASSIGN_OR_RETURN(auto src_addr, prepatch(kSrc, src_off, src_extent));
-      // Written directly rather than with PacketWriter::blit_rect: its overlap check would refuse
-      // two not-yet-resident sides (both pre-patched to 0); overlap was checked on offsets above.
-      namespace f = abi::payload::blit_rect;
-      std::uint32_t* pkt = static_cast<std::uint32_t*>(a.dma_buffer) + pos / 4;
-      std::fill(pkt, pkt + p.min_dwords, 0u);
-      pkt[0] = abi::make_header(abi::Opcode::BlitRect, p.min_dwords);
-      put_address(pkt, f::kSrcLo, src_addr);
-      put_address(pkt, f::kDstLo, dst_addr);
-      pkt[f::kWidth] = static_cast<std::uint32_t>(width_bytes);
-      pkt[f::kHeight] = r.height();
-      pkt[f::kSrcPitch] = a.src.pitch;
-      pkt[f::kDstPitch] = a.dst.pitch;
-      out.dma_bytes += bytes;
-    } else {
-      PacketWriter w(a.dma_buffer, dma_capacity, pos);
-      SGPU_RETURN_IF_ERROR(
-          w.fill_rect(dst_addr, static_cast<std::uint32_t>(width_bytes), r.height(), a.dst.pitch, a.color));
-      out.dma_bytes = w.offset();
-    }
-    for (unsigned f = 0; f < p.address_count; ++f) {
-      const bool write = p.addresses[f].access == abi::AddressAccess::Write;
-      a.patch_out[out.patch_count++] =
-          output_entry(p, f, write ? kDst : kSrc, static_cast<std::uint32_t>(write ? dst_off : src_off), pos);
-    }
-    ++out.packets;
-  }
-
-  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, dma_capacity, a.private_data, final_pass, out));
-  return out;
 }
 
 }  // namespace sgpu::kmd

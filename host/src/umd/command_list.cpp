@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "sgpu/overlap.hpp"
+
 namespace sgpu::umd {
 
 namespace {
@@ -21,19 +23,6 @@ struct Target {
   AllocationHandle allocation;
   std::uint32_t offset = 0;
 };
-
-/// [a, a + a_len) and [b, b + b_len) share a byte (lengths up to 2^64 - 1; empty never overlaps).
-bool overlap(std::uint64_t a, std::uint64_t a_len, std::uint64_t b, std::uint64_t b_len) {
-  if (a_len == 0 || b_len == 0) return false;
-  return a < b ? b - a < a_len : a - b < b_len;
-}
-
-/// Bytes a rectangle touches from its first byte: (height - 1) * pitch + width, 0 when empty.
-/// Fits 64 bits: (2^32 - 1)^2 + 2^32 - 1 < 2^64.
-std::uint64_t rect_extent(std::uint32_t width, std::uint32_t height, std::uint32_t pitch) {
-  if (width == 0 || height == 0) return 0;
-  return std::uint64_t{height - 1} * pitch + width;
-}
 
 }  // namespace
 
@@ -101,7 +90,7 @@ Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, Allocat
                          std::uint32_t bytes) {
   namespace f = abi::payload::copy;
   // The device refuses overlapping COPY ranges (COPY_OVERLAP); within one allocation the list can see it.
-  if (src && src == dst && overlap(src_offset, bytes, dst_offset, bytes))
+  if (src && src == dst && copy_overlaps(src_offset, dst_offset, bytes))
     return Error::invalid("COPY of {} bytes from offset {} to offset {} of allocation {:#x}: ranges overlap", bytes,
                           src_offset, dst_offset, src.value);
   const auto& p = info(abi::Opcode::Copy);
@@ -132,9 +121,7 @@ Status CommandList::blit(AllocationHandle src, std::uint32_t src_offset, std::ui
                          std::uint32_t height) {
   namespace f = abi::payload::blit_rect;
   // BLIT_RECT refuses overlapping extents (COPY_OVERLAP), even for interleaved rows.
-  if (src && src == dst &&
-      overlap(src_offset, rect_extent(width_bytes, height, src_pitch), dst_offset,
-              rect_extent(width_bytes, height, dst_pitch)))
+  if (src && src == dst && blit_overlaps(src_offset, dst_offset, width_bytes, height, src_pitch, dst_pitch))
     return Error::invalid(
         "BLIT_RECT {}x{} from offset {} (pitch {}) to offset {} (pitch {}) of allocation "
         "{:#x}: source and destination extents overlap",

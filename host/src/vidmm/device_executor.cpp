@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sgpu/overlap.hpp"
 #include "sgpu/packet_writer.hpp"
 
 namespace sgpu::vidmm {
@@ -93,7 +94,7 @@ Status check_op(const PagingTarget& t, const PagingOperation& op) {
     SGPU_ASSIGN_OR_RETURN(const std::uint64_t s, address(t, op, "source", x->source, x->transfer_size));
     SGPU_ASSIGN_OR_RETURN(const std::uint64_t d, address(t, op, "destination", x->destination, x->transfer_size));
     const bool same_space = (x->source.segment == kSystemMemory) == (x->destination.segment == kSystemMemory);
-    if (same_space && s < d + x->transfer_size && d < s + x->transfer_size)
+    if (same_space && ranges_overlap(s, x->transfer_size, d, x->transfer_size))
       return op_error(op, "source and destination overlap");
     return ok_status();
   }

@@ -61,6 +61,7 @@
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/kmd/device.hpp"
+#include "sgpu/kmd/present.hpp"
 #include "sgpu/kmd/render.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/sched/fences.hpp"
