@@ -1,12 +1,13 @@
 // Device on the mock transport: exact MMIO sequences, ID checks, validation without side
-// effects, fences, faults and reset. A small fake (FakeEngine) plays the device's part of the
-// ring protocol through the mock's hooks.
+// effects, fences, faults and reset. A small fake (fake_engine.hpp) plays the device's part of
+// the ring protocol through the mock's hooks.
 #include <catch2/catch.hpp>
 
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "fake_engine.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/regs.hpp"
 #include "sgpu/transport/mock.hpp"
@@ -17,77 +18,9 @@ using Access = MockTransport::Access;
 
 namespace {
 
-constexpr std::uint32_t kIntDma = SGPU_FIELD(INT_STATUS, DMA_COMPLETED).mask;
-constexpr std::uint32_t kIntFault = SGPU_FIELD(INT_STATUS, FAULT).mask;
-
-// Emulates the device side of the ring on top of a MockTransport: remembers the programmed
-// registers, retires every published entry at once (write-back record + dma_completed), or stops
-// on a scripted fault.
-struct FakeEngine {
-  MockTransport& m;
-  std::uint64_t ring = 0, wb = 0;
-  std::uint32_t log2 = 0, head = 0, int_status = 0, int_enable = 0;
-  bool enabled = false;
-  bool retire = true;                // retire entries as soon as they are published
-  std::optional<std::uint32_t> fault_header;  // fault on the next entry with ILLEGAL_OPCODE
-
-  explicit FakeEngine(MockTransport& mock) : m(mock) {
-    m.load_reset_values();
-    m.on_write = [this](std::uint32_t off, std::uint32_t v) { write(off, v); };
-  }
-
-  void lo(std::uint64_t& r, std::uint32_t v) { r = (r & ~0xffffffffull) | v; }
-  void hi(std::uint64_t& r, std::uint32_t v) { r = (r & 0xffffffffull) | (std::uint64_t{v} << 32); }
-  void update_irq() {
-    m.set_reg(SGPU_REG(INT_STATUS), int_status);
-    m.set_irq((int_status & int_enable) != 0);
-  }
-
-  void write(std::uint32_t off, std::uint32_t v) {
-    if (off == SGPU_REG(RING_BASE_LO)) lo(ring, v);
-    if (off == SGPU_REG(RING_BASE_HI)) hi(ring, v);
-    if (off == SGPU_REG(WB_ADDR_LO)) lo(wb, v);
-    if (off == SGPU_REG(WB_ADDR_HI)) hi(wb, v);
-    if (off == SGPU_REG(RING_SIZE)) log2 = v;
-    if (off == SGPU_REG(CTRL)) enabled = v & 1;
-    if (off == SGPU_REG(INT_ENABLE)) int_enable = v, update_irq();
-    if (off == SGPU_REG(INT_STATUS)) int_status &= ~v, update_irq();
-    if (off == SGPU_REG(RESET) && (v & 1)) {
-      head = 0;
-      m.set_reg(SGPU_REG(STATUS), SGPU_FIELD(STATUS, IDLE).mask);
-    }
-    if (off == SGPU_REG(RING_TAIL) && retire) run(v);
-  }
-
-  abi::RingEntry entry(std::uint32_t index) {
-    abi::RingEntry e;
-    std::memcpy(&e, m.dma_cpu(ring + index * sizeof e), sizeof e);
-    return e;
-  }
-
-  void run(std::uint32_t tail) {
-    while (head != tail) {
-      const auto e = entry(head);
-      if (fault_header) {
-        m.set_reg(SGPU_REG(STATUS), SGPU_FIELD(STATUS, FAULTED).mask | SGPU_FIELD(STATUS, IDLE).mask);
-        m.set_reg(SGPU_REG(FAULT_STATUS), SGPU_FIELD(FAULT_STATUS, REASON).put(1) |
-                                              SGPU_FIELD(FAULT_STATUS, RING_INDEX).put(head));
-        m.set_reg(SGPU_REG(FAULT_ADDR_LO), static_cast<std::uint32_t>(e.buf_addr + e.start_offset));
-        m.set_reg(SGPU_REG(FAULT_ADDR_HI), static_cast<std::uint32_t>((e.buf_addr + e.start_offset) >> 32));
-        m.set_reg(SGPU_REG(FAULT_FENCE_LO), static_cast<std::uint32_t>(e.fence));
-        m.set_reg(SGPU_REG(FAULT_DETAIL), *fault_header);
-        int_status |= kIntFault;
-        update_irq();
-        return;
-      }
-      head = (head + 1) & ((1u << log2) - 1);
-      abi::Writeback w{e.fence, head, 0};
-      std::memcpy(m.dma_cpu(wb), &w, sizeof w);
-      int_status |= kIntDma;
-      update_irq();
-    }
-  }
-};
+using test::FakeEngine;
+constexpr std::uint32_t kIntDma = FakeEngine::kIntDma;
+constexpr std::uint32_t kIntFault = FakeEngine::kIntFault;
 
 struct Fixture {
   MockTransport* mock;

@@ -1,8 +1,8 @@
 // The scheduler's emission point on the mock transport: every ring entry (a render packet, a
 // paging buffer, a paging buffer resubmitted after a reset) is made in one place, which takes the
 // ring fence, has it written into the DMA buffer and rings the doorbell. These tests pin the
-// exact register writes and ring entries of each, with a small fake engine (RingEngine) playing
-// the device's side of the ring.
+// exact register writes and ring entries of each, with a small fake engine (fake_engine.hpp)
+// playing the device's side of the ring.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "fake_engine.hpp"
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/kmd/sizing.hpp"
 #include "sgpu/regs.hpp"
@@ -30,12 +31,13 @@ constexpr std::uint64_t kApBase = 0x0018'0000'0000'0000ull;
 constexpr std::uint64_t kApPages = 1024;
 constexpr std::uint64_t kMemBase = 0x0020'0000'0000'0000ull;
 constexpr std::uint64_t kMemBytes = 1 << 20;
-constexpr std::uint32_t kIntDma = SGPU_FIELD(INT_STATUS, DMA_COMPLETED).mask;
 constexpr std::uint32_t kPagingFlags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
 
-/// A healthy idle device with a GART (4 MiB aperture) and a 1 MiB memory segment.
-void describe_device(MockTransport& m) {
-  m.load_reset_values();
+/// A healthy idle device with a GART (4 MiB aperture) and a 1 MiB memory segment, whose ring a
+/// FakeEngine plays (fake_engine.hpp): the engine retires entries in order at the doorbell,
+/// except those of a context in `hung`, and executes paging buffers' closing FENCE.
+std::unique_ptr<test::FakeEngine> gart_device(MockTransport& m) {
+  auto engine = std::make_unique<test::FakeEngine>(m);
   m.set_reg(SGPU_REG(CAP_FEATURES),
             SGPU_FIELD(CAP_FEATURES, GART).mask | SGPU_FIELD(CAP_FEATURES, MEMORY_SEGMENT).mask);
   m.set_reg(SGPU_REG(CAP_APSEG_BASE_LO), static_cast<std::uint32_t>(kApBase));
@@ -46,81 +48,19 @@ void describe_device(MockTransport& m) {
   m.set_reg(SGPU_REG(CAP_MEMSEG_SIZE_LO), static_cast<std::uint32_t>(kMemBytes));
   m.set_reg(SGPU_REG(GART_CAP),
             SGPU_FIELD(GART_CAP, TLB_ENTRIES).put(32) | SGPU_FIELD(GART_CAP, SYS_ADDR_BITS).put(52));
+  return engine;
 }
-
-/// The device's side of the ring: retires published entries in order as soon as the doorbell
-/// rings (write-back record + DMA_COMPLETED), except that an entry of a context in `hung` stops
-/// the engine there until an engine reset. A paging entry's closing FENCE packet is executed (the
-/// DeviceExecutor checks what it wrote); render buffers are not read.
-struct RingEngine {
-  MockTransport& m;
-  std::uint64_t ring = 0, wb = 0;
-  std::uint32_t log2 = 0, head = 0, tail = 0, int_status = 0, int_enable = 0;
-  std::set<std::uint32_t> hung;
-
-  explicit RingEngine(MockTransport& mock) : m(mock) {
-    describe_device(m);
-    m.on_write = [this](std::uint32_t off, std::uint32_t v) { write(off, v); };
-  }
-
-  void lo(std::uint64_t& r, std::uint32_t v) { r = (r & ~0xffffffffull) | v; }
-  void hi(std::uint64_t& r, std::uint32_t v) { r = (r & 0xffffffffull) | (std::uint64_t{v} << 32); }
-  void update_irq() {
-    m.set_reg(SGPU_REG(INT_STATUS), int_status);
-    m.set_irq((int_status & int_enable) != 0);
-  }
-  abi::RingEntry entry(std::uint32_t index) const {
-    abi::RingEntry e;
-    std::memcpy(&e, m.dma_cpu(ring + index * sizeof e), sizeof e);
-    return e;
-  }
-
-  void write(std::uint32_t off, std::uint32_t v) {
-    if (off == SGPU_REG(RING_BASE_LO)) lo(ring, v);
-    if (off == SGPU_REG(RING_BASE_HI)) hi(ring, v);
-    if (off == SGPU_REG(WB_ADDR_LO)) lo(wb, v);
-    if (off == SGPU_REG(WB_ADDR_HI)) hi(wb, v);
-    if (off == SGPU_REG(RING_SIZE)) log2 = v;
-    if (off == SGPU_REG(INT_ENABLE)) int_enable = v, update_irq();
-    if (off == SGPU_REG(INT_STATUS)) int_status &= ~v, update_irq();
-    if (off == SGPU_REG(RESET) && (v & 1)) head = tail = 0;  // drained: the stuck entry is gone
-    if (off == SGPU_REG(RING_TAIL)) tail = v, run();
-  }
-
-  void run() {
-    while (head != tail) {
-      const abi::RingEntry e = entry(head);
-      if (hung.count(e.context_id)) return;
-      if (e.flags & abi::ring_flags::kPaging) execute_closing_fence(e);
-      head = (head + 1) & ((1u << log2) - 1);
-      abi::Writeback w{e.fence, head, 0};
-      std::memcpy(m.dma_cpu(wb), &w, sizeof w);
-      int_status |= kIntDma;
-      update_irq();
-    }
-  }
-
-  /// The last packet of a paging buffer is its FENCE (value64) into the executor's record.
-  void execute_closing_fence(const abi::RingEntry& e) {
-    const auto* pkt = static_cast<const std::uint32_t*>(m.dma_cpu(e.buf_addr + e.end_offset - 20));
-    REQUIRE(abi::header_opcode(pkt[0]) == static_cast<std::uint8_t>(abi::Opcode::Fence));
-    namespace f = abi::payload::fence;
-    const std::uint64_t addr = pkt[f::kAddrLo] | (std::uint64_t{pkt[f::kAddrHi]} << 32);
-    const std::uint64_t value = pkt[f::kValueLo] | (std::uint64_t{pkt[f::kValueHi]} << 32);
-    std::memcpy(m.dma_cpu(addr), &value, 8);
-  }
-};
 
 /// The driver stack on the mock: Runtime (device, window, memory manager, scheduler).
 struct Stack {
   MockTransport* mock = nullptr;
-  std::unique_ptr<RingEngine> engine;
+  std::unique_ptr<test::FakeEngine> engine;
   std::unique_ptr<Runtime> rt;
 
   Stack() {
     auto t = std::make_unique<MockTransport>();
     mock = t.get();
-    engine = std::make_unique<RingEngine>(*mock);
+    engine = gart_device(*mock);
     RuntimeOptions o;
     o.kernel_window_pages = kernel_window_pages_for(8);
     o.scheduler.tdr_delay = 100us;
@@ -310,7 +250,7 @@ TEST_CASE("scheduler: an adapter without an aperture segment is Unsupported (DMA
           "[sched][emit]") {
   auto t = std::make_unique<MockTransport>();
   MockTransport& m = *t;
-  RingEngine engine(m);
+  auto engine = gart_device(m);
   auto device = Device::open(std::move(t));
   REQUIRE(device);
   auto window = KernelWindow::create(*device->aperture(), device->transport(), 4);

@@ -61,7 +61,8 @@ class TransportRegistry {
   }
 
   /// The options `name` opens with, to read or change before open(); nullptr when there is no
-  /// such backend or its options are not an `Options`. Stable until the backend is replaced.
+  /// such backend or its options are not an `Options`. Stable for the registry's lifetime (a move
+  /// keeps it).
   template <class Options>
   Options* options(std::string_view name);
 
@@ -77,7 +78,7 @@ class TransportRegistry {
   };
   std::vector<Listing> backends() const;
   bool contains(std::string_view name) const;
-  /// "sim, model, mock, pcie": the names, for messages and --help.
+  /// "mock, pcie, sim, model": the names in registration order, for messages.
   std::string names() const;
 
  private:
