@@ -6,11 +6,6 @@
 
 namespace sgpu::kmd::detail {
 
-void put_address(std::uint32_t* pkt, unsigned dword, std::uint64_t address) {
-  pkt[dword] = static_cast<std::uint32_t>(address);
-  pkt[dword + 1] = static_cast<std::uint32_t>(address >> 32);
-}
-
 Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size, const void* private_data,
                  std::uint32_t private_data_size) {
   if (dma_buffer == nullptr) return Error::invalid("{}: the DMA buffer is null", ddi);
@@ -23,24 +18,6 @@ Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size
     return Error::invalid("{}: a DMA buffer of {} bytes cannot hold the {}-byte submission fence", ddi, dma_size,
                           submission_fence_bytes());
   return ok_status();
-}
-
-bool room_for(const RenderOutput& out, const abi::PacketInfo& p, std::uint32_t bytes, std::uint32_t dma_capacity,
-              std::uint32_t patch_out_size) {
-  return std::uint64_t{out.dma_bytes} + bytes + submission_fence_bytes() <= dma_capacity &&
-         std::uint64_t{out.patch_count} + p.address_count <= patch_out_size;
-}
-
-PatchLocation output_entry(const abi::PacketInfo& p, unsigned f, std::uint32_t allocation_index,
-                           std::uint32_t allocation_offset, std::uint32_t packet_offset) {
-  PatchLocation o;
-  o.allocation_index = allocation_index;
-  o.allocation_offset = allocation_offset;
-  o.slot_id_and_reserved = f;  // each packet rebinds its slots: what the previous one held is free
-  o.driver_id = p.addresses[f].access == abi::AddressAccess::Write ? driver_id::kWrite : driver_id::kRead;
-  o.patch_offset = packet_offset + 4 * p.addresses[f].dword;
-  o.split_offset = packet_offset;
-  return o;
 }
 
 Status finish_pass(void* dma_buffer, std::uint32_t dma_capacity, void* private_data, bool final_pass,
