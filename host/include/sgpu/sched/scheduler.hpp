@@ -106,7 +106,10 @@ struct PresentRequest {
 class Scheduler final : public vidmm::PagingQueue {
  public:
   /// `executor` (may be null: no paging through the device) gets this scheduler as its queue.
-  /// Everything passed must outlive the scheduler.
+  /// Everything passed must outlive the scheduler. From now on the scheduler owns the device's
+  /// ring: it numbers the fences (continuing after the device's last one). Unsupported for an
+  /// adapter with more than one node or without an aperture segment (the contexts' DMA buffers
+  /// live in the kernel window of the aperture, which DmaBufferSegmentId names).
   static Result<std::unique_ptr<Scheduler>> create(Device& device, kmd::Adapter& adapter, KernelWindow& window,
                                                    vidmm::DeviceExecutor* executor, SchedulerOptions options = {});
   ~Scheduler() override;
