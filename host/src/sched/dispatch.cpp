@@ -173,27 +173,27 @@ Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma
     used.push_back(pass.list[i]);
   }
 
-  // Patch is this packet's stamp: addresses, and the fence it is given at the emission point.
-  const auto patch = [&](RingFence fence) -> Status {
-    kmd::PatchArgs pa;
-    pa.dma_buffer = pass.buffer.memory.cpu();
-    pa.dma_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
-    pa.dma_start = work.dma_start;
-    pa.dma_end = dma_end;
-    pa.private_data = pass.buffer.private_data.data();
-    pa.private_data_size = static_cast<std::uint32_t>(pass.buffer.private_data.size());
-    pa.allocation_list = pass.dxgk_list.data();
-    pa.allocation_list_size = static_cast<std::uint32_t>(pass.dxgk_list.size());
-    pa.patch_list = pass.patches.data();
-    pa.patch_list_size = pass.patch_count;
-    pa.patch_start = work.patch_start;
-    pa.patch_length = patch_end - work.patch_start;
+  // Patch is this packet's stamp: the addresses, and the fence it is given at the emission point.
+  kmd::PatchArgs pa;
+  pa.dma_buffer = pass.buffer.memory.cpu();
+  pa.dma_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
+  pa.dma_start = work.dma_start;
+  pa.dma_end = dma_end;
+  pa.private_data = pass.buffer.private_data.data();
+  pa.private_data_size = static_cast<std::uint32_t>(pass.buffer.private_data.size());
+  pa.allocation_list = pass.dxgk_list.data();
+  pa.allocation_list_size = static_cast<std::uint32_t>(pass.dxgk_list.size());
+  pa.patch_list = pass.patches.data();
+  pa.patch_list_size = pass.patch_count;
+  pa.patch_start = work.patch_start;
+  pa.patch_length = patch_end - work.patch_start;
+  pa.fence_address = window_.fence_slot_gpu(cs.slot);
+  if (pass.ring_flags & SubmitCommandFlags::kPresent) pa.flags.value |= kmd::PatchFlags::kPresent;
+  const auto patch = [this, &pa](RingFence fence) -> Status {
     pa.submission_fence = fence;
-    pa.fence_address = window_.fence_slot_gpu(cs.slot);
-    if (pass.ring_flags & SubmitCommandFlags::kPresent) pa.flags.value |= kmd::PatchFlags::kPresent;
     ++counters_.patches;
     SGPU_RETURN_IF_ERROR(kmd::patch(pa));
-    if (options_.after_patch) options_.after_patch(pass.buffer.memory.cpu(), work.dma_start, dma_end);
+    if (options_.after_patch) options_.after_patch(pa.dma_buffer, pa.dma_start, pa.dma_end);
     return ok_status();
   };
   HwPacket hp;

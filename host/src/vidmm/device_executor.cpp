@@ -255,7 +255,7 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   SGPU_ASSIGN_OR_RETURN(const std::uint32_t end, encode_paging_buffer(target_, buffer, buffer_->cpu(), buffer_->size(),
                                                                       fence_record_.bus_addr(), 0));
   const std::uint32_t fence_packet = end - kFenceBytes;
-  const PagingStamp stamp = [&](RingFence fence) {
+  const PagingStamp stamp = [this, fence_packet](RingFence fence) {
     return PacketWriter(buffer_->cpu(), buffer_->size(), fence_packet)
         .fence(fence_record_.bus_addr(), fence.value(), abi::fence_flags::kValue64);
   };
