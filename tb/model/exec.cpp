@@ -23,21 +23,36 @@ bool Exec::take(std::uint32_t& dword) {
   if (stopped_) return false;
   if (pos_ >= delivered_dwords_) {
     // The decoder waits for a dword that will never come and takes the error status instead.
-    fault(fetch_fault(fetch_error_), next_addr(), static_cast<std::uint32_t>(fetch_error_));
+    if (fetch_error_ == FetchError::Translation) {
+      refused(refused_page_, fetch_access(), refusal_, next_addr(), static_cast<std::uint32_t>(fetch_error_));
+    } else {
+      if (refused_later_) m_.ambiguous_ = true;  // the look-ahead may have asked the GART already
+      fault(fetch_fault(fetch_error_), next_addr(), static_cast<std::uint32_t>(fetch_error_));
+    }
     return false;
   }
-  dword = m_.bus_.memory().read32(next_addr());
+  dword = m_.bus_.read32(next_addr(), fetch_access());
   ++pos_;
   return true;
 }
 
-void Exec::write64(std::uint64_t addr, std::uint64_t value, std::uint8_t strb) {
+void Exec::write(std::uint64_t addr, std::uint64_t value, std::uint8_t strb, const Access& access, bool uncertain) {
   if (stopped_) return;
-  const std::uint8_t resp = m_.bus_.write64(addr, value, strb, write_failed_);
-  if (resp != kRespOkay && !write_failed_) {
+  const Bus::Write w = m_.bus_.write64(addr, value, strb, uncertain || write_failed_, access);
+  if (w.refusal != regs::GartFault::None) {
+    // The write path holds a write until its page is translated: the refused one faults here,
+    // at the address the write master was given, and is never issued.
+    refused(addr, access, w.refusal, addr, header_);
+    return;
+  }
+  if (w.resp != kRespOkay && !write_failed_) {
     write_failed_ = true;
     failed_addr_ = addr;  // the write master reports the address it was given
   }
+}
+
+void Exec::write64(std::uint64_t addr, std::uint64_t value, std::uint8_t strb) {
+  write(addr, value, strb, write_access(), false);
 }
 
 void Exec::write32(std::uint64_t addr, std::uint32_t value) {
@@ -55,10 +70,23 @@ bool Exec::drain() {
   return false;
 }
 
+void Exec::refused(std::uint64_t page, const Access& access, regs::GartFault reason, std::uint64_t addr,
+                   std::uint32_t detail) {
+  if (stopped_) return;
+  m_.gart_.record(page, access, reason, entry_.fence, entry_.context_id);
+  m_.int_status_ |= SGPU_REGS__INT_STATUS__GART_FAULT_bm;
+  fault(abi::Fault::Translation, addr, detail);
+}
+
 void Exec::fault(abi::Fault reason, std::uint64_t addr, std::uint32_t detail) {
   if (stopped_) return;
   // A failed write still in flight races with this fault in the RTL: either may be reported.
   if (write_failed_) m_.ambiguous_ = true;
+  // A refusal ahead of the decoder (or of a stopped stream) may or may not be in the GART's
+  // record by now: the fetch engine translates ahead.
+  const bool own_refusal = reason == abi::Fault::Translation && fetch_error_ == FetchError::Translation &&
+                           pos_ >= delivered_dwords_ && addr == next_addr();
+  if ((fetch_error_ == FetchError::Translation && !own_refusal) || stale_refusal_) m_.ambiguous_ = true;
   stopped_ = true;
   FaultRecord r;
   r.reason = reason;
@@ -73,11 +101,15 @@ bool Exec::copy_engine(bool fill, std::uint64_t src, std::uint64_t dst, std::uin
                        std::uint32_t src_pitch, std::uint32_t dst_pitch, std::uint32_t pattern,
                        std::uint32_t header) {
   if (stopped_) return false;
-  const Bus::CopyOutcome o =
-      m_.bus_.copy(fill, src, dst, width, height, src_pitch, dst_pitch, pattern, m_.config_.max_burst_beats);
+  const Bus::CopyOutcome o = m_.bus_.copy(fill, src, dst, width, height, src_pitch, dst_pitch, pattern,
+                                          m_.config_.max_burst_beats, copy_read_access(), copy_write_access());
   if (o.ambiguous) m_.ambiguous_ = true;
   if (o.error == Bus::CopyOutcome::Error::None) return true;
-  fault(o.read_error == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError, o.addr, header);
+  if (o.translation) {
+    refused(o.refused_page, o.refused_access, o.refusal, o.addr, header);
+  } else {
+    fault(abi::Fault::BusError, o.addr, header);
+  }
   return false;
 }
 
@@ -86,35 +118,46 @@ void Exec::signal_completed() { m_.int_status_ |= SGPU_REGS__INT_STATUS__DMA_COM
 void Exec::write_timestamp(std::uint64_t addr) {
   if (stopped_) return;
   // The value is the RTL's cycle counter: any value will do here, the bytes are uncertain.
-  const std::uint8_t resp = m_.bus_.write64(addr, m_.stats_.packets, 0xff, true);
-  if (resp != kRespOkay && !write_failed_) {
-    write_failed_ = true;
-    failed_addr_ = addr & ~std::uint64_t{7};
-  }
+  write(addr, m_.stats_.packets, 0xff, write_access(), true);
 }
 
 void Exec::ambiguous() { m_.ambiguous_ = true; }
 
 bool Exec::poll32(std::uint64_t addr, std::uint32_t header, std::uint32_t& value, std::uint32_t& uncertain) {
   if (stopped_) return false;
-  const Bus::Fetch f = m_.bus_.fetch(addr, 4);
+  stop_stream();
+  const Bus::Fetch f = m_.bus_.fetch(addr, 4, fetch_access());
+  if (f.error == FetchError::Translation) {
+    refused(f.refused_page, fetch_access(), f.refusal, addr, header);
+    return false;
+  }
   if (f.error != FetchError::Ok) {
     fault(fetch_fault(f.error), addr, header);
     return false;
   }
-  value = m_.bus_.memory().read32(addr);
-  uncertain = 0;
-  for (unsigned i = 0; i < 4; ++i) {
-    if (m_.bus_.uncertain_bytes().count(addr + i) != 0) uncertain |= 0xffu << (8 * i);
-  }
+  value = m_.bus_.read32(addr, fetch_access());
+  uncertain = m_.bus_.uncertain32(addr, fetch_access());
   return true;
+}
+
+void Exec::start_stream(std::uint64_t addr, std::uint64_t bytes) {
+  const Bus::Fetch f = m_.bus_.fetch(addr, bytes, fetch_access());
+  delivered_dwords_ = pos_ + f.delivered / 4;
+  fetch_error_ = f.error;
+  refused_page_ = f.refused_page;
+  refusal_ = f.refusal;
+  refused_later_ = f.refused_later;
+}
+
+void Exec::stop_stream() {
+  if (fetch_error_ == FetchError::Translation || refused_later_) stale_refusal_ = true;
+  fetch_error_ = FetchError::Ok;
+  refused_later_ = false;
 }
 
 void Exec::restart_stream() {
   if (stopped_ || pos_ >= total_dwords_) return;
-  const Bus::Fetch f = m_.bus_.fetch(next_addr(), 4 * (total_dwords_ - pos_));
-  delivered_dwords_ = pos_ + f.delivered / 4;
-  fetch_error_ = f.error;
+  start_stream(next_addr(), 4 * (total_dwords_ - pos_));
 }
 
 void Exec::call(std::uint64_t addr, std::uint32_t bytes, std::uint32_t header) {
@@ -125,15 +168,15 @@ void Exec::call(std::uint64_t addr, std::uint32_t bytes, std::uint32_t header) {
   }
   if (bytes == 0) return;
   // The caller's stream stops here; its state is the RTL's stack frame.
+  stop_stream();
   const std::uint64_t base = base_, total = total_dwords_, pos = pos_;
   ++depth_;
   base_ = addr;
   total_dwords_ = bytes / 4;
   pos_ = 0;
-  const Bus::Fetch f = m_.bus_.fetch(addr, bytes);
-  delivered_dwords_ = f.delivered / 4;
-  fetch_error_ = f.error;
+  start_stream(addr, bytes);
   run_packets();
+  stop_stream();
   --depth_;
   base_ = base;
   total_dwords_ = total;
@@ -147,6 +190,7 @@ void Exec::wait_forever(std::uint32_t header) {
     fault(abi::Fault::Watchdog, header_addr_, header);
     return;
   }
+  if (fetch_error_ == FetchError::Translation || refused_later_ || stale_refusal_) m_.ambiguous_ = true;
   stopped_ = true;
   m_.hung_ = true;
 }
@@ -162,9 +206,8 @@ void Exec::run_buffer() {
   base_ = entry_.buf_addr + entry_.start_offset;
   depth_ = 0;
   total_dwords_ = bytes / 4;
-  const Bus::Fetch f = m_.bus_.fetch(base_, bytes);
-  delivered_dwords_ = f.delivered / 4;
-  fetch_error_ = f.error;
+  pos_ = 0;
+  start_stream(base_, bytes);
   run_packets();
 }
 
@@ -176,6 +219,7 @@ void Exec::run_packets() {
     std::uint32_t header = 0;
     if (!take(header)) return;
     ++m_.stats_.packets;
+    header_ = header;
     const abi::Fault f_hdr = check_header(header, buf_left, privileged());
     if (f_hdr != abi::Fault::None) {
       fault(f_hdr, header_addr, header);
@@ -191,8 +235,11 @@ void Exec::run_packets() {
 void Exec::retire() {
   if (!drain()) return;
   const std::uint32_t head_next = (m_.head_ + 1) & m_.ring_mask();
-  write64(m_.wb_addr_, entry_.fence);
-  write64(m_.wb_addr_ + 8, head_next);
+  // The record is the kernel's: written with privilege; a refusal's FAULT_DETAIL is 0.
+  header_ = 0;
+  const Access kernel{Client::CpWrite, true, true};
+  write(m_.wb_addr_, entry_.fence, 0xff, kernel, false);
+  write(m_.wb_addr_ + 8, head_next, 0xff, kernel, false);
   if (!drain()) return;
   m_.head_ = head_next;
   m_.fence_done_ = entry_.fence;

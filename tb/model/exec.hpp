@@ -31,6 +31,10 @@ class Exec {
   bool drain();
   /// Stops the entry with a fault (packet decode or execution).
   void fault(abi::Fault reason, std::uint64_t addr, std::uint32_t detail);
+  /// A refused translation: the GART records it (with this submission) and raises
+  /// INT_STATUS.gart_fault; the CP faults TRANSLATION at `addr` with `detail`.
+  void refused(std::uint64_t page, const Access& access, regs::GartFault reason, std::uint64_t addr,
+               std::uint32_t detail);
   /// One request of the copy engine (COPY, FILL, BLIT_RECT, FILL_RECT, after the packet's checks and drain). False
   /// if it failed (the fault is recorded: BUS_ERROR at the engine's address, detail = header).
   bool copy_engine(bool fill, std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
@@ -60,11 +64,16 @@ class Exec {
   bool stopped() const { return stopped_; }
   const abi::RingEntry& entry() const { return entry_; }
   bool privileged() const;
+  /// How this submission's stream reads, its packets write, and its copies read and write.
+  Access fetch_access() const { return {Client::Fetch, false, privileged()}; }
+  Access write_access() const { return {Client::CpWrite, true, privileged()}; }
+  Access copy_read_access() const { return {Client::CopyRead, false, privileged()}; }
+  Access copy_write_access() const { return {Client::CopyWrite, true, privileged()}; }
   /// GPU address of the header of the packet being executed.
   std::uint64_t header_addr() const { return header_addr_; }
   /// GART_TABLE_BASE with bits 11:0 cleared, and GART_TABLE_SIZE (MAP/UNMAP).
-  std::uint64_t gart_table_base() const { return m_.gart_table_base_ & ~std::uint64_t{0xfff}; }
-  std::uint32_t gart_table_size() const { return m_.gart_table_size_; }
+  std::uint64_t gart_table_base() const { return m_.gart_.table_base(); }
+  std::uint32_t gart_table_size() const { return m_.gart_.table_size(); }
   /// True if [addr, addr + bytes) lies below 2^sys_addr_bits (READ/WRITE_PHYSICAL).
   bool physical_range_ok(std::uint64_t addr, std::uint64_t bytes) const {
     const unsigned bits = m_.config_.sys_addr_bits;
@@ -80,6 +89,14 @@ class Exec {
   void run_buffer();
   void run_packets();
   void retire();
+  /// The stream is (re)requested from `addr`: what the fetch engine will deliver.
+  void start_stream(std::uint64_t addr, std::uint64_t bytes);
+  /// The stream stops before its end (WAIT_MEM, INDIRECT): a refusal it had not reached may
+  /// already be in the GART's record (the fetch engine translates ahead).
+  void stop_stream();
+  /// One write through the write master with `access`; a refusal faults (detail = the packet
+  /// header being executed, 0 for the kernel's records).
+  void write(std::uint64_t addr, std::uint64_t value, std::uint8_t strb, const Access& access, bool uncertain);
   std::uint64_t next_addr() const;
   std::uint64_t header_addr_ = 0;     ///< GPU address of the packet being executed
 
@@ -91,6 +108,11 @@ class Exec {
   std::uint64_t pos_ = 0;            ///< dwords consumed
   std::uint64_t delivered_dwords_ = 0;
   FetchError fetch_error_ = FetchError::Ok;
+  std::uint64_t refused_page_ = 0;   ///< with fetch_error_ Translation: the page and why
+  regs::GartFault refusal_ = regs::GartFault::None;
+  bool refused_later_ = false;       ///< the stream's bus error hides a refused page after it
+  bool stale_refusal_ = false;       ///< a refusal of a stopped stream may be in the record
+  std::uint32_t header_ = 0;         ///< header of the packet being executed (0 while retiring)
   bool stopped_ = false;
   bool write_failed_ = false;        ///< a write failed and the engine has not noticed yet
   std::uint64_t failed_addr_ = 0;

@@ -24,23 +24,11 @@ std::uint32_t hi32(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32)
 void set_lo(std::uint64_t& v, std::uint32_t x) { v = (v & ~std::uint64_t{0xffffffff}) | x; }
 void set_hi(std::uint64_t& v, std::uint32_t x) { v = (v & 0xffffffffull) | (std::uint64_t{x} << 32); }
 
-/// Registers that exist but that the model does not implement (they read 0): segments (the
-/// model has no GART and no memory segment), the cycle counter and the GART block belong to
-/// other models.
+/// Registers that exist but that the model does not implement (they read 0): the build ID and
+/// the cycle counter (the model is untimed).
 bool is_unmodelled_register(std::uint32_t offset) {
-  static constexpr std::uint32_t kOffsets[] = {
-      SGPU_MODEL_REG(ID_BUILD),
-      SGPU_MODEL_REG(CAP_MEMSEG_BASE_LO), SGPU_MODEL_REG(CAP_MEMSEG_BASE_HI),
-      SGPU_MODEL_REG(CAP_MEMSEG_SIZE_LO), SGPU_MODEL_REG(CAP_MEMSEG_SIZE_HI),
-      SGPU_MODEL_REG(CAP_APSEG_BASE_LO),  SGPU_MODEL_REG(CAP_APSEG_BASE_HI),
-      SGPU_MODEL_REG(CAP_APSEG_SIZE_LO),  SGPU_MODEL_REG(CAP_APSEG_SIZE_HI),
-      SGPU_MODEL_REG(CYCLE_LO),           SGPU_MODEL_REG(CYCLE_HI),
-  };
-  for (const std::uint32_t o : kOffsets) {
-    if (o == offset) return true;
-  }
-  // The GART block (0x200 up) is modelled elsewhere; its layout may grow without touching this.
-  return offset >= SGPU_MODEL_REG(GART_CTRL) && offset < 0x1000 && (offset & 3) == 0;
+  return offset == SGPU_MODEL_REG(ID_BUILD) || offset == SGPU_MODEL_REG(CYCLE_LO) ||
+         offset == SGPU_MODEL_REG(CYCLE_HI);
 }
 
 }  // namespace
@@ -52,7 +40,11 @@ std::string FaultRecord::to_string() const {
   return s.str();
 }
 
-Model::Model(tb::HostMemory& memory, Config config) : config_(config), bus_(memory, config.bus_bytes) {}
+Model::Model(tb::HostMemory& memory, Config config)
+    : config_(config), gart_(config.map, config.sys_addr_bits), bus_(memory, config.bus_bytes, &gart_) {}
+
+Model::Model(Port& port, Config config)
+    : config_(config), gart_(config.map, config.sys_addr_bits), bus_(port, config.bus_bytes, &gart_) {}
 
 std::uint32_t Model::ring_mask() const {
   const std::uint32_t log2 = ring_log2_ > config_.max_ring_log2 ? config_.max_ring_log2 : ring_log2_;
@@ -63,7 +55,7 @@ std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
   switch (offset) {
     case SGPU_MODEL_REG(ID_MAGIC): return SGPU_REGS__ID_MAGIC__VALUE_reset;
     // Capabilities of the device the model mirrors, so a driver can open it (the model
-    // transport of libsgpu): no GART, no memory segment, copy engine and preemption present.
+    // transport of libsgpu): GART and memory segment as configured, copy engine, preemption.
     case SGPU_MODEL_REG(CAP_BUS):
       return (config_.bus_bytes << SGPU_REGS__CAP_BUS__DATA_BYTES_bp) |
              (64u << SGPU_REGS__CAP_BUS__ADDR_BITS_bp) |
@@ -73,7 +65,17 @@ std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
              (config_.max_ring_log2 << SGPU_REGS__CAP_MEM__MAX_RING_LOG2_bp) |
              (config_.max_indirect_depth << SGPU_REGS__CAP_MEM__MAX_INDIRECT_DEPTH_bp);
     case SGPU_MODEL_REG(CAP_FEATURES):
-      return SGPU_REGS__CAP_FEATURES__COPY_ENGINE_bm | SGPU_REGS__CAP_FEATURES__PREEMPTION_bm;
+      return SGPU_REGS__CAP_FEATURES__COPY_ENGINE_bm | SGPU_REGS__CAP_FEATURES__PREEMPTION_bm |
+             (config_.map.gart ? SGPU_REGS__CAP_FEATURES__GART_bm : 0) |
+             (config_.map.memseg_size != 0 ? SGPU_REGS__CAP_FEATURES__MEMORY_SEGMENT_bm : 0);
+    case SGPU_MODEL_REG(CAP_MEMSEG_BASE_LO): return config_.map.memseg_size ? lo32(config_.map.memseg_base) : 0;
+    case SGPU_MODEL_REG(CAP_MEMSEG_BASE_HI): return config_.map.memseg_size ? hi32(config_.map.memseg_base) : 0;
+    case SGPU_MODEL_REG(CAP_MEMSEG_SIZE_LO): return lo32(config_.map.memseg_size);
+    case SGPU_MODEL_REG(CAP_MEMSEG_SIZE_HI): return hi32(config_.map.memseg_size);
+    case SGPU_MODEL_REG(CAP_APSEG_BASE_LO): return config_.map.gart ? lo32(config_.map.apseg_base) : 0;
+    case SGPU_MODEL_REG(CAP_APSEG_BASE_HI): return config_.map.gart ? hi32(config_.map.apseg_base) : 0;
+    case SGPU_MODEL_REG(CAP_APSEG_SIZE_LO): return config_.map.gart ? lo32(config_.map.apseg_size) : 0;
+    case SGPU_MODEL_REG(CAP_APSEG_SIZE_HI): return config_.map.gart ? hi32(config_.map.apseg_size) : 0;
     case SGPU_MODEL_REG(ID_VERSION):
       return (SGPU_REGS__ID_VERSION__MAJOR_reset << SGPU_REGS__ID_VERSION__MAJOR_bp) |
              (SGPU_REGS__ID_VERSION__MINOR_reset << SGPU_REGS__ID_VERSION__MINOR_bp);
@@ -98,9 +100,6 @@ std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
     case SGPU_MODEL_REG(RING_TAIL): return ring_tail_;
     case SGPU_MODEL_REG(RING_HEAD): return head_;
     case SGPU_MODEL_REG(WB_ADDR_LO): return lo32(wb_addr_);
-    case SGPU_MODEL_REG(GART_TABLE_BASE_LO): return lo32(gart_table_base_);
-    case SGPU_MODEL_REG(GART_TABLE_BASE_HI): return hi32(gart_table_base_);
-    case SGPU_MODEL_REG(GART_TABLE_SIZE): return gart_table_size_;
     case SGPU_MODEL_REG(WB_ADDR_HI): return hi32(wb_addr_);
     case SGPU_MODEL_REG(FENCE_DONE_LO): return lo32(fence_done_);
     case SGPU_MODEL_REG(FENCE_DONE_HI): return hi32(fence_done_);
@@ -116,6 +115,7 @@ std::uint32_t Model::mmio_read32(std::uint32_t offset) const {
     case SGPU_MODEL_REG(FAULT_DETAIL): return fault_.detail;
     default: break;
   }
+  if (std::uint32_t v = 0; config_.map.gart && gart_.read(offset, v)) return v;
   if (is_unmodelled_register(offset)) return 0;
   throw std::out_of_range("model: no register at BAR0 offset " + std::to_string(offset));
 }
@@ -131,10 +131,6 @@ void Model::mmio_write32(std::uint32_t offset, std::uint32_t value) {
     case SGPU_MODEL_REG(RING_SIZE): ring_log2_ = value & SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm; return;
     case SGPU_MODEL_REG(RING_TAIL): ring_tail_ = value; return;
     case SGPU_MODEL_REG(WB_ADDR_LO): set_lo(wb_addr_, value); return;
-    // The rest of the GART block is not modelled; MAP/UNMAP need the table's place and size.
-    case SGPU_MODEL_REG(GART_TABLE_BASE_LO): set_lo(gart_table_base_, value); return;
-    case SGPU_MODEL_REG(GART_TABLE_BASE_HI): set_hi(gart_table_base_, value); return;
-    case SGPU_MODEL_REG(GART_TABLE_SIZE): gart_table_size_ = value; return;
     case SGPU_MODEL_REG(WB_ADDR_HI): set_hi(wb_addr_, value); return;
     case SGPU_MODEL_REG(INT_STATUS): int_status_ &= ~(value & kIntStatusMask); return;  // W1C
     case SGPU_MODEL_REG(INT_ENABLE): int_enable_ = value & kIntEnableMask; return;
@@ -171,13 +167,15 @@ void Model::mmio_write32(std::uint32_t offset, std::uint32_t value) {
     case SGPU_MODEL_REG(FAULT_DETAIL): return;
     default: break;
   }
+  if (config_.map.gart && gart_.write(offset, value)) return;
   if (is_unmodelled_register(offset)) return;
   throw std::out_of_range("model: no register at BAR0 offset " + std::to_string(offset));
 }
 
 // The engine reset drains (nothing is in flight in an untimed model), clears the head and the
-// fault record, and keeps FENCE_DONE, INT_STATUS and every software-written register.
+// fault records (the CP's and the GART's), and keeps FENCE_DONE, INT_STATUS and every software-written register.
 void Model::reset_engine() {
+  gart_.clear_record();
   head_ = 0;
   faulted_ = false;
   hung_ = false;
@@ -205,8 +203,17 @@ void Model::preempt() {
     preempt_pending_ = true;  // taken after the resume
     return;
   }
-  bus_.write64(preempt_addr_, preempt_fence_, 0xff, false);
-  bus_.write64(preempt_addr_ + 8, fence_done_, 0xff, false);
+  // The record is written with privilege (the kernel's memory); a refused write faults like the
+  // write-back record's (FAULT_DETAIL 0) and the engine does not stop preempted.
+  const Access kernel{Client::CpWrite, true, true};
+  for (const auto& [addr, value] : {std::pair{preempt_addr_, preempt_fence_}, std::pair{preempt_addr_ + 8, fence_done_}}) {
+    const Bus::Write w = bus_.write64(addr, value, 0xff, false, kernel);
+    if (w.refusal == regs::GartFault::None) continue;
+    gart_.record(addr, kernel, w.refusal, last_fence_, last_context_);
+    int_status_ |= SGPU_REGS__INT_STATUS__GART_FAULT_bm;
+    raise_fault(FaultRecord{abi::Fault::Translation, head_ & 0xffffffu, addr & ~std::uint64_t{7}, last_fence_, 0});
+    return;
+  }
   preempted_ = true;
   int_status_ |= SGPU_REGS__INT_STATUS__PREEMPTED_bm;
 }
@@ -218,7 +225,13 @@ void Model::run_until_idle() {
 void Model::execute_entry() {
   ++stats_.entries;
   const std::uint64_t entry_addr = ring_base_ + (std::uint64_t{head_ & ring_mask()} << 5);
-  const Bus::Fetch f = bus_.fetch(entry_addr, sizeof(abi::RingEntry));
+  // The ring is the kernel's: read with privilege; the GART records no submission for it.
+  const Access ring{Client::Fetch, false, true};
+  const Bus::Fetch f = bus_.fetch(entry_addr, sizeof(abi::RingEntry), ring);
+  if (f.error == FetchError::Translation) {
+    gart_.record(f.refused_page, ring, f.refusal, 0, 0);
+    int_status_ |= SGPU_REGS__INT_STATUS__GART_FAULT_bm;
+  }
   if (f.error != FetchError::Ok) {
     // The entry could not be read: no fence is known yet.
     FaultRecord r;
@@ -231,7 +244,7 @@ void Model::execute_entry() {
     return;
   }
   abi::RingEntry e{};
-  bus_.memory().read(entry_addr, &e, sizeof e);
+  bus_.read_physical(bus_.bus_addr(entry_addr, ring), &e, sizeof e);  // 32-byte aligned: one page
   if ((e.buf_addr & 3) != 0 || (e.start_offset & 3) != 0 || (e.end_offset & 3) != 0 ||
       e.start_offset > e.end_offset || (e.flags & ~abi::ring_flags::kDefined) != 0) {
     FaultRecord r;
@@ -243,6 +256,8 @@ void Model::execute_entry() {
     raise_fault(r);
     return;
   }
+  last_fence_ = e.fence;
+  last_context_ = e.context_id;
   Exec(*this, e).run();
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/host_memory.hpp"
 #include "model/bus.hpp"
+#include "model/gart.hpp"
 #include "sgpu/gen/abi.hpp"
 
 namespace sgpu::model {
@@ -27,8 +28,10 @@ struct Config {
   /// log2 of the GPU page size (CAP_MEM.page_shift of the device being mirrored).
   unsigned page_shift = 12;
   /// System-physical addresses are [0, 2^sys_addr_bits) (GART_CAP.sys_addr_bits): the bound of
-  /// READ_PHYSICAL and WRITE_PHYSICAL.
+  /// READ_PHYSICAL and WRITE_PHYSICAL, and of what the GART passes as identity.
   unsigned sys_addr_bits = 52;
+  /// The GPU address map and the GART (sgpu_top's defaults).
+  AddressMap map;
 };
 
 /// FAULT_* registers as one value.
@@ -61,6 +64,9 @@ class Model {
  public:
   /// `memory`: the image the device masters (ring, buffers, data); the model keeps a reference.
   Model(tb::HostMemory& memory, Config config = {});
+  /// A model whose bus is someone else's `port` (kept by reference): a virtual platform's DMA
+  /// socket. inject_error() and memory() are not available then.
+  Model(Port& port, Config config = {});
 
   /// Register access at BAR0 offsets (sgpu_regs_t). Registers the model does not implement
   /// (capabilities, cycle counter, GART) read 0 and ignore writes; an offset with no register
@@ -97,6 +103,8 @@ class Model {
   /// wants exact comparisons avoids such streams; tests assert it stays false.
   bool ambiguous() const { return ambiguous_; }
   const Stats& stats() const { return stats_; }
+  /// The GART's fault record (GART_FAULT_*).
+  const GartRecord& gart_record() const { return gart_.record(); }
   const Config& config() const { return config_; }
   tb::HostMemory& memory() { return bus_.memory(); }
 
@@ -110,6 +118,7 @@ class Model {
   void preempt();
 
   Config config_;
+  Gart gart_;
   Bus bus_;
 
   // Registers written by software.
@@ -122,10 +131,10 @@ class Model {
   std::uint32_t watchdog_ = 0;  ///< CP_WATCHDOG
   std::uint64_t preempt_fence_ = 0;
   std::uint64_t preempt_addr_ = 0;
-  std::uint64_t gart_table_base_ = 0;  ///< GART_TABLE_BASE (MAP/UNMAP write PTEs there)
-  std::uint32_t gart_table_size_ = 0;  ///< GART_TABLE_SIZE (their bound)
 
   // Engine state.
+  std::uint64_t last_fence_ = 0;     ///< the entry executed last (the GART's record of a preemption write)
+  std::uint32_t last_context_ = 0;
   std::uint32_t head_ = 0;
   std::uint64_t fence_done_ = 0;
   std::uint32_t int_status_ = 0;
