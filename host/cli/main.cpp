@@ -11,21 +11,27 @@
 #include "backends/backends.hpp"
 #include "cli.hpp"
 #include "sim/sim_device.hpp"
+#include "systemc/backend.hpp"
+#include "systemc/platform.hpp"
 
 int main(int argc, char** argv) {
   using sgpu::cli::CommonOptions;
   sgpu::TransportRegistry registry;
-  if (auto s = sgpu::tb::register_backends(registry); !s) {
-    fmt::print(stderr, "sgpu: {}\n", to_string(s.error()));
-    return 3;
+  for (auto s : {sgpu::tb::register_backends(registry), sgpu::systemc::register_backends(registry)}) {
+    if (!s) {
+      fmt::print(stderr, "sgpu: {}\n", to_string(s.error()));
+      return 3;
+    }
   }
   sgpu::sim::SimConfig& board = *registry.options<sgpu::sim::SimConfig>("sim");
+  unsigned quantum = sgpu::systemc::kDefaultQuantumCycles;
+  bool msi = false;
   CommonOptions common;
   common.registry = &registry;
   sgpu::cli::DemoOptions demo;
 
   std::string backends;
-  for (const auto& b : registry.backends()) backends += fmt::format("\n  {:<6} {}", b.name, b.summary);
+  for (const auto& b : registry.backends()) backends += fmt::format("\n  {:<13} {}", b.name, b.summary);
   CLI::App app{"sgpu: drive a softgpu (the simulated RTL by default) through libsgpu"};
   app.require_subcommand(1);
   app.fallthrough();  // common options may also follow the subcommand
@@ -42,6 +48,10 @@ int main(int argc, char** argv) {
   app.add_option("--clock-mhz", clock_mhz, "Core clock of the simulated device, MHz")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--quantum", quantum, "systemc backends: temporal-decoupling quantum, core cycles")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_flag("--msi", msi, "systemc backends: the device signals interrupts as MSI writes instead of a line");
 
   auto* info = app.add_subcommand("info", "Print what the device reports: ID, capabilities, segments");
   auto* demo_cmd = app.add_subcommand(
@@ -61,6 +71,17 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   board.clock_hz = clock_mhz * 1e6;
+  // The simulated board's flags apply to the SystemC platforms too.
+  for (const char* name : {"systemc", "systemc-model"}) {
+    auto& p = *registry.options<sgpu::systemc::PlatformConfig>(name);
+    p.device.clock_hz = board.clock_hz;
+    p.device.seed = board.seed;
+    p.device.fst_path = board.fst_path;
+    p.read_latency = board.read_latency;
+    p.write_latency = board.write_latency;
+    p.quantum_cycles = quantum;
+    p.msi = msi;
+  }
 
   try {
     if (*info) return sgpu::cli::run_info(common);
