@@ -20,23 +20,41 @@ struct ModelDevice::Impl final : model::Port {
 
   void make_model() { model = std::make_unique<model::Model>(*this, model::Config{}); }
 
-  // model::Port: the model's bus is the DMA socket; the time its traffic takes accumulates.
+  // model::Port: the model's bus is the DMA socket. The model touches memory in pieces as small
+  // as a byte, so the time of the work is not the sum of the targets' per-access latencies: it
+  // is one bus beat per cycle for the bytes moved, plus the latency of the first access (the
+  // pipelined bus of the RTL). Probes move nothing and cost nothing.
   std::uint8_t probe(std::uint64_t lo, std::uint64_t hi, bool write) override {
-    return dev.dma_probe(lo, static_cast<std::size_t>(hi - lo), write, busy);
+    sc_core::sc_time ignored;
+    return dev.dma_probe(lo, static_cast<std::size_t>(hi - lo), write, ignored);
   }
   void read(std::uint64_t addr, void* dst, std::size_t n) override {
     // Errors were probed per beat before data is taken; a read that still fails reads zeros.
-    if (dev.dma_read(addr, static_cast<std::uint8_t*>(dst), n, busy) != 0) std::memset(dst, 0, n);
+    sc_core::sc_time latency;
+    if (dev.dma_read(addr, static_cast<std::uint8_t*>(dst), n, latency) != 0) std::memset(dst, 0, n);
+    charge(n, latency);
   }
   void write(std::uint64_t addr, const void* src, std::size_t n) override {
-    (void)dev.dma_write(addr, static_cast<const std::uint8_t*>(src), nullptr, n, busy);
+    sc_core::sc_time latency;
+    (void)dev.dma_write(addr, static_cast<const std::uint8_t*>(src), nullptr, n, latency);
+    charge(n, latency);
   }
+  void charge(std::size_t n, const sc_core::sc_time& latency) {
+    if (busy == sc_core::SC_ZERO_TIME) busy = latency;
+    bytes += n;
+  }
+  sc_core::sc_time work_time() const {
+    const std::uint64_t beats = (bytes + kBusBytes - 1) / kBusBytes;
+    return busy + dev.clock_period() * static_cast<double>(beats);
+  }
+  static constexpr std::uint64_t kBusBytes = 8;  // model::Config's bus_bytes
 
   ModelDevice& dev;
   std::unique_ptr<model::Model> model;
   sc_core::sc_event kick;
   bool work = false;  ///< a register write since the thread last looked
-  sc_core::sc_time busy;  ///< time the work in progress has taken (its DMA annotations)
+  sc_core::sc_time busy;   ///< latency of the first access of the work in progress
+  std::uint64_t bytes = 0;  ///< bytes it moved
   bool in_reset = false;
 };
 
@@ -58,9 +76,10 @@ void ModelDevice::run_thread() {
     d.work = false;
     if (d.in_reset) continue;
     d.busy = sc_core::SC_ZERO_TIME;
+    d.bytes = 0;
     d.model->run_until_idle();
     // The work took the time of its memory traffic; then the line follows the model.
-    if (d.busy != sc_core::SC_ZERO_TIME) sc_core::wait(d.busy);
+    if (const sc_core::sc_time t = d.work_time(); t != sc_core::SC_ZERO_TIME) sc_core::wait(t);
     sc_core::sc_time zero = sc_core::SC_ZERO_TIME;
     set_irq(d.model->irq(), zero);
   }
