@@ -29,6 +29,12 @@ Device::Device(const sc_core::sc_module_name& name, const DeviceConfig& config)
     throw std::invalid_argument("sgpu::systemc::Device: the clock period is below the time resolution");
   bar0.register_b_transport(this, &Device::bar0_b_transport);
   dma.register_invalidate_direct_mem_ptr(this, &Device::invalidate_dmi);
+  // One process drives the line, whichever thread changed the level (a signal has one writer).
+  sc_core::sc_spawn_options o;
+  o.spawn_method();
+  o.set_sensitivity(&irq_changed_);
+  o.dont_initialize();
+  sc_core::sc_spawn([this] { irq.write(irq_level_); }, "irq_driver", &o);
 }
 
 Device::~Device() = default;
@@ -211,8 +217,8 @@ std::uint8_t Device::dma_probe(std::uint64_t addr, std::size_t n, bool write, sc
 
 void Device::set_irq(bool level, sc_core::sc_time& delay) {
   const bool rising = level && !irq_level_;
+  if (level != irq_level_) irq_changed_.notify(delay);
   irq_level_ = level;
-  irq.write(level);
   if (rising && config_.msi_address != 0) {
     std::uint8_t msg[4];
     for (unsigned i = 0; i < 4; ++i) msg[i] = static_cast<std::uint8_t>(config_.msi_data >> (8 * i));

@@ -115,8 +115,8 @@ class Device : public sc_core::sc_module {
   /// target can tell (DMI, a write with no byte enabled).
   std::uint8_t dma_probe(std::uint64_t addr, std::size_t n, bool write, sc_core::sc_time& delay);
 
-  /// Drives the interrupt line; on a rising edge with MSI configured, writes the message
-  /// (annotated with `delay`).
+  /// Drives the interrupt line `delay` from now; on a rising edge with MSI configured, writes
+  /// the message (annotated with `delay`).
   void set_irq(bool level, sc_core::sc_time& delay);
 
   void fail(std::string what);
@@ -137,6 +137,7 @@ class Device : public sc_core::sc_module {
   std::vector<tlm::tlm_dmi> dmi_;  ///< regions granted by the DMA target
   std::size_t dmi_hit_ = 0;        ///< the region used last
   bool irq_level_ = false;
+  sc_core::sc_event irq_changed_;
   std::string failure_;
   tlm::tlm_generic_payload gp_;
 };

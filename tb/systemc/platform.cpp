@@ -22,7 +22,7 @@ class Platform::Interrupts final : public sc_core::sc_module, public InterruptSo
  public:
   tlm_utils::simple_target_socket<Interrupts> msi;
 
-  Interrupts(const sc_core::sc_module_name& name, const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& line, bool use_msi)
+  Interrupts(const sc_core::sc_module_name& name, const sc_core::sc_signal<bool>& line, bool use_msi)
       : sc_core::sc_module(name), msi("msi"), line_(line), use_msi_(use_msi) {
     msi.register_b_transport(this, &Interrupts::b_transport);
   }
@@ -47,7 +47,7 @@ class Platform::Interrupts final : public sc_core::sc_module, public InterruptSo
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
   }
 
-  const sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS>& line_;
+  const sc_core::sc_signal<bool>& line_;
   bool use_msi_;
   bool pending_ = false;
   sc_core::sc_event event_;

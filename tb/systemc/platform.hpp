@@ -79,8 +79,7 @@ class Platform final : public sc_core::sc_module {
   std::unique_ptr<Router> router_;
   std::unique_ptr<HostMemoryTarget> memory_;
   std::unique_ptr<Device> device_;
-  // Driven by the device's clock/run thread and by its register path (the caller's thread).
-  sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> irq_;
+  sc_core::sc_signal<bool> irq_;
 };
 
 }  // namespace sgpu::systemc
