@@ -1,10 +1,19 @@
 #include "diff/generator.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "model/bus.hpp"
 
 namespace sgpu::diff {
+namespace {
+
+bool gart_inject(Inject i) {
+  return i == Inject::GartWriteProtect || i == Inject::GartInvalidPte || i == Inject::GartOutOfRange ||
+         i == Inject::GartPrivilege;
+}
+
+}  // namespace
 
 const char* to_string(Inject inject) {
   switch (inject) {
@@ -26,6 +35,10 @@ const char* to_string(Inject inject) {
     case Inject::WaitReadError: return "wait-read-error";
     case Inject::IndirectLoop: return "indirect-loop";
     case Inject::IndirectReadError: return "indirect-read-error";
+    case Inject::GartWriteProtect: return "gart-write-protect";
+    case Inject::GartInvalidPte: return "gart-invalid-pte";
+    case Inject::GartOutOfRange: return "gart-out-of-range";
+    case Inject::GartPrivilege: return "gart-privilege";
     case Inject::Count: break;
   }
   return "?";
@@ -35,6 +48,7 @@ std::string StepPlan::describe() const {
   std::ostringstream s;
   s << std::hex;
   if (disabled_doorbell) s << "  (doorbell rung with CTRL.enable = 0 first)\n";
+  if (gart) s << "  (GART on: addresses are aperture addresses)\n";
   for (const auto& e : entries) {
     s << "  entry buf=0x" << e.entry.buf_addr << " [0x" << e.entry.start_offset << ", 0x" << e.entry.end_offset
       << ") fence=0x" << e.entry.fence << " flags=0x" << e.entry.flags << " inject=" << to_string(e.inject)
@@ -49,7 +63,45 @@ std::string StepPlan::describe() const {
   return s.str();
 }
 
+std::uint64_t ApertureMap::to_bus(std::uint64_t gpu) const {
+  if (gpu < base || gpu - base >= std::uint64_t{pages} << 12) return gpu;
+  const std::uint64_t pte_value = pte[(gpu - base) >> 12];
+  return (pte_value & ~std::uint64_t{0xfff}) | (gpu & 0xfff);
+}
+
+ApertureMap make_aperture_map(const Layout& l, std::uint64_t aperture_base, std::mt19937_64& rng) {
+  constexpr std::uint64_t kPage = 4096, kValid = 1, kWritable = 2;
+  ApertureMap m;
+  m.base = aperture_base;
+  m.view = l;
+  auto window = [&](std::uint64_t bus, std::uint64_t bytes, std::uint64_t flags) {
+    const std::uint64_t gpu = aperture_base + kPage * m.pte.size();
+    for (std::uint64_t off = 0; off < bytes; off += kPage) m.pte.push_back((bus + off) | flags);
+    return gpu;
+  };
+  // The data region, its pages shuffled (a COPY or rectangle crossing pages is scattered).
+  std::vector<std::uint64_t> data_pages;
+  for (std::uint64_t off = 0; off < l.data_bytes; off += kPage) data_pages.push_back(l.data + off);
+  std::shuffle(data_pages.begin(), data_pages.end(), rng);
+  m.view.data = aperture_base;
+  for (const std::uint64_t p : data_pages) window(p, kPage, kValid | kWritable);
+  m.view.poison_slverr = window(l.poison_slverr, kPage, kValid | kWritable);
+  m.view.poison_decerr = window(l.poison_decerr, kPage, kValid | kWritable);
+  m.dummy = aperture_base + kPage * m.pte.size();
+  for (unsigned i = 0; i < m.dummy_pages; ++i) window(l.dummy_page, kPage, kValid);
+  // Invalid: valid = 0 whatever the other bits say.
+  m.invalid = aperture_base + kPage * m.pte.size();
+  m.pte.push_back((l.data | kWritable | 4) & ~kValid);
+  window(l.dummy_page, kPage, kValid);
+  m.view.buffers = window(l.buffers, l.buffer_slot_bytes * l.buffer_slots, kValid | kWritable);
+  m.view.children = window(l.children, l.child_slot_bytes * l.child_slots, kValid | kWritable);
+  for (unsigned i = 0; i < 8; ++i) window(l.dummy_page, kPage, kValid);
+  m.pages = static_cast<std::uint32_t>(m.pte.size());
+  return m;
+}
+
 Generator::Generator(std::uint64_t seed, GeneratorConfig config) : config_(config), rng_(seed) {
+  aperture_ = make_aperture_map(config_.layout, config_.aperture_base, rng_);
   // Fences sometimes start above 4 Gi so the high halves are exercised too.
   fence_ = chance(0.5) ? uniform(1, 1000) : (uniform(1, 0xffff) << 32);
 }
@@ -61,8 +113,8 @@ std::uint64_t Generator::uniform(std::uint64_t lo, std::uint64_t hi) {
 bool Generator::chance(double p) { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < p; }
 
 std::uint64_t Generator::data_addr(std::uint64_t bytes, std::uint64_t align) {
-  const std::uint64_t slots = (config_.layout.data_bytes - bytes) / align;
-  return config_.layout.data + align * uniform(0, slots);
+  const std::uint64_t slots = (view().data_bytes - bytes) / align;
+  return view().data + align * uniform(0, slots);
 }
 
 // COPY/FILL lengths: mostly small, sometimes a few pages (any length, any alignment).
@@ -85,7 +137,7 @@ Generator::Rect Generator::rect(bool nonempty, std::uint64_t max_extent) {
 }
 
 std::uint64_t Generator::child_buffer(const model::PacketStream& s) {
-  const Layout& l = config_.layout;
+  const Layout& l = view();
   const std::uint64_t addr = l.children + l.child_slot_bytes * next_child_ + 4 * uniform(0, 63);
   next_child_ = (next_child_ + 1) % l.child_slots;
   if (children_left_ > 0) --children_left_;
@@ -209,6 +261,12 @@ void Generator::valid_packet(model::PacketStream& s) {
       } while (n != 0 && src < dst + n && dst < src + n);
       s.copy(src, dst, n);
     }
+  } else if (gart_ && kind >= 80) {
+    // GART steps: a copy out of the dummy pages (their poison lands in the data region).
+    const std::uint64_t n = uniform(1, 0x1800);
+    const std::uint64_t src = aperture_.dummy + uniform(0, aperture_.dummy_pages * 4096ull - n);
+    s.copy(src, data_addr(n, 1), static_cast<std::uint32_t>(n));
+    ++dummy_reads_;
   } else if (kind < 26) {
     const std::uint64_t r = uniform(0, 9);
     const auto n = static_cast<std::uint32_t>(r < 5 ? 1 : r < 9 ? uniform(2, 8) : uniform(9, 300));
@@ -305,7 +363,7 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       const std::uint64_t r = uniform(0, 5);
       if (r == 5) {
         const bool bad_addr = chance(0.5);
-        s.indirect(config_.layout.children + (bad_addr ? uniform(1, 3) : 0),
+        s.indirect(view().children + (bad_addr ? uniform(1, 3) : 0),
                    static_cast<std::uint32_t>(4 * uniform(0, 64) + (bad_addr ? 0 : uniform(1, 3))));
       } else if (r == 3) {
         s.wait_mem(data_addr(16, 4) + uniform(1, 3), static_cast<abi::WaitMemFunc>(uniform(0, 7)),
@@ -322,7 +380,7 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       break;
     }
     case Inject::WriteError: {
-      const auto& l = config_.layout;
+      const auto& l = view();
       const std::uint64_t poison = chance(0.5) ? l.poison_slverr : l.poison_decerr;
       if (chance(0.1)) {
         s.timestamp(poison + 8 * uniform(0, 16));
@@ -358,7 +416,7 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       break;
     }
     case Inject::CopyReadError: {
-      const auto& l = config_.layout;
+      const auto& l = view();
       if (chance(0.4)) {
         const Rect r = rect(true, 0x1000), d = rect(true, 0x2000);
         const std::uint64_t src = chance(0.6) ? l.poison_slverr - uniform(0, r.extent() - 1)
@@ -375,7 +433,7 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       break;
     }
     case Inject::CopyWriteError: {
-      const auto& l = config_.layout;
+      const auto& l = view();
       const auto n = static_cast<std::uint32_t>(uniform(1, 3000));
       // Never past the poison pages: after the error the engine drains, and bytes beyond the
       // failing burst may or may not be written, so no page may exist only in one image.
@@ -421,7 +479,7 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       break;
     }
     case Inject::WaitReadError: {
-      const auto& l = config_.layout;
+      const auto& l = view();
       const std::uint64_t addr = (chance(0.5) ? l.poison_slverr : l.poison_decerr) + 4 * uniform(0, 1023);
       s.wait_mem(addr, static_cast<abi::WaitMemFunc>(uniform(0, 7)), static_cast<std::uint32_t>(rng_()),
                  static_cast<std::uint32_t>(rng_()));
@@ -433,7 +491,7 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
         break;
       }
       // A buffer that calls itself after 0-2 valid packets: the nesting runs into the limit.
-      const Layout& l = config_.layout;
+      const Layout& l = view();
       const std::uint64_t addr = l.children + l.child_slot_bytes * next_child_ + 4 * uniform(0, 63);
       next_child_ = (next_child_ + 1) % l.child_slots;
       --children_left_;
@@ -458,9 +516,59 @@ void Generator::invalid_packet(model::PacketStream& s, Inject inject, bool& last
       for (unsigned i = 0; i < n; ++i) valid_packet(c);
       --nest_;
       const std::uint64_t addr = child_buffer(c);
-      const std::uint64_t lo = addr + uniform(0, c.bytes() - 1);
+      const std::uint64_t lo = to_bus(addr + uniform(0, c.bytes() - 1));
       step_->errors.push_back({lo, lo + uniform(1, 64), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
       s.indirect(addr, c.bytes());
+      break;
+    }
+    case Inject::GartWriteProtect: {
+      if (!gart_) {
+        valid_packet(s);
+        break;
+      }
+      // Into the dummy pages, or from good memory (the last data page: the poison pages follow
+      // it, so only the dummy pages themselves) — a write of one dword to a few pages.
+      const std::uint64_t at = aperture_.dummy + 4 * uniform(0, aperture_.dummy_pages * 1024ull - 64);
+      switch (uniform(0, 3)) {
+        case 0: s.write_data(at, {1, 2, 3}); break;
+        case 1: s.fence(at & ~std::uint64_t{7}, rng_(), abi::fence_flags::kValue64); break;
+        case 2: s.fill(at, static_cast<std::uint32_t>(uniform(1, 200)), static_cast<std::uint32_t>(rng_())); break;
+        default: {
+          const auto n = static_cast<std::uint32_t>(uniform(1, 200));
+          s.copy(data_addr(n, 1), at, n);
+          break;
+        }
+      }
+      break;
+    }
+    case Inject::GartInvalidPte:
+    case Inject::GartOutOfRange:
+    case Inject::GartPrivilege: {
+      if (!gart_) {
+        valid_packet(s);
+        break;
+      }
+      std::uint64_t page = aperture_.invalid;
+      if (inject == Inject::GartOutOfRange) {
+        page = chance(0.7) ? aperture_.base + 4096ull * (aperture_.pages + uniform(0, 64))
+                           : 0x0020'0000'0000'0000ull + 4096 * uniform(0, 1 << 20);  // in no segment
+      } else if (inject == Inject::GartPrivilege) {
+        page = config_.layout.data + 4096 * uniform(0, config_.layout.data_bytes / 4096 - 1);
+      }
+      const std::uint64_t at = page + 4 * uniform(0, 1000);
+      switch (uniform(0, 3)) {
+        case 0: s.write_data(at, {static_cast<std::uint32_t>(rng_())}); break;
+        case 1: {
+          const auto n = static_cast<std::uint32_t>(uniform(1, 96));
+          s.copy(at, data_addr(n, 1), n);
+          break;
+        }
+        case 2:
+          s.wait_mem(at, static_cast<abi::WaitMemFunc>(uniform(0, 6)), static_cast<std::uint32_t>(rng_()),
+                     static_cast<std::uint32_t>(rng_()));
+          break;
+        default: s.fence(at & ~std::uint64_t{7}, rng_(), 0); break;
+      }
       break;
     }
     default: valid_packet(s); break;
@@ -479,6 +587,9 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
   const std::uint64_t fr = uniform(0, 99);
   e.flags = fr < 10 ? abi::ring_flags::kPresent : fr < 18 ? abi::ring_flags::kPrivileged
           : fr < 22 ? abi::ring_flags::kPaging : fr < 26 ? abi::ring_flags::kNullRender : 0;
+  // GART steps: ordinary entries only (privileged packets would write the live page table or
+  // system-physical memory; privilege is what GartPrivilege tests).
+  if (gart_) e.flags &= ~(abi::ring_flags::kPrivileged | abi::ring_flags::kPaging);
   e.buf_addr = slot_addr;
   priv_ = (e.flags & (abi::ring_flags::kPrivileged | abi::ring_flags::kPaging)) != 0;
 
@@ -491,7 +602,8 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
                            inject != Inject::Overrun && inject != Inject::CopyOverlap &&
                            inject != Inject::CopyReadError && inject != Inject::CopyWriteError &&
                            inject != Inject::WaitTimeout && inject != Inject::WaitReadError &&
-                           inject != Inject::IndirectLoop && inject != Inject::IndirectReadError && chance(0.06);
+                           inject != Inject::IndirectLoop && inject != Inject::IndirectReadError &&
+                           !gart_inject(inject) && chance(0.06);
   model::PacketStream s;
   if (!zero_length) {
     const bool stream_inject = inject != Inject::None && inject != Inject::BadRingEntry &&
@@ -523,7 +635,7 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
     if (inject == Inject::WriteError || inject == Inject::Overrun || inject == Inject::BufferReadError ||
         inject == Inject::CopyOverlap || inject == Inject::CopyReadError || inject == Inject::CopyWriteError ||
         inject == Inject::WaitTimeout || inject == Inject::WaitReadError || inject == Inject::IndirectLoop ||
-        inject == Inject::IndirectReadError) {
+        inject == Inject::IndirectReadError || gart_inject(inject)) {
       e.flags &= ~abi::ring_flags::kNullRender;
     }
   }
@@ -551,7 +663,7 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
     step.errors.push_back({lo, lo + uniform(1, 32), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
   } else if (inject == Inject::BufferReadError && e.end_offset > e.start_offset) {
     const std::uint64_t first = e.buf_addr + e.start_offset;
-    const std::uint64_t lo = first + uniform(0, e.end_offset - e.start_offset - 1);
+    const std::uint64_t lo = to_bus(first + uniform(0, e.end_offset - e.start_offset - 1));
     step.errors.push_back({lo, lo + uniform(1, 64), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
   }
   plan_ = nullptr;
@@ -565,18 +677,25 @@ StepPlan Generator::next_step(std::uint32_t first_index) {
   const std::uint32_t entries = 1u << config_.ring_log2;
   const auto n = static_cast<unsigned>(uniform(1, std::min<std::uint32_t>(config_.max_entries_per_step, entries - 1)));
   const bool invalid = chance(config_.invalid_rate);
+  gart_ = step.gart = chance(config_.gart_step_rate);
+  const auto last_kind = static_cast<std::uint64_t>(gart_ ? Inject::Count : Inject::GartWriteProtect) - 1;
   const auto bad_at = static_cast<unsigned>(uniform(0, n - 1));
   for (unsigned i = 0; i < n; ++i) {
     Inject inject = Inject::None;
     if (invalid && i == bad_at) {
-      inject = static_cast<Inject>(uniform(1, static_cast<std::uint64_t>(Inject::Count) - 1));
+      inject = static_cast<Inject>(uniform(1, last_kind));
+      // GART steps aim at a refusal half the time (four kinds among twenty-two otherwise).
+      if (gart_ && chance(0.5)) {
+        inject = static_cast<Inject>(uniform(static_cast<std::uint64_t>(Inject::GartWriteProtect), last_kind));
+      }
     }
-    const std::uint64_t slot = config_.layout.buffers + config_.layout.buffer_slot_bytes * next_slot_;
+    const std::uint64_t slot = view().buffers + view().buffer_slot_bytes * next_slot_;
     next_slot_ = (next_slot_ + 1) % config_.layout.buffer_slots;
     const std::uint64_t entry_addr = config_.layout.ring + 32ull * ((first_index + i) & (entries - 1));
     step.entries.push_back(make_entry(slot, inject, entry_addr, step));
   }
   step.disabled_doorbell = chance(0.03);
+  gart_ = false;
   return step;
 }
 

@@ -31,7 +31,31 @@ struct Layout {
   /// (the GART itself stays disabled: only the PTE bytes are compared).
   std::uint64_t gart_table = 0x1'0100'f000;
   std::uint32_t gart_table_entries = 256;
+  /// GART steps (the GART on, every region above seen through the aperture): the page table
+  /// and the dummy page, outside every region packets write.
+  std::uint64_t aperture_table = 0x1'0200'0000;
+  std::uint64_t dummy_page = 0x1'0201'0000;
 };
+
+/// What GART steps see: the layout's regions mapped into the aperture segment by a page table
+/// the runner writes once. Aperture pages, in order: the data region (its pages shuffled, so a
+/// range that is contiguous to the GPU is scattered in memory) followed by the two poison
+/// pages (writes still run from good memory into bad), dummy pages (valid, read-only: what a
+/// driver maps at unused aperture pages), one invalid PTE, the buffer slots and the called
+/// buffers (in order), dummy guard pages (the fetch engine translates ahead), then the end of
+/// GART_TABLE_SIZE (OUT_OF_RANGE).
+struct ApertureMap {
+  std::uint64_t base = 0;          ///< CAP_APSEG_BASE
+  std::uint32_t pages = 0;         ///< GART_TABLE_SIZE
+  std::vector<std::uint64_t> pte;  ///< the table (at Layout::aperture_table)
+  Layout view;                     ///< the layout's regions at their GPU (aperture) addresses
+  std::uint64_t dummy = 0;         ///< GPU address of the first of dummy_pages dummy pages
+  unsigned dummy_pages = 4;
+  std::uint64_t invalid = 0;       ///< GPU address of the page whose PTE is invalid
+  /// The bus address behind an aperture address (identity outside the aperture).
+  std::uint64_t to_bus(std::uint64_t gpu) const;
+};
+ApertureMap make_aperture_map(const Layout& layout, std::uint64_t aperture_base, std::mt19937_64& rng);
 
 /// What an entry is meant to provoke (the generator's intent; the model decides the outcome).
 enum class Inject : std::uint8_t {
@@ -53,6 +77,11 @@ enum class Inject : std::uint8_t {
   WaitReadError,   ///< WAIT_MEM polling the SLVERR/DECERR pages
   IndirectLoop,    ///< a buffer that calls itself (INDIRECT_DEPTH)
   IndirectReadError, ///< a bus error inside a called buffer
+  // GART steps only: refused translations.
+  GartWriteProtect,  ///< a write into the dummy pages (read-only PTE)
+  GartInvalidPte,    ///< an access to the page whose PTE is invalid
+  GartOutOfRange,    ///< an aperture page beyond GART_TABLE_SIZE, or an address in no segment
+  GartPrivilege,     ///< a system-physical address from an ordinary entry
   Count
 };
 const char* to_string(Inject inject);
@@ -79,6 +108,9 @@ struct StepPlan {
   std::vector<EntryPlan> entries;
   std::vector<ErrorRange> errors;     ///< injected for this step only
   bool disabled_doorbell = false;     ///< ring the doorbell with CTRL.enable = 0 first
+  /// The GART is on for this step and every address in it is an aperture address (buffers,
+  /// called buffers and error ranges: see ApertureMap::to_bus); entries are never privileged.
+  bool gart = false;
   std::string describe() const;
 };
 
@@ -95,6 +127,10 @@ struct GeneratorConfig {
   unsigned max_indirect_depth = 4;
   /// INDIRECT target buffers per step (fewer than Layout::child_slots).
   unsigned children_per_step = 96;
+  /// Probability that a step runs with the GART on, through the aperture (0: never).
+  double gart_step_rate = 0.3;
+  /// CAP_APSEG_BASE of the device.
+  std::uint64_t aperture_base = 0x0018'0000'0000'0000ull;
 };
 
 class Generator {
@@ -106,6 +142,9 @@ class Generator {
   /// Fence IDs are unique and increasing over the whole run (also across engine resets).
   std::uint64_t last_fence() const { return fence_; }
   std::mt19937_64& rng() { return rng_; }
+  const ApertureMap& aperture() const { return aperture_; }
+  /// Valid copies out of the dummy pages so far (GART steps).
+  std::uint64_t dummy_reads() const { return dummy_reads_; }
 
  private:
   std::uint64_t uniform(std::uint64_t lo, std::uint64_t hi);  // inclusive
@@ -126,8 +165,17 @@ class Generator {
   /// An INDIRECT to a fresh buffer of 0-5 valid packets (nesting further while allowed).
   void indirect_packet(model::PacketStream& s);
 
+  /// The layout as packets of the current step address it.
+  const Layout& view() const { return gart_ ? aperture_.view : config_.layout; }
+  /// A range of a GART step's addresses as the bus sees it (buffers and called buffers: one
+  /// window, contiguous).
+  std::uint64_t to_bus(std::uint64_t addr) const { return gart_ ? aperture_.to_bus(addr) : addr; }
+
   GeneratorConfig config_;
   std::mt19937_64 rng_;
+  ApertureMap aperture_;
+  bool gart_ = false;  ///< the step being generated is a GART step
+  std::uint64_t dummy_reads_ = 0;
   std::uint64_t fence_;
   unsigned next_slot_ = 0;
   bool priv_ = false;  ///< the entry being generated is privileged (privileged packets are valid)

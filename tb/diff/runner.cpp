@@ -1,4 +1,5 @@
 #include "diff/runner.hpp"
+#include "sgpu/gen/sgpu_reg_enums.hpp"
 
 #include <cstddef>
 #include <sstream>
@@ -16,7 +17,8 @@ struct NamedReg {
   std::uint32_t offset;
 };
 
-/// Every register whose value the command processor determines.
+/// Every register whose value the command processor (and the GART's fault record) determines.
+/// GART_STATUS is not one: walk_busy shows prefetch walks still queued when the engine stopped.
 constexpr NamedReg kCompared[] = {
     {"STATUS", DIFF_REG(STATUS)},           {"RING_HEAD", DIFF_REG(RING_HEAD)},
     {"FENCE_DONE_LO", DIFF_REG(FENCE_DONE_LO)}, {"FENCE_DONE_HI", DIFF_REG(FENCE_DONE_HI)},
@@ -25,6 +27,9 @@ constexpr NamedReg kCompared[] = {
     {"FAULT_ADDR_HI", DIFF_REG(FAULT_ADDR_HI)}, {"FAULT_FENCE_LO", DIFF_REG(FAULT_FENCE_LO)},
     {"FAULT_FENCE_HI", DIFF_REG(FAULT_FENCE_HI)}, {"FAULT_DETAIL", DIFF_REG(FAULT_DETAIL)},
     {"PREEMPT_STATUS", DIFF_REG(PREEMPT_STATUS)},
+    {"GART_FAULT_STATUS", DIFF_REG(GART_FAULT_STATUS)}, {"GART_FAULT_ADDR_LO", DIFF_REG(GART_FAULT_ADDR_LO)},
+    {"GART_FAULT_ADDR_HI", DIFF_REG(GART_FAULT_ADDR_HI)}, {"GART_FAULT_FENCE_LO", DIFF_REG(GART_FAULT_FENCE_LO)},
+    {"GART_FAULT_FENCE_HI", DIFF_REG(GART_FAULT_FENCE_HI)}, {"GART_FAULT_CONTEXT", DIFF_REG(GART_FAULT_CONTEXT)},
 };
 
 std::string hex(std::uint64_t v) {
@@ -39,7 +44,7 @@ class Runner {
       : config_(config),
         rtl_(config.sim, config.gen.layout.writeback, 4'000'000),
         model_(model_config()),
-        gen_(config.seed, config.gen) {}
+        gen_(config.seed, generator_config()) {}
 
   RunResult run();
 
@@ -55,6 +60,13 @@ class Runner {
                            SGPU_REGS__CAP_MEM__MAX_INDIRECT_DEPTH_bp;
     return c;
   }
+  GeneratorConfig generator_config() {
+    GeneratorConfig g = config_.gen;
+    g.aperture_base = (std::uint64_t{rtl_.mmio_read32(DIFF_REG(CAP_APSEG_BASE_HI))} << 32) |
+                      rtl_.mmio_read32(DIFF_REG(CAP_APSEG_BASE_LO));
+    return g;
+  }
+  void gart_on(bool on);
   Device* both(unsigned i) { return i == 0 ? static_cast<Device*>(&model_) : static_cast<Device*>(&rtl_); }
   void write_both(std::uint32_t offset, std::uint32_t value) {
     model_.mmio_write32(offset, value);
@@ -96,6 +108,10 @@ void Runner::setup() {
     d.memory().fill(l.writeback, 0, 16);
     d.inject_error(l.poison_slverr, l.poison_slverr + 0x1000, model::kRespSlvErr);
     d.inject_error(l.poison_decerr, l.poison_decerr + 0x1000, model::kRespDecErr);
+    // GART steps: the aperture's page table and the dummy page (poison), for the whole run.
+    const ApertureMap& ap = gen_.aperture();
+    d.memory().write(l.aperture_table, ap.pte.data(), 8 * ap.pte.size());
+    d.memory().write(l.dummy_page, pattern.data(), 4096);
   }
   write_both(DIFF_REG(RING_BASE_LO), static_cast<std::uint32_t>(l.ring));
   write_both(DIFF_REG(RING_BASE_HI), static_cast<std::uint32_t>(l.ring >> 32));
@@ -113,15 +129,37 @@ void Runner::setup() {
   write_both(DIFF_REG(CTRL), SGPU_REGS__CTRL__ENABLE_bm);
 }
 
+// Between steps (the engine settled): the GART on with the aperture's table, or off with the
+// table MAP / UNMAP packets write. The TLB is invalidated on the way in (the table changed).
+void Runner::gart_on(bool on) {
+  const Layout& l = config_.gen.layout;
+  const std::uint64_t table = on ? l.aperture_table : l.gart_table;
+  write_both(DIFF_REG(GART_CTRL), 0);
+  write_both(DIFF_REG(GART_TABLE_BASE_LO), static_cast<std::uint32_t>(table));
+  write_both(DIFF_REG(GART_TABLE_BASE_HI), static_cast<std::uint32_t>(table >> 32));
+  write_both(DIFF_REG(GART_TABLE_SIZE), on ? gen_.aperture().pages : l.gart_table_entries);
+  if (!on) return;
+  write_both(DIFF_REG(GART_CMD), SGPU_REGS__GART_CMD__INV_ALL_bm);
+  model_.settle();
+  rtl_.settle();
+  write_both(DIFF_REG(GART_CTRL), SGPU_REGS__GART_CTRL__ENABLE_bm);
+}
+
 void Runner::apply(const StepPlan& step) {
   const Layout& l = config_.gen.layout;
+  // A GART step's buffers are written where their aperture pages point.
+  auto bus = [&](std::uint64_t a) { return step.gart ? gen_.aperture().to_bus(a) : a; };
+  if (step.gart) {
+    gart_on(true);
+    ++result_.gart_steps;
+  }
   for (unsigned i = 0; i < 2; ++i) {
     Device& d = *both(i);
     std::uint32_t idx = tail_;
     for (const auto& e : step.entries) {
-      if (!e.buffer.empty()) d.memory().write(e.entry.buf_addr, e.buffer.data(), 4 * e.buffer.size());
+      if (!e.buffer.empty()) d.memory().write(bus(e.entry.buf_addr), e.buffer.data(), 4 * e.buffer.size());
       for (const auto& c : e.children) {
-        if (!c.words.empty()) d.memory().write(c.addr, c.words.data(), 4 * c.words.size());
+        if (!c.words.empty()) d.memory().write(bus(c.addr), c.words.data(), 4 * c.words.size());
       }
       d.memory().write(l.ring + 32ull * idx, &e.entry, sizeof e.entry);
       idx = (idx + 1) & mask_;
@@ -142,6 +180,11 @@ void Runner::apply(const StepPlan& step) {
   }
   model_.settle();
   rtl_.settle();
+  if (step.gart) {
+    const model::GartRecord& r = model_.model().gart_record();
+    if (r.valid) ++result_.gart_faults_by_reason[static_cast<std::size_t>(r.reason)];
+    gart_on(false);
+  }
 }
 
 // The engine-reset protocol of the programming guide, on both.
@@ -286,6 +329,7 @@ RunResult Runner::run() {
   result_.retired = st.retired;
   result_.rtl_cycles = rtl_.sim().cycle();
   result_.uncertain_bytes = model_.model().uncertain_bytes().size();
+  result_.dummy_reads = gen_.dummy_reads();
   for (std::size_t i = 0; i < 256; ++i) {
     result_.faults_by_reason[i] = st.faults_by_reason[i];
     result_.packets_by_opcode[i] = st.packets_by_opcode[i];
@@ -306,6 +350,11 @@ std::string RunResult::summary() const {
   }
   s << "\n  injected:";
   for (std::size_t i = 1; i < injected.size(); ++i) s << " " << to_string(static_cast<Inject>(i)) << "=" << injected[i];
+  s << "\n  GART steps: " << gart_steps << ", copies from the dummy page " << dummy_reads << ", refusals:";
+  for (unsigned f = 1; f < gart_faults_by_reason.size(); ++f) {
+    if (gart_faults_by_reason[f])
+      s << " " << regs::to_string(static_cast<regs::GartFault>(f)) << "=" << gart_faults_by_reason[f];
+  }
   return s.str();
 }
 

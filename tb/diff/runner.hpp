@@ -35,6 +35,9 @@ struct RunResult {
   std::array<std::uint64_t, 256> faults_by_reason{};
   std::array<std::uint64_t, 256> packets_by_opcode{};
   std::array<std::uint64_t, static_cast<std::size_t>(Inject::Count)> injected{};
+  std::uint64_t gart_steps = 0;   ///< steps run with the GART on, through the aperture
+  std::uint64_t dummy_reads = 0;  ///< valid copies out of the dummy page
+  std::array<std::uint64_t, 8> gart_faults_by_reason{};  ///< GART records after GART steps (regs::GartFault)
   std::string summary() const;
 };
 

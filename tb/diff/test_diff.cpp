@@ -1,6 +1,8 @@
 // Differential random testing: the reference model and the Verilated RTL execute the same
 // random rings (valid and invalid packets, bad ring entries, injected bus errors, engine
-// resets) and must agree on every register, write-back record, retired fence and memory byte.
+// resets; steps with the GART on, every address through the aperture: scattered pages, the
+// dummy page, refused translations) and must agree on every register (the GART fault record
+// included), write-back record, retired fence and memory byte.
 //
 // SGPU_SEED=<n> reproduces a run (the seed is printed). SGPU_SOAK=1 runs 1 000 000 packets per
 // configuration instead of 3 000 (SGPU_SOAK=<n> with n > 1: n packets).
@@ -13,6 +15,7 @@
 
 #include "common/test_seed.hpp"
 #include "diff/runner.hpp"
+#include "sgpu/gen/sgpu_reg_enums.hpp"
 
 using namespace sgpu;
 using namespace sgpu::diff;
@@ -54,6 +57,8 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
   std::uint64_t total = 0;
   std::uint64_t uncertain = 0;
   std::array<std::uint64_t, 256> faults{};
+  std::array<std::uint64_t, 8> gart_faults{};
+  std::uint64_t gart_steps = 0, dummy_reads = 0;
   for (std::size_t i = 0; i < std::size(kFlavours); ++i) {
     const Flavour& f = kFlavours[i];
     RunConfig cfg;
@@ -76,6 +81,9 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
     total += r.packets;
     for (std::size_t k = 0; k < r.faults_by_reason.size(); ++k) faults[k] += r.faults_by_reason[k];
     uncertain += r.uncertain_bytes;
+    gart_steps += r.gart_steps;
+    dummy_reads += r.dummy_reads;
+    for (std::size_t k = 0; k < r.gart_faults_by_reason.size(); ++k) gart_faults[k] += r.gart_faults_by_reason[k];
   }
   CHECK(total >= std::size(kFlavours) * packets);
   // Every fault the generator aims at was reached over the run (a weak generator shows here).
@@ -85,6 +93,16 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
                              abi::Fault::BusError, abi::Fault::Watchdog, abi::Fault::IndirectDepth}) {
       INFO("fault " << abi::to_string(fault));
       CHECK(faults[static_cast<std::uint8_t>(fault)] > 0);
+    }
+    // GART-mapped traffic: translated steps, reads of the dummy page, and every refusal the
+    // generator aims at (each one a TRANSLATION fault with the same GART record on both).
+    CHECK(gart_steps > 0);
+    CHECK(dummy_reads > 0);
+    CHECK(faults[static_cast<std::uint8_t>(abi::Fault::Translation)] > 0);
+    for (const auto reason : {regs::GartFault::InvalidPte, regs::GartFault::WriteProtect, regs::GartFault::OutOfRange,
+                              regs::GartFault::Privilege}) {
+      INFO("GART refusal " << regs::to_string(reason));
+      CHECK(gart_faults[static_cast<std::size_t>(reason)] > 0);
     }
   }
   std::fprintf(stderr, "[diff] %llu packets in total; %llu bytes left timing-dependent by failed writes\n",

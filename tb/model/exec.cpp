@@ -41,8 +41,10 @@ void Exec::write(std::uint64_t addr, std::uint64_t value, std::uint8_t strb, con
   const Bus::Write w = m_.bus_.write64(addr, value, strb, uncertain || write_failed_, access);
   if (w.refusal != regs::GartFault::None) {
     // The write path holds a write until its page is translated: the refused one faults here,
-    // at the address the write master was given, and is never issued.
-    refused(addr, access, w.refusal, addr, header_);
+    // at the GPU address of its first byte (a dword in the upper half: addr + 4), and is never
+    // issued.
+    const std::uint64_t first = addr + (strb == 0 ? 0 : static_cast<unsigned>(__builtin_ctz(strb)));
+    refused(addr, access, w.refusal, first, header_);
     return;
   }
   if (w.resp != kRespOkay && !write_failed_) {
