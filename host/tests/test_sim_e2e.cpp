@@ -14,7 +14,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::unique_ptr<Transport> sim_transport() { return test::open_tb_transport("sim"); }
+std::unique_ptr<Transport> sim_transport() { return test::open_e2e_transport(); }
 
 Device open_sim(unsigned ring_log2 = 6) {
   DeviceOptions opt;
@@ -44,7 +44,7 @@ DmaMemory fence_buffer(Transport& t, const DmaMemory& slot, std::uint64_t value,
 
 }  // namespace
 
-TEST_CASE("every register field with a reset value reads it through the host", "[e2e][regs]") {
+TEST_CASE("every register field with a reset value reads it through the host", "[e2e][parity][regs]") {
   auto t = sim_transport();
   std::size_t checked = 0;
   for (const auto& f : regs::all_fields()) {
@@ -56,7 +56,7 @@ TEST_CASE("every register field with a reset value reads it through the host", "
   CHECK(checked >= 10);
 }
 
-TEST_CASE("open reports the device's identity and capabilities", "[e2e][device]") {
+TEST_CASE("open reports the device's identity and capabilities", "[e2e][parity][device]") {
   Device dev = open_sim();
   const DeviceInfo& i = dev.info();
   CHECK(i.magic == SGPU_REGS__ID_MAGIC__VALUE_reset);
@@ -65,10 +65,10 @@ TEST_CASE("open reports the device's identity and capabilities", "[e2e][device]"
   CHECK((i.bus_data_bytes & (i.bus_data_bytes - 1)) == 0);
   CHECK(i.page_size() == 4096);
   CHECK(i.max_ring_log2 >= 1);
-  CHECK(dev.transport().name() == "sim");
+  CHECK(dev.transport().name() == test::e2e_backend_name());
 }
 
-TEST_CASE("a submitted buffer's fence arrives with an interrupt; head write-back equals tail", "[e2e][fence]") {
+TEST_CASE("a submitted buffer's fence arrives with an interrupt, head write-back equals tail", "[e2e][parity][fence]") {
   Device dev = open_sim();
   Transport& t = dev.transport();
   auto slot = alloc(t, 4096);
@@ -99,7 +99,7 @@ TEST_CASE("a submitted buffer's fence arrives with an interrupt; head write-back
   CHECK_FALSE(t.wait_irq(10us));
 }
 
-TEST_CASE("WRITE_DATA bytes land in host memory and nothing else changes", "[e2e][write_data]") {
+TEST_CASE("WRITE_DATA bytes land in host memory and nothing else changes", "[e2e][parity][write_data]") {
   Device dev = open_sim();
   Transport& t = dev.transport();
   auto target = alloc(t, 8192);
@@ -126,7 +126,7 @@ TEST_CASE("WRITE_DATA bytes land in host memory and nothing else changes", "[e2e
   }
 }
 
-TEST_CASE("a zero-length submission only retires its fence", "[e2e][fence]") {
+TEST_CASE("a zero-length submission only retires its fence", "[e2e][parity][fence]") {
   Device dev = open_sim();
   auto buf = alloc(dev.transport(), 4096);
   auto fence = dev.submit_next({&buf, 0, 0, 0, 0});
@@ -135,7 +135,7 @@ TEST_CASE("a zero-length submission only retires its fence", "[e2e][fence]") {
   CHECK(dev.completed_fence() == *fence);
 }
 
-TEST_CASE("submissions wrap around a small ring in order", "[e2e][ring]") {
+TEST_CASE("submissions wrap around a small ring in order", "[e2e][parity][ring]") {
   Device dev = open_sim(2);  // 4 entries, 3 in flight at most
   Transport& t = dev.transport();
   auto slots = alloc(t, 4096);
@@ -165,7 +165,7 @@ TEST_CASE("submissions wrap around a small ring in order", "[e2e][ring]") {
   for (unsigned i = 0; i < bufs.size(); ++i) CHECK(slots.as<std::uint64_t>()[i] == 100 + i);
 }
 
-TEST_CASE("an unknown opcode faults with the header in detail; reset_engine recovers", "[e2e][fault]") {
+TEST_CASE("an unknown opcode faults with the header in detail, reset_engine recovers", "[e2e][parity][fault]") {
   Device dev = open_sim();
   Transport& t = dev.transport();
   auto slots = alloc(t, 4096);
@@ -220,7 +220,7 @@ TEST_CASE("an unknown opcode faults with the header in detail; reset_engine reco
   CHECK(dev.ring_head() == dev.ring_tail());
 }
 
-TEST_CASE("waiting for a fence never submitted times out naming the last fence seen", "[e2e][fence]") {
+TEST_CASE("waiting for a fence never submitted times out naming the last fence seen", "[e2e][parity][fence]") {
   Device dev = open_sim();
   auto buf = alloc(dev.transport(), 4096);
   const RingFence f = dev.submit_next({&buf, 0, 0, 0, 0}).value();
@@ -247,7 +247,7 @@ DmaMemory hang_buffer(Transport& t, const DmaMemory& word, std::uint32_t& end) {
 }  // namespace
 
 TEST_CASE("explicit fences: taken as given, refused when not newer, resubmittable after a reset",
-          "[e2e][fence][reset]") {
+          "[e2e][parity][fence][reset]") {
   Device dev = open_sim();
   Transport& t = dev.transport();
   auto slot = alloc(t, 4096);
@@ -293,8 +293,8 @@ TEST_CASE("explicit fences: taken as given, refused when not newer, resubmittabl
   CHECK(*next == 14);
 }
 
-TEST_CASE("preemption of a hung wait: interrupt, record and state; reset discards the entry",
-          "[e2e][preempt]") {
+TEST_CASE("preemption of a hung wait: interrupt, record and state, reset discards the entry",
+          "[e2e][parity][preempt]") {
   Device dev = open_sim();
   REQUIRE(dev.info().has_preemption);
   Transport& t = dev.transport();
@@ -314,6 +314,22 @@ TEST_CASE("preemption of a hung wait: interrupt, record and state; reset discard
   REQUIRE(before);
   CHECK_FALSE(before->preempted);
   REQUIRE(dev.request_preemption(RingFence{0x1234}));
+  if (!test::e2e_preempts_inside_entries()) {
+    // The reference model: the request stays pending while the engine hangs in the wait; no
+    // preemption interrupt; the engine reset drops the request and discards the entry.
+    CHECK_FALSE(dev.wait_interrupt(100us).value());
+    auto st = dev.preemption_state();
+    REQUIRE(st);
+    CHECK(st->pending);
+    CHECK_FALSE(st->preempted);
+    REQUIRE(dev.reset_engine());
+    CHECK(dev.last_aborted_fence() == *hung);
+    CHECK_FALSE(dev.preemption_state().value().pending);
+    auto after = dev.submit_next(first);
+    REQUIRE(after);
+    REQUIRE(dev.wait_fence(*after, 1ms));
+    return;
+  }
   bool preempted = false;
   for (int i = 0; i < 100 && !preempted; ++i) {
     auto irq = dev.wait_interrupt(10us);

@@ -93,7 +93,7 @@ Raw raw(systemc::Platform& p, tlm::tlm_command cmd, std::uint64_t offset, unsign
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("BAR0: register accesses complete with their time annotated; bad shapes are refused",
+TEMPLATE_TEST_CASE("BAR0: register accesses complete with their time annotated, bad shapes are refused",
                    "[systemc][bar]", Rtl, Model) {
   Rig rig = make_rig(config_for(TestType::kImpl));
   systemc::Platform& p = *rig.platform;
