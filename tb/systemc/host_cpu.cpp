@@ -46,7 +46,7 @@ void HostCpu::step_until_done() {
   }
 }
 
-void HostCpu::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t& data) {
+tlm::tlm_response_status HostCpu::transact32(tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t& data) {
   gp_.set_command(cmd);
   gp_.set_address(addr);
   gp_.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
@@ -59,17 +59,26 @@ void HostCpu::access(tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t& da
   socket->b_transport(gp_, delay);
   qk_.set(delay);
   if (qk_.need_sync()) qk_.sync();
-  if (gp_.get_response_status() != tlm::TLM_OK_RESPONSE)
-    throw HostAccessError(gp_.get_response_string());
+  return gp_.get_response_status();
+}
+
+std::string response_string(tlm::tlm_response_status status) {
+  tlm::tlm_generic_payload gp;
+  gp.set_response_status(status);
+  return gp.get_response_string();
 }
 
 std::uint32_t HostCpu::read32(std::uint64_t addr) {
   std::uint32_t v = 0;
-  access(tlm::TLM_READ_COMMAND, addr, v);
+  const tlm::tlm_response_status s = transact32(tlm::TLM_READ_COMMAND, addr, v);
+  if (s != tlm::TLM_OK_RESPONSE) throw HostAccessError(response_string(s));
   return v;
 }
 
-void HostCpu::write32(std::uint64_t addr, std::uint32_t value) { access(tlm::TLM_WRITE_COMMAND, addr, value); }
+void HostCpu::write32(std::uint64_t addr, std::uint32_t value) {
+  const tlm::tlm_response_status s = transact32(tlm::TLM_WRITE_COMMAND, addr, value);
+  if (s != tlm::TLM_OK_RESPONSE) throw HostAccessError(response_string(s));
+}
 
 bool HostCpu::wait_irq(const sc_core::sc_time& timeout) {
   qk_.sync();  // the host catches up before it sleeps

@@ -40,6 +40,9 @@ class InterruptSource {
   virtual const sc_core::sc_event& arrived() const = 0;
 };
 
+/// "TLM_ADDRESS_ERROR_RESPONSE" etc.
+std::string response_string(tlm::tlm_response_status status);
+
 class HostCpu final : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<HostCpu> socket;
@@ -49,6 +52,10 @@ class HostCpu final : public sc_core::sc_module {
   // ---- operations: call from a SystemC thread (run() arranges that)
   std::uint32_t read32(std::uint64_t addr);
   void write32(std::uint64_t addr, std::uint32_t value);
+  /// One 32-bit access without throwing: its response status (read data in `data`). Callers
+  /// outside the kernel use this and throw on their own stack: an exception thrown on a SystemC
+  /// thread's stack leaves AddressSanitizer's view of the main stack stale (false reports).
+  tlm::tlm_response_status transact32(tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t& data);
   /// True if an interrupt is pending or arrives within `timeout`.
   bool wait_irq(const sc_core::sc_time& timeout);
   /// SystemC time plus how far this initiator runs ahead.
@@ -64,7 +71,6 @@ class HostCpu final : public sc_core::sc_module {
  private:
   void proxy_thread();
   void step_until_done();
-  void access(tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t& data);
 
   InterruptSource& interrupts_;
   tlm_utils::tlm_quantumkeeper qk_;

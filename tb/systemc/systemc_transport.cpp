@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -19,20 +20,21 @@ class SystemcTransport final : public Transport {
         dma_(HostPageDma::create(name_, {[p](std::uint64_t bus, void* cpu, std::size_t n) { p->memory().attach(bus, cpu, n); },
                                          [p](std::uint64_t bus, std::size_t n) { p->memory().detach(bus, n); }})) {}
 
+  // The accesses report their status and the failure is thrown here, outside the SystemC
+  // thread (HostCpu::transact32 says why).
   std::uint32_t read32(std::uint32_t offset) override {
-    try {
-      return p_->cpu().run([&] { return p_->cpu().read32(kBar0Base + offset); });
-    } catch (const HostAccessError& e) {
-      throw TransportFailure(fmt::format("{}: read of {:#x}: {}{}", name_, offset, e.what(), why()));
-    }
+    std::uint32_t v = 0;
+    const auto s = run([&] { return p_->cpu().transact32(tlm::TLM_READ_COMMAND, kBar0Base + offset, v); });
+    if (s != tlm::TLM_OK_RESPONSE)
+      throw TransportFailure(fmt::format("{}: read of {:#x}: {}{}", name_, offset, response_string(s), why()));
+    return v;
   }
 
   void write32(std::uint32_t offset, std::uint32_t value) override {
-    try {
-      p_->cpu().run([&] { p_->cpu().write32(kBar0Base + offset, value); });
-    } catch (const HostAccessError& e) {
-      throw TransportFailure(fmt::format("{}: write of {:#x} to {:#x}: {}{}", name_, value, offset, e.what(), why()));
-    }
+    const auto s = run([&] { return p_->cpu().transact32(tlm::TLM_WRITE_COMMAND, kBar0Base + offset, value); });
+    if (s != tlm::TLM_OK_RESPONSE)
+      throw TransportFailure(
+          fmt::format("{}: write of {:#x} to {:#x}: {}{}", name_, value, offset, response_string(s), why()));
   }
 
   Result<DmaMemory> alloc_dma(std::size_t bytes, std::size_t align) override { return dma_->allocate(bytes, align); }
@@ -53,6 +55,15 @@ class SystemcTransport final : public Transport {
   std::string_view name() const override { return name_; }
 
  private:
+  template <class F>
+  auto run(F&& op) -> decltype(op()) {
+    try {
+      return p_->cpu().run(std::forward<F>(op));
+    } catch (const HostAccessError& e) {
+      throw TransportFailure(fmt::format("{}: {}{}", name_, e.what(), why()));
+    }
+  }
+
   // The device's own account of a failure (AXI violation, hung register slave), if any.
   std::string why() const {
     const std::string& f = p_->device().failure();

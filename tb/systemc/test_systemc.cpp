@@ -120,7 +120,14 @@ TEMPLATE_TEST_CASE("BAR0: register accesses complete with their time annotated, 
   CHECK(raw(p, tlm::TLM_READ_COMMAND, SGPU_REG(RING_BASE_LO), 4).data == 0x12345000);
 
   // Through the transport, a register that does not exist is a link failure naming the offset.
+  // Not under AddressSanitizer: once SystemC has switched thread stacks, ASan cannot tell which
+  // stack a throw unwinds (it warns "ignoring requested __asan_handle_no_return") and reports
+  // false stack overflows afterwards; the uninstrumented libsystemc cannot announce its switches.
+#if defined(__SANITIZE_ADDRESS__)
+  WARN("not checked under AddressSanitizer: the transport's exception after SystemC stack switches");
+#else
   CHECK_THROWS_WITH(rig.transport->read32(0xffc), Catch::Contains("0xffc"));
+#endif
 }
 
 TEMPLATE_TEST_CASE("DMA target errors end up in the fault record as bus errors", "[systemc][dma]", Rtl, Model) {
