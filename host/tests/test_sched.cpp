@@ -254,13 +254,13 @@ TEST_CASE("pools: DMA buffers are mapped on creation and unmapped when freed", "
     CHECK(b->gpu_address != a->gpu_address);
     CHECK(mapper.mapped.size() == 2);
     const auto ga = a->gpu_address;
-    pool.release(std::move(*a));
-    pool.release(std::move(*b));
+    REQUIRE(pool.release(std::move(*a)));
+    REQUIRE(pool.release(std::move(*b)));
     CHECK(mapper.mapped.size() == 2);  // free buffers stay mapped for reuse
     auto again = pool.acquire();
     REQUIRE(again);
     CHECK((again->gpu_address == ga || mapper.mapped.count(again->gpu_address)));
-    pool.release(std::move(*again));
+    REQUIRE(pool.release(std::move(*again)));
     pool.trim();  // keeps one
     CHECK(mapper.mapped.size() == 1);
     mapper.full = true;
@@ -269,7 +269,7 @@ TEST_CASE("pools: DMA buffers are mapped on creation and unmapped when freed", "
     auto y = pool.acquire();  // needs a new mapping: the mapper's error, nothing leaked
     REQUIRE_FALSE(y);
     CHECK(y.error().code == Errc::OutOfMemory);
-    pool.release(std::move(*x));
+    REQUIRE(pool.release(std::move(*x)));
   }
   CHECK(mapper.mapped.empty());  // the pool's destructor unmapped its free buffers
 }

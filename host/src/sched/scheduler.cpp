@@ -159,12 +159,25 @@ void Scheduler::release_pass(Pass& pass) {
   if (pass.released) return;
   pass.released = true;
   if (ContextState* cs = find(pass.context)) {
-    cs->context->dma_buffers().release(std::move(pass.buffer));
-    cs->context->allocation_lists().release(std::move(pass.list));
-    cs->context->patch_location_lists().release(std::move(pass.patches));
+    give_back(*cs->context, pass);
   } else if (pass.buffer.gpu_address != 0) {
     window_.unmap(pass.buffer.gpu_address, pass.buffer.memory.size());
   }
+}
+
+// The pools take back only what they lent, unchanged (kmd/command_pools.hpp). A refusal here is a
+// scheduler bug: the buffer leaves the window and is freed rather than re-used, and the adapter
+// stops (fatal) so the bug is reported, not hidden.
+void Scheduler::give_back(kmd::Context& context, Pass& pass) {
+  Status st = context.dma_buffers().release(std::move(pass.buffer));
+  if (!st && pass.buffer.gpu_address != 0) {
+    window_.unmap(pass.buffer.gpu_address, pass.buffer.memory.size());
+    pass.buffer.gpu_address = 0;
+  }
+  for (Status list_st : {context.allocation_lists().release(std::move(pass.list)),
+                         context.patch_location_lists().release(std::move(pass.patches))})
+    if (st) st = std::move(list_st);
+  if (!st) (void)fatal(Error::invalid("context {}: giving a pass back to its pools: {}", context.id(), st.error().message));
 }
 
 namespace {
@@ -200,18 +213,14 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
   SGPU_ASSIGN_OR_RETURN(const auto list, dxgk_list(adapter_.memory_manager(), user_list));
 
   std::vector<std::shared_ptr<Pass>> passes;
-  const auto give_back = [&] {
-    for (auto& p : passes) {
-      context.dma_buffers().release(std::move(p->buffer));
-      context.allocation_lists().release(std::move(p->list));
-      context.patch_location_lists().release(std::move(p->patches));
-    }
+  const auto give_back_all = [&] {
+    for (auto& p : passes) give_back(context, *p);
   };
   std::uint32_t offset = 0;
   for (;;) {
     auto buf = acquire_buffer(cs);
     if (!buf) {
-      give_back();
+      give_back_all();
       return std::move(buf).error();
     }
     auto pass = std::make_shared<Pass>();
@@ -227,7 +236,7 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
 
     auto out = one_pass(*pass, offset);
     if (!out) {
-      give_back();
+      give_back_all();
       Error e = std::move(out).error();
       e.message = fmt::format("{}: context {}: {}", ddi, context.id(), e.message);
       return e;
@@ -237,7 +246,7 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
     ++counters_.passes;
     if (out->complete) break;
     if (out->dma_bytes == 0 || out->multipass_offset <= offset) {
-      give_back();
+      give_back_all();
       return Error::invalid("{}: context {}: no progress at multipass offset {}", ddi, context.id(), offset);
     }
     offset = out->multipass_offset;
