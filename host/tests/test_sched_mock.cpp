@@ -269,3 +269,31 @@ TEST_CASE("scheduler: an adapter without an aperture segment is Unsupported (DMA
   CHECK_THAT(s.error().message, Catch::Contains("aperture segment"));
   CHECK(m.log().empty());
 }
+
+TEST_CASE("scheduler: a context of another adapter is neither registered nor served", "[sched][handles]") {
+  Stack a, b;
+  auto a_dev = a.rt->adapter().create_device({});
+  auto b_dev = b.rt->adapter().create_device({});
+  REQUIRE((a_dev && b_dev));
+  auto a_ctx = a.rt->create_context(*a_dev);
+  auto b_ctx = b.rt->create_context(*b_dev);
+  REQUIRE((a_ctx && b_ctx));
+  auto alloc = b_dev->create_allocation(memory_allocation(b.rt->adapter(), 4096));
+  REQUIRE(alloc);
+  umd::CommandList cl;
+  REQUIRE(cl.fill(alloc->handle(), 0, 4096, 0x5a5a5a5au));
+  a.mock->clear_log();
+
+  auto added = a.sched().add_context((*b_ctx)->get());
+  REQUIRE_FALSE(added);
+  CHECK_THAT(added.error().message, Catch::Contains("belongs to another adapter"));
+  auto sub = a.sched().submit((*b_ctx)->get(), cl);
+  REQUIRE_FALSE(sub);
+  CHECK_THAT(sub.error().message, Catch::Contains("is not registered with this scheduler"));
+  // On its own adapter, B's allocation handle is not A's either.
+  sub = a.sched().submit((*a_ctx)->get(), cl);
+  REQUIRE_FALSE(sub);
+  CHECK_THAT(sub.error().message, Catch::Contains("belongs to another adapter's memory manager"));
+  CHECK(a.writes().empty());  // nothing reached A's device
+  CHECK(b.sched().submit((*b_ctx)->get(), cl));
+}

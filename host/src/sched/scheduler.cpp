@@ -67,7 +67,10 @@ const Scheduler::ContextState* Scheduler::find(std::uint64_t id) const {
 
 Status Scheduler::add_context(kmd::Context& context) {
   if (fatal_) return *fatal_;
-  if (find(context.id())) return Error::invalid("scheduler: context {} is already registered", context.id());
+  if (!context.live()) return Error::invalid("scheduler: the context was moved from or destroyed");
+  if (&context.adapter() != &adapter_ || !adapter_.owns_context(context.id()))
+    return Error::invalid("scheduler: context {:#x} belongs to another adapter", context.id());
+  if (find(context.id())) return Error::invalid("scheduler: context {:#x} is already registered", context.id());
   if (context.node_ordinal() != 0)
     return Error::invalid("scheduler: context {} is on node {}; the device has node 0 only", context.id(),
                           context.node_ordinal());
@@ -82,7 +85,8 @@ Status Scheduler::add_context(kmd::Context& context) {
 
 Status Scheduler::remove_context(kmd::Context& context) {
   ContextState* cs = find(context.id());
-  if (!cs) return Error::invalid("scheduler: context {} is not registered", context.id());
+  if (!cs || cs->context != &context)
+    return Error::invalid("scheduler: context {:#x} is not registered with this scheduler", context.id());
   if (fatal_ || cs->error) {
     // Nothing of a lost context (or a lost adapter) will run again: drop its work.
     for (auto& p : hw_)
@@ -113,7 +117,8 @@ Error Scheduler::lost(const ContextState& cs) const {
 Result<Scheduler::ContextState*> Scheduler::usable(const kmd::Context& context) {
   if (fatal_) return *fatal_;
   ContextState* cs = find(context.id());
-  if (!cs) return Error::invalid("scheduler: context {} is not registered", context.id());
+  if (!cs || cs->context != &context)
+    return Error::invalid("scheduler: context {:#x} is not registered with this scheduler", context.id());
   if (cs->error) return lost(*cs);
   return cs;
 }

@@ -1,5 +1,7 @@
 #include "sgpu/vidmm/memory_manager.hpp"
 
+#include "handle_tag.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -93,7 +95,10 @@ Result<std::unique_ptr<MemoryManager>> MemoryManager::create(MemoryManagerConfig
 }
 
 MemoryManager::MemoryManager(MemoryManagerConfig config, PagingExecutor& executor, SystemMemory& system_memory)
-    : config_(std::move(config)), executor_(executor), system_(system_memory) {
+    : config_(std::move(config)),
+      executor_(executor),
+      system_(system_memory),
+      tag_(detail::next_handle_tag() % 0xfff + 1) {
   segments_.reserve(config_.segments.size());
   for (const auto& d : config_.segments)
     segments_.push_back(Segment{d, SegmentAllocator(d.size, config_.page_size), {}});
@@ -238,15 +243,26 @@ Result<AllocationHandle> MemoryManager::create_allocation(const kmd::AllocationI
   return handle_of(index);
 }
 
+// hAllocation: bits 63-52 this manager's tag, 51-32 the record's generation, 31-0 index + 1.
+namespace {
+constexpr unsigned kGenerationBits = 20;
+constexpr std::uint32_t kGenerationMask = (1u << kGenerationBits) - 1;
+constexpr std::uint32_t kTagMask = 0xfff;
+}  // namespace
+
 AllocationHandle MemoryManager::handle_of(std::uint32_t index) const {
-  return AllocationHandle{(std::uint64_t{records_[index].generation} << 32) | (index + 1)};
+  return AllocationHandle{(std::uint64_t{tag_} << 52) | (std::uint64_t{records_[index].generation} << 32) | (index + 1)};
 }
 
 Result<std::uint32_t> MemoryManager::lookup(AllocationHandle h, const char* what) const {
+  if (h.value == 0) return Error::invalid("{}: allocation handle 0 is null", what);
+  if ((h.value >> 52) != tag_)
+    return Error::invalid("{}: allocation handle {:#x} belongs to another adapter's memory manager", what, h.value);
   const std::uint64_t index = (h.value & 0xffffffffu) - 1;
-  if (h.value == 0 || index >= records_.size() || !records_[index].live ||
-      records_[index].generation != (h.value >> 32))
-    return Error::invalid("{}: allocation handle {:#x} is not a live allocation", what, h.value);
+  if (index >= records_.size() || !records_[index].live ||
+      records_[index].generation != ((h.value >> 32) & kGenerationMask))
+    return Error::invalid("{}: allocation handle {:#x} is not a live allocation (destroyed, or never made)", what,
+                          h.value);
   return static_cast<std::uint32_t>(index);
 }
 
@@ -706,7 +722,7 @@ Status MemoryManager::destroy_allocation(AllocationHandle h) {
   }
   if (r.is_context_allocation())
     context_allocations_.erase(std::find(context_allocations_.begin(), context_allocations_.end(), idx));
-  const std::uint32_t generation = r.generation + 1;
+  const std::uint32_t generation = (r.generation & kGenerationMask) == kGenerationMask ? 1 : r.generation + 1;
   r = Record{};
   r.generation = generation;
   free_records_.push_back(idx);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -108,22 +109,32 @@ class Adapter {
   Result<ContextAllocation> create_context_allocation(const CreateContextAllocationArgs& args);
 
   /// Live devices and contexts (for leak checks).
-  std::size_t live_devices() const { return live_devices_; }
-  std::size_t live_contexts() const { return live_contexts_; }
+  std::size_t live_devices() const { return devices_.size(); }
+  std::size_t live_contexts() const { return contexts_.size(); }
+  /// hDevice / hContext names a live device / context of this adapter. Handles carry the
+  /// adapter's tag (see handle_tag.hpp) and a sequence that is never reused, so another
+  /// adapter's handle and a destroyed object's handle are both refused.
+  bool owns_device(std::uint64_t device) const { return devices_.count(device) != 0; }
+  bool owns_context(std::uint64_t context) const { return contexts_.count(context) != 0; }
 
  private:
   friend class Device;
   friend class Context;
   Adapter(AdapterDescription d, SystemMemory& s, std::shared_ptr<const SizingPolicy> p);
+  std::uint64_t new_handle() { return (std::uint64_t{tag_} << 32) | next_sequence_++; }
+  struct LiveContext {
+    std::uint64_t device = 0;
+    CreateContextFlags flags;
+  };
 
   AdapterDescription desc_;
   SystemMemory& system_;
   std::shared_ptr<const SizingPolicy> policy_;
   std::unique_ptr<vidmm::MemoryManager> mm_;
-  std::uint64_t next_device_ = 1;
-  std::uint64_t next_context_ = 1;
-  std::size_t live_devices_ = 0;
-  std::size_t live_contexts_ = 0;
+  std::uint32_t tag_;                    ///< bits 63-32 of every hDevice/hContext
+  std::uint32_t next_sequence_ = 1;      ///< bits 31-0 (also the ring's context id)
+  std::map<std::uint64_t, CreateDeviceFlags> devices_;  ///< live hDevice -> flags
+  std::map<std::uint64_t, LiveContext> contexts_;       ///< live hContext
 };
 
 }  // namespace sgpu::kmd

@@ -164,6 +164,7 @@ class MemoryManager {
   PagingExecutor& executor_;
   SystemMemory& system_;
   std::vector<Segment> segments_;
+  std::uint32_t tag_;  ///< 12 bits above every hAllocation: another manager's handles never match
   std::vector<Record> records_;
   std::vector<std::uint32_t> free_records_;
   std::vector<std::uint32_t> context_allocations_;
