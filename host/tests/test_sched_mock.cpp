@@ -294,6 +294,10 @@ TEST_CASE("scheduler: a context of another adapter is neither registered nor ser
   sub = a.sched().submit((*a_ctx)->get(), cl);
   REQUIRE_FALSE(sub);
   CHECK_THAT(sub.error().message, Catch::Contains("belongs to another adapter's memory manager"));
+  auto cross = a.rt->create_context(*b_dev);
+  REQUIRE_FALSE(cross);
+  CHECK_THAT(cross.error().message, Catch::Contains("is not a live device of this runtime's adapter"));
+  CHECK(b.rt->adapter().live_contexts() == 1);
   CHECK(a.writes().empty());  // nothing reached A's device
   CHECK(b.sched().submit((*b_ctx)->get(), cl));
 }

@@ -67,6 +67,9 @@ Runtime::~Runtime() {
 
 Result<std::unique_ptr<ScheduledContext>> Runtime::create_context(kmd::Device& device,
                                                                   const kmd::CreateContextArgs& args) {
+  if (!device.live() || &device.adapter() != adapter_.get() || !adapter_->owns_device(device.id()))
+    return Error::invalid("Runtime::create_context: device {:#x} is not a live device of this runtime's adapter",
+                          device.id());
   SGPU_ASSIGN_OR_RETURN(auto ctx, device.create_context(args));
   auto sc = std::make_unique<ScheduledContext>(*scheduler_, std::move(ctx));
   if (Status s = scheduler_->add_context(sc->get()); !s) {
