@@ -115,6 +115,17 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
            "({} pages kept for the kernel window)",
            i.version_major, i.version_minor, i.bus_data_bytes * 8, i.outstanding_reads,
            i.memory_segment.size >> 20, i.aperture_segment.size >> 20, (*rt)->window().pages());
+  const kmd::Adapter& adapter = (*rt)->adapter();
+  for (SegmentId id = 1; id <= adapter.description().segments.size(); ++id) {
+    const auto& seg = adapter.description().segments[id - 1];
+    rep.line("segment {}: [{:#x}, {:#x}) {}", id, seg.base_address, seg.end_address(),
+             id == adapter.dma_buffer_segment() ? "aperture: DMA buffers (the kernel window)"
+             : seg.is_aperture()                ? "aperture: allocations"
+                                                : "memory: allocations");
+  }
+  rep.line("DMA buffers: segment {} (every context's DmaBufferSegmentSet names it; SubmitCommand's DmaBufferSegmentId), "
+           "fetched through the GART; paging buffers: system memory at bus addresses (privileged)",
+           adapter.dma_buffer_segment());
   rep.line("");
   rep.line("  {:>10}  {:>6}  {}", "simulated", "fence", "step");
   const auto start = r.steps.empty() ? std::chrono::nanoseconds{} : r.steps.front().at;

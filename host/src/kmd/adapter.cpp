@@ -34,6 +34,14 @@ AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved
     d.segments.push_back(a);
     d.caps.aperture_segment_commit_limit = a.size;
   }
+  if (info.has_gart && reserved_bytes != 0) {
+    SegmentDescriptor w;
+    w.base_address = info.aperture_segment.base + info.aperture_segment.size - reserved_bytes;
+    w.size = w.commit_limit = reserved_bytes;
+    w.flags.value = SegmentFlags::kAperture;
+    d.segments.push_back(w);
+    d.dma_buffer_segment_id = static_cast<SegmentId>(d.segments.size());
+  }
   if (info.bus_addr_bits != 0 && info.bus_addr_bits < 64)
     d.caps.highest_acceptable_address = (std::uint64_t{1} << info.bus_addr_bits) - 1;
   // SchedulingCaps say what the driver does, not what the device could: PreemptionAware waits
@@ -79,8 +87,13 @@ Result<std::unique_ptr<Adapter>> Adapter::create(AdapterDescription d, vidmm::Pa
     return Error::invalid("DXGK_QUERYSEGMENTOUT.PagingBufferSegmentId {} is not an aperture segment",
                           d.paging_buffer_segment_id);
 
+  if (d.dma_buffer_segment_id != kSystemMemory &&
+      (d.dma_buffer_segment_id > d.segments.size() || !d.segments[d.dma_buffer_segment_id - 1].is_aperture()))
+    return Error::invalid("DmaBufferSegmentId {} is not an aperture segment", d.dma_buffer_segment_id);
+
   vidmm::MemoryManagerConfig config;
   config.segments = d.segments;
+  if (d.dma_buffer_segment_id != kSystemMemory) config.kernel_segments = SegmentSet::of(d.dma_buffer_segment_id);
   config.page_size = d.page_size;
   if (caps.aperture_segment_commit_limit != 0) config.aperture_commit_limit = caps.aperture_segment_commit_limit;
   SGPU_ASSIGN_OR_RETURN(auto mm, vidmm::MemoryManager::create(std::move(config), executor, system_memory));
@@ -113,6 +126,11 @@ SegmentSet Adapter::aperture_segments() const {
   for (SegmentId id = 1; id <= desc_.segments.size(); ++id)
     if (desc_.segments[id - 1].is_aperture()) s = s | SegmentSet::of(id);
   return s;
+}
+
+SegmentSet Adapter::allocation_segments() const {
+  return desc_.dma_buffer_segment_id == kSystemMemory ? all_segments()
+                                                      : all_segments().without(SegmentSet::of(desc_.dma_buffer_segment_id));
 }
 
 SegmentSet Adapter::all_segments() const {

@@ -15,10 +15,20 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(Device& device, kmd::Adapte
     return Error::invalid("scheduler: tdr_delay and preempt_timeout must be positive");
   if (adapter.caps().node_count != 1)
     return Error::unsupported("scheduler: the adapter reports {} nodes; the device has one", adapter.caps().node_count);
-  if (!adapter.aperture_segment())
+  // The window is where DMA buffers live, so it must be the segment SubmitCommand names for them.
+  const SegmentId dma_segment = adapter.dma_buffer_segment();
+  if (dma_segment == kSystemMemory)
     return Error::unsupported(
-        "scheduler: the adapter has no aperture segment: the contexts' DMA buffers live in the aperture (the "
-        "kernel window), which DmaBufferSegmentId names");
+        "scheduler: the adapter describes no DMA-buffer segment: the contexts' DMA buffers live in the kernel "
+        "window, an aperture segment of its own that DmaBufferSegmentId names (kmd::describe with reserved pages)");
+  const kmd::SegmentDescriptor& seg = **adapter.segment(dma_segment);
+  const std::uint64_t window_base = window.gpu_base();
+  const std::uint64_t window_bytes = window.bytes();
+  if (seg.base_address != window_base || seg.size != window_bytes)
+    return Error::invalid(
+        "scheduler: DMA-buffer segment {} is [{:#x}, +{:#x}) but the kernel window is [{:#x}, +{:#x}): DMA buffers "
+        "must lie inside the segment SubmitCommand names",
+        dma_segment, seg.base_address, seg.size, window_base, window_bytes);
   std::unique_ptr<Scheduler> s(new Scheduler(device, adapter, window, executor, std::move(options)));
   if (executor) executor->set_queue(s.get());
   return s;
@@ -33,7 +43,7 @@ Scheduler::Scheduler(Device& device, kmd::Adapter& adapter, KernelWindow& window
       options_(std::move(options)),
       limiter_(options_.tdr_limit_count, options_.tdr_limit_time),
       last_ring_fence_(std::max(device.completed_fence(), device.last_submitted_fence())),
-      dma_buffer_segment_(*adapter.aperture_segment()) {
+      dma_buffer_segment_(adapter.dma_buffer_segment()) {
   // The ring is ours from now on; numbering continues after what the device already carried.
   // Everything already retired counts as reported: reports start after it.
   const RingFence done = device_.completed_fence();
@@ -71,6 +81,17 @@ Status Scheduler::add_context(kmd::Context& context) {
   if (&context.adapter() != &adapter_ || !adapter_.owns_context(context.id()))
     return Error::invalid("scheduler: context {:#x} belongs to another adapter", context.id());
   if (find(context.id())) return Error::invalid("scheduler: context {:#x} is already registered", context.id());
+  const kmd::SegmentSet dma_set = context.info().dma_buffer_segment_set;
+  if (dma_set.empty())
+    return Error::unsupported(
+        "scheduler: context {:#x}: DmaBufferSegmentSet is 0 (contiguous system memory, fetched by PCI cycles); "
+        "this scheduler maps every DMA buffer into its kernel window (segment {}) and cannot honour it",
+        context.id(), dma_buffer_segment_);
+  if (!dma_set.contains(dma_buffer_segment_))
+    return Error::invalid(
+        "scheduler: context {:#x}: DmaBufferSegmentSet {:#x} does not name segment {}, the kernel window its DMA "
+        "buffers are mapped into",
+        context.id(), dma_set.bits(), dma_buffer_segment_);
   if (context.node_ordinal() != 0)
     return Error::invalid("scheduler: context {} is on node {}; the device has node 0 only", context.id(),
                           context.node_ordinal());

@@ -135,6 +135,13 @@ Status MemoryManager::validate(const kmd::AllocationInfo& info) const {
   if (supported.empty())
     return Error::invalid(
         "AllocationInfo.SupportedReadSegmentSet and SupportedWriteSegmentSet are both 0: the GPU could never reach it");
+  for (auto [name, set] : {std::pair{"SupportedReadSegmentSet", info.supported_read_segments},
+                           std::pair{"SupportedWriteSegmentSet", info.supported_write_segments},
+                           std::pair{"EvictionSegmentSet", info.eviction_segments}})
+    if (!(set & config_.kernel_segments).empty())
+      return Error::invalid(
+          "AllocationInfo.{} {:#x} names segment {}, the kernel's DMA-buffer segment: allocations cannot live there",
+          name, set.bits(), (set & config_.kernel_segments).first());
   if (!info.eviction_segments.without(apertures).empty())
     return Error::invalid("AllocationInfo.EvictionSegmentSet {:#x} names memory segment {} (aperture segments only)",
                           info.eviction_segments.bits(), info.eviction_segments.without(apertures).first());

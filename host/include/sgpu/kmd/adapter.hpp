@@ -60,6 +60,10 @@ struct AdapterDescription {
   DriverCaps caps;
   // DXGK_QUERYSEGMENTOUT's paging-buffer fields
   SegmentId paging_buffer_segment_id = kSystemMemory;  ///< aperture only; 0 = contiguous system memory
+  /// The aperture segment the kernel maps DMA buffers into itself (the scheduler's window,
+  /// sched/kernel_window.hpp), which contexts name in DmaBufferSegmentSet; the memory manager
+  /// places no allocation there. 0 = none (DMA buffers then go to the first aperture segment).
+  SegmentId dma_buffer_segment_id = kSystemMemory;
   std::uint32_t paging_buffer_size = 64 * 1024;
   std::uint32_t paging_buffer_private_data_size = 0;
 };
@@ -67,8 +71,10 @@ struct AdapterDescription {
 /// The description a device reports: its memory segment (CAP_MEMSEG_*) and aperture segment
 /// (CAP_APSEG_*, with CAP_FEATURES.gart) where present, caps from CAP_BUS/CAP_FEATURES.
 /// `reserved_aperture_pages` pages at the top of the aperture are kept for the kernel (the
-/// scheduler's window for DMA buffers and fence records, sched/kernel_window.hpp): the aperture
-/// segment and its commit limit shrink by that much (no aperture segment if nothing is left).
+/// scheduler's window for DMA buffers and fence records, sched/kernel_window.hpp): they become an
+/// aperture segment of their own after the memory manager's, dma_buffer_segment_id, and the
+/// memory manager's aperture segment and commit limit shrink by that much (no such segment if
+/// nothing is left).
 AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved_aperture_pages = 0);
 
 class Device;
@@ -97,6 +103,10 @@ class Adapter {
   Result<SegmentId> aperture_segment() const;
   SegmentSet aperture_segments() const;
   SegmentSet all_segments() const;
+  /// The segments allocations may use: all but the DMA-buffer segment.
+  SegmentSet allocation_segments() const;
+  /// DmaBufferSegmentId: where the kernel maps DMA buffers (0 = none described).
+  SegmentId dma_buffer_segment() const { return desc_.dma_buffer_segment_id; }
 
   vidmm::MemoryManager& memory_manager() { return *mm_; }
   const vidmm::MemoryManager& memory_manager() const { return *mm_; }
