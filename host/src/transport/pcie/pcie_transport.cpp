@@ -1,0 +1,182 @@
+// The `pcie` transport above the seam: the same code over VFIO, sysfs (no IOMMU) and the
+// simulated function.
+//
+// Register reads are the slow direction on PCIe (a read is a round trip; about 1 µs), so nothing
+// on the submit path reads a register: fences come from the write-back record in host memory, and
+// the interrupt status is read only when an interrupt arrived (or, when polling, every
+// status_check_interval). A read that returns all-ones is checked against configuration space:
+// if the vendor ID reads all-ones too the device is gone, and TransportFailure says so instead of
+// letting the driver wait on a dead card.
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "sgpu/regs.hpp"
+#include "sgpu/transport/pcie.hpp"
+#include "transport/pcie/config_space.hpp"
+#include "transport/pcie/discovery.hpp"
+#include "transport/pcie/dma_pool.hpp"
+#include "transport/pcie/messages.hpp"
+
+namespace sgpu::pcie {
+namespace {
+
+detail::ConfigReader reader(PciFunction& fn) {
+  return [&fn](std::uint16_t off, unsigned width) { return fn.config_read(off, width); };
+}
+
+class PcieTransport final : public Transport {
+ public:
+  PcieTransport(std::shared_ptr<PciFunction> fn, BarWindow* bar0, std::shared_ptr<detail::DmaPool> pool,
+                const PcieOptions& options)
+      : fn_(std::move(fn)), bar0_(bar0), pool_(std::move(pool)), polling_(fn_->interrupt_delivery() == InterruptDelivery::Polling),
+        poll_interval_(options.poll_interval), status_interval_(options.status_check_interval),
+        address_(fn_->address()) {
+    last_status_check_ = fn_->now();
+  }
+
+  std::uint32_t read32(std::uint32_t offset) override {
+    check_offset(offset, "read");
+    const std::uint32_t v = bar0_->read32(offset);
+    if (v == 0xffffffffu && gone()) throw TransportFailure(detail::device_lost(address_, fmt::format("reading BAR0 + {:#x}", offset)));
+    return v;
+  }
+
+  void write32(std::uint32_t offset, std::uint32_t value) override {
+    check_offset(offset, "write");
+    bar0_->write32(offset, value);
+  }
+
+  Result<DmaMemory> alloc_dma(std::size_t bytes, std::size_t align) override {
+    return pool_->allocate(pool_, bytes, align);
+  }
+
+  bool wait_irq(std::chrono::nanoseconds timeout) override {
+    if (polling_) {
+      // No interrupt: let a little time pass (the driver reads fences from host memory), and
+      // now and then report the line high so the driver's ISR reads the interrupt status and
+      // sees faults and preemptions.
+      auto r = fn_->wait_interrupt(std::min(timeout, poll_interval_));
+      if (!r) throw TransportFailure(r.error().message);
+      const auto now = fn_->now();
+      if (now - last_status_check_ < status_interval_) return false;
+      last_status_check_ = now;
+      if (gone()) throw TransportFailure(detail::device_lost(address_, "polling for fences"));
+      return true;
+    }
+    auto r = fn_->wait_interrupt(timeout);
+    if (!r) throw TransportFailure(r.error().message);
+    // No message in the whole wait: make sure the card is still there before the driver waits again.
+    if (!*r && gone()) throw TransportFailure(detail::device_lost(address_, "waiting for an interrupt"));
+    return *r;
+  }
+
+  std::chrono::nanoseconds now() override { return fn_->now(); }
+  std::string_view name() const override { return "pcie"; }
+
+ private:
+  bool gone() { return detail::absent(fn_->config_read(cfg::kVendorId, 2)); }
+
+  void check_offset(std::uint32_t offset, const char* what) const {
+    if (offset % 4 != 0 || std::uint64_t{offset} + 4 > bar0_->size())
+      throw TransportFailure(fmt::format("{}: register {} at BAR0 + {:#x} is outside the {:#x}-byte BAR or unaligned",
+                                         address_, what, offset, bar0_->size()));
+  }
+
+  std::shared_ptr<PciFunction> fn_;
+  BarWindow* bar0_;  // owned by fn_
+  std::shared_ptr<detail::DmaPool> pool_;
+  bool polling_;
+  std::chrono::nanoseconds poll_interval_, status_interval_, last_status_check_{};
+  std::string address_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFunction> function,
+                                                       const PcieOptions& options) {
+  if (!function) return Error{Errc::InvalidArgument, "open_pcie_transport: no PCI function", false};
+  std::shared_ptr<PciFunction> fn = std::move(function);
+  const std::string address = fn->address();
+  auto warn = [&](const std::string& text) {
+    if (options.warn) options.warn(text);
+  };
+
+  if (detail::absent(fn->config_read(cfg::kVendorId, 2)))
+    return Error{Errc::TransportError, detail::device_lost(address, "opening it"), false};
+  if (fn->dma_addressing() == DmaAddressing::Physical) warn(detail::unsafe_no_iommu_warning(address));
+  if (const auto link = detail::read_link(reader(*fn)); link && link->degraded()) warn(detail::link_degraded(address, *link));
+
+  // Memory decoding and Bus Master: ours to enable (VFIO leaves them to user space), and checked,
+  // since a card that drops Bus Master never fetches the ring nor sends an MSI.
+  const auto command = static_cast<std::uint16_t>(fn->config_read(cfg::kCommand, 2));
+  std::uint16_t want = command | cfg::kCommandMemory | cfg::kCommandBusMaster;
+  if (fn->interrupt_delivery() != InterruptDelivery::Polling) want |= cfg::kCommandIntxDisable;
+  fn->config_write(cfg::kCommand, 2, want);
+  const auto now_cmd = static_cast<std::uint16_t>(fn->config_read(cfg::kCommand, 2));
+  if ((now_cmd & cfg::kCommandBusMaster) == 0) return detail::bus_master_off(address, now_cmd);
+  if ((now_cmd & cfg::kCommandMemory) == 0)
+    return Error{Errc::TransportError,
+                 fmt::format("{} does not decode memory after enabling it (COMMAND reads {:#06x})", address, now_cmd),
+                 true};
+
+  auto bar = fn->map_bar(0);
+  if (!bar) return std::move(bar).error();
+  BarWindow* bar0 = *bar;
+
+  unsigned address_bits = options.dma_address_bits ? options.dma_address_bits : 64;
+  if (options.check_identity) {
+    if (bar0->size() < SGPU_REG(CAP_BUS) + 4)
+      return Error{Errc::DeviceMismatch, fmt::format("{}: BAR0 is {:#x} bytes, too small for the softgpu registers",
+                                                     address, bar0->size()),
+                   true};
+    const std::uint32_t magic = bar0->read32(SGPU_REG(ID_MAGIC));
+    if (magic == 0xffffffffu && detail::absent(fn->config_read(cfg::kVendorId, 2)))
+      return Error{Errc::TransportError, detail::device_lost(address, "reading ID_MAGIC"), true};
+    if (magic != SGPU_REGS__ID_MAGIC__VALUE_reset)
+      return detail::id_mismatch(address, magic, SGPU_REGS__ID_MAGIC__VALUE_reset);
+    const std::uint32_t version = bar0->read32(SGPU_REG(ID_VERSION));
+    const std::uint32_t major = SGPU_FIELD(ID_VERSION, MAJOR).get(version);
+    if (major != SGPU_REGS__ID_VERSION__MAJOR_reset)
+      return detail::version_mismatch(address, version, major, SGPU_REGS__ID_VERSION__MAJOR_reset);
+    const unsigned reach = SGPU_FIELD(CAP_BUS, ADDR_BITS).get(bar0->read32(SGPU_REG(CAP_BUS)));
+    if (reach > 0) address_bits = std::min(address_bits, reach);
+  }
+  if (address_bits < 21 || address_bits > 64)
+    return Error{Errc::InvalidArgument, fmt::format("DMA address width {} is outside [21, 64] bits", address_bits), false};
+
+  auto pool = std::make_shared<detail::DmaPool>(fn, address_bits, options.dma_chunk_bytes);
+  if (Status s = fn->enable_interrupts(); !s) return std::move(s).error();
+  return std::unique_ptr<Transport>(std::make_unique<PcieTransport>(fn, bar0, std::move(pool), options));
+}
+
+Result<std::unique_ptr<Transport>> open_pcie(const PcieOptions& options) {
+  auto seen = detail::scan_functions(options);
+  if (!seen) return std::move(seen).error();
+  std::string address;
+  if (!options.slot.empty()) {
+    auto a = normalize_address(options.slot);
+    if (!a) return std::move(a).error();
+    const bool found = std::any_of(seen->begin(), seen->end(), [&](const FunctionInfo& f) { return f.address == *a; });
+    if (!found) return detail::no_card(*a, *seen);
+    address = *a;
+  } else {
+    std::vector<FunctionInfo> answering, candidates;
+    for (const FunctionInfo& f : *seen) {
+      if (f.answers_softgpu()) answering.push_back(f);
+      if (f.candidate) candidates.push_back(f);
+    }
+    if (answering.size() > 1) return detail::several_cards(answering);
+    if (answering.size() == 1) address = answering.front().address;
+    else if (candidates.size() == 1) address = candidates.front().address;  // BAR0 unreadable here; checked after opening
+    else if (candidates.size() > 1) return detail::several_cards(candidates);
+    else return detail::no_card("", *seen);
+  }
+  auto fn = options.unsafe_no_iommu ? open_sysfs_function(address, options.sysfs_root)
+                                    : open_vfio_function(address, options.sysfs_root);
+  if (!fn) return std::move(fn).error();
+  return open_pcie_transport(std::move(*fn), options);
+}
+
+}  // namespace sgpu::pcie
