@@ -3,6 +3,8 @@
 // unmapped pages read the dummy page's poison or fault on writes.
 #include <catch2/catch.hpp>
 
+#include "e2e_backend.hpp"
+
 #include <cstring>
 #include <vector>
 
@@ -20,7 +22,7 @@ Device open_gart() {
   TransportOptions o;
   o.read_latency = 16;
   o.write_latency = 8;
-  auto t = open_transport("sim", o);
+  auto t = open_transport(e2e_backend(), o);
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of the aperture: a small table keeps set-up quick

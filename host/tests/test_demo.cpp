@@ -1,6 +1,8 @@
 // The demo workload's pieces: the scene, its reference frame on the C++ model, the PNG writer.
 #include <catch2/catch.hpp>
 
+#include "e2e_backend.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -60,6 +62,7 @@ TEST_CASE("demo PNG: written with libpng, read back byte-exact, errors name the 
 TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model's, the hang is recovered",
           "[demo][sim]") {
   sched::RuntimeOptions ro;
+  ro.backend = e2e_backend();
   ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
   ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
   auto rt = sched::Runtime::open(std::move(ro));

@@ -3,6 +3,8 @@
 // fault recovery (TDR) with and without preemption; the TDR limit.
 #include <catch2/catch.hpp>
 
+#include "e2e_backend.hpp"
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@ constexpr std::uint32_t kPage = 4096;
 
 RuntimeOptions small_options() {
   RuntimeOptions o;
+  o.backend = e2e_backend();
   o.transport.read_latency = 16;
   o.transport.write_latency = 8;
   o.device.aperture.table_pages = 2048;  // 8 MiB: 1007 pages for the memory manager, the rest the window

@@ -3,6 +3,8 @@
 // through eviction (to the aperture and to system memory) and back with every byte checked.
 #include <catch2/catch.hpp>
 
+#include "e2e_backend.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -26,7 +28,7 @@ Device open_device() {
   TransportOptions o;
   o.read_latency = 16;
   o.write_latency = 8;
-  auto t = open_transport("sim", o);
+  auto t = open_transport(e2e_backend(), o);
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of aperture: a small table keeps set-up quick

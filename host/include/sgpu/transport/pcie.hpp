@@ -53,6 +53,9 @@ struct PcieOptions {
   /// read anyway so faults and preemptions are still seen.
   std::chrono::nanoseconds poll_interval = std::chrono::microseconds(20);
   std::chrono::nanoseconds status_check_interval = std::chrono::milliseconds(1);
+  /// A wait for an interrupt checks every this long that the card is still there (one
+  /// configuration read), so a card that vanished without notice ends the wait early.
+  std::chrono::nanoseconds liveness_interval = std::chrono::milliseconds(100);
   /// Check ID_MAGIC and the major version of ID_VERSION at open (Device::open checks again).
   bool check_identity = true;
   /// Where sysfs is ("/sys"; tests point it elsewhere).

@@ -32,6 +32,8 @@ class PcieTransport final : public Transport {
                 const PcieOptions& options)
       : fn_(std::move(fn)), bar0_(bar0), pool_(std::move(pool)), polling_(fn_->interrupt_delivery() == InterruptDelivery::Polling),
         poll_interval_(options.poll_interval), status_interval_(options.status_check_interval),
+        liveness_interval_(options.liveness_interval > std::chrono::nanoseconds{0} ? options.liveness_interval
+                                                                                 : std::chrono::milliseconds(100)),
         address_(fn_->address()) {
     last_status_check_ = fn_->now();
   }
@@ -65,11 +67,17 @@ class PcieTransport final : public Transport {
       if (gone()) throw TransportFailure(detail::device_lost(address_, "polling for fences"));
       return true;
     }
-    auto r = fn_->wait_interrupt(timeout);
-    if (!r) throw TransportFailure(r.error().message);
-    // No message in the whole wait: make sure the card is still there before the driver waits again.
-    if (!*r && gone()) throw TransportFailure(detail::device_lost(address_, "waiting for an interrupt"));
-    return *r;
+    // In slices: a card that vanished without notice (link down, FPGA reloaded) sends nothing,
+    // so between slices one configuration read checks that it is still there.
+    const auto end = fn_->now() + timeout;
+    for (;;) {
+      const auto slice = std::max(std::min(end - fn_->now(), liveness_interval_), std::chrono::nanoseconds{0});
+      auto r = fn_->wait_interrupt(slice);
+      if (!r) throw TransportFailure(r.error().message);
+      if (*r) return true;
+      if (slice.count() > 0 && gone()) throw TransportFailure(detail::device_lost(address_, "waiting for an interrupt"));
+      if (fn_->now() >= end) return false;
+    }
   }
 
   std::chrono::nanoseconds now() override { return fn_->now(); }
@@ -88,7 +96,7 @@ class PcieTransport final : public Transport {
   BarWindow* bar0_;  // owned by fn_
   std::shared_ptr<detail::DmaPool> pool_;
   bool polling_;
-  std::chrono::nanoseconds poll_interval_, status_interval_, last_status_check_{};
+  std::chrono::nanoseconds poll_interval_, status_interval_, liveness_interval_, last_status_check_{};
   std::string address_;
 };
 

@@ -1,0 +1,221 @@
+// The pcie transport above the seam over the simulated PCI function (tb/pcie): what open does to
+// configuration space, DMA addresses against reach and IOMMU ranges, MSI, the no-IOMMU path with
+// fence polling, a broken Bus Master, a degraded link and a surprise removal, each through the
+// same driver code that runs on a card. (The whole e2e suite also runs over "pcie-sim".)
+#include <catch2/catch.hpp>
+
+#include "pcie/sim_pci_function.hpp"
+#include "sgpu/device.hpp"
+#include "sgpu/packet_writer.hpp"
+#include "sgpu/regs.hpp"
+
+using namespace sgpu;
+using namespace sgpu::pcie;
+using namespace std::chrono_literals;
+
+namespace {
+
+SimPciConfig fast() {
+  SimPciConfig c;
+  c.sim.read_latency = 16;
+  c.sim.write_latency = 8;
+  return c;
+}
+
+struct Opened {
+  std::unique_ptr<Transport> transport;
+  SimPciFunction* function = nullptr;
+  std::vector<std::string> warnings;
+};
+
+Opened open(const SimPciConfig& c, PcieOptions o = {}) {
+  Opened out;
+  auto* w = &out.warnings;
+  o.warn = [w](std::string_view s) { w->emplace_back(s); };
+  auto t = open_pcie_sim(c, o, &out.function);
+  if (!t) FAIL(to_string(t.error()));
+  out.transport = std::move(*t);
+  return out;
+}
+
+// Counts register reads and writes on their way to the transport below.
+class Counting final : public Transport {
+ public:
+  explicit Counting(std::unique_ptr<Transport> t) : t_(std::move(t)) {}
+  std::uint32_t read32(std::uint32_t o) override {
+    ++reads;
+    return t_->read32(o);
+  }
+  void write32(std::uint32_t o, std::uint32_t v) override {
+    ++writes;
+    t_->write32(o, v);
+  }
+  Result<DmaMemory> alloc_dma(std::size_t b, std::size_t a) override { return t_->alloc_dma(b, a); }
+  bool wait_irq(std::chrono::nanoseconds d) override { return t_->wait_irq(d); }
+  std::chrono::nanoseconds now() override { return t_->now(); }
+  std::string_view name() const override { return t_->name(); }
+  std::uint64_t reads = 0, writes = 0;
+
+ private:
+  std::unique_ptr<Transport> t_;
+};
+
+// Submits `n` buffers of one FENCE packet each and waits for each; returns the device.
+void submit_and_wait(Device& dev, int n) {
+  Transport& t = dev.transport();
+  auto slot = t.alloc_dma(4096);
+  REQUIRE(slot);
+  for (int i = 0; i < n; ++i) {
+    auto buf = t.alloc_dma(4096);
+    REQUIRE(buf);
+    PacketWriter w(*buf);
+    REQUIRE(w.fence(slot->bus_addr(), 100u + static_cast<unsigned>(i), abi::fence_flags::kValue64));
+    auto f = dev.submit({&*buf, 0, w.offset(), 0, 0});
+    REQUIRE(f);
+    auto s = dev.wait_fence(*f, 2ms);
+    if (!s) FAIL(to_string(s.error()));
+    CHECK(slot->as<std::uint64_t>()[0] == 100u + static_cast<unsigned>(i));
+  }
+}
+
+Device open_device(std::unique_ptr<Transport> t) {
+  DeviceOptions o;
+  o.gart = false;  // buffers at bus addresses, as in bring-up
+  auto d = Device::open(std::move(t), o);
+  if (!d) FAIL(to_string(d.error()));
+  return std::move(*d);
+}
+
+}  // namespace
+
+TEST_CASE("pcie-sim: open enables memory and Bus Master, routes MSI and checks the identity", "[pcie]") {
+  auto o = open(fast());
+  SimPciFunction& f = *o.function;
+  const auto cmd = f.config_read(cfg::kCommand, 2);
+  CHECK((cmd & cfg::kCommandMemory) != 0);
+  CHECK((cmd & cfg::kCommandBusMaster) != 0);
+  CHECK((cmd & cfg::kCommandIntxDisable) != 0);
+  CHECK(o.warnings.empty());
+  CHECK(o.transport->name() == "pcie");
+  CHECK(o.transport->read32(SGPU_REG(ID_MAGIC)) == SGPU_REGS__ID_MAGIC__VALUE_reset);
+
+  Device dev = open_device(std::move(o.transport));
+  submit_and_wait(dev, 5);
+  CHECK(f.messages() >= 1);  // completions came as MSIs
+}
+
+TEST_CASE("pcie-sim: DMA addresses stay below the reach and out of the IOMMU's holes", "[pcie]") {
+  SimPciConfig c = fast();
+  c.iova_ranges = {{0, 0x7fffff}, {0x00c00000, 0xffffffffffffull}};  // a hole at [8 MiB, 12 MiB)
+  PcieOptions po;
+  po.dma_address_bits = 32;
+  po.dma_chunk_bytes = std::size_t{1} << 20;
+  auto o = open(c, po);
+  std::vector<DmaMemory> bufs;
+  for (int i = 0; i < 40; ++i) {
+    auto m = o.transport->alloc_dma(256 * 1024);
+    REQUIRE(m);
+    CHECK(m->bus_addr() >= (1u << 20));
+    CHECK(m->bus_addr() + m->size() <= (std::uint64_t{1} << 32));
+    CHECK_FALSE((m->bus_addr() < 0x00c00000 && m->bus_addr() + m->size() > 0x800000));
+    bufs.push_back(std::move(*m));
+  }
+  CHECK(o.function->live_mappings() == 10);  // 1 MiB chunks of four 256 KiB buffers
+  // And the device really reaches them there.
+  Device dev = open_device(std::move(o.transport));
+  submit_and_wait(dev, 3);
+}
+
+TEST_CASE("pcie-sim: without an IOMMU (physical addresses, fence polling) the driver still works, and is warned",
+          "[pcie]") {
+  SimPciConfig c = fast();
+  c.addressing = DmaAddressing::Physical;
+  c.delivery = InterruptDelivery::Polling;
+  PcieOptions po;
+  po.poll_interval = 2us;            // simulated time: keep the test short
+  po.status_check_interval = 50us;
+  auto o = open(c, po);
+  REQUIRE(o.warnings.size() == 1);
+  CHECK_THAT(o.warnings[0], Catch::StartsWith("UNSAFE: driving sim:00:00.0 without an IOMMU"));
+  SimPciFunction& f = *o.function;
+  auto counting = std::make_unique<Counting>(std::move(o.transport));
+  Counting& cnt = *counting;
+  Device dev = open_device(std::move(counting));
+  const auto reads0 = cnt.reads;
+  submit_and_wait(dev, 4);
+  CHECK(f.messages() == 0);  // no MSI at all
+  // Fences come from host memory; the interrupt status is read only on the periodic check.
+  INFO("register reads for 4 fences: " << cnt.reads - reads0);
+  CHECK(cnt.reads - reads0 <= 4);
+}
+
+TEST_CASE("pcie-sim: nothing on the submit path reads a register", "[pcie]") {
+  auto o = open(fast());
+  auto counting = std::make_unique<Counting>(std::move(o.transport));
+  Counting& cnt = *counting;
+  Device dev = open_device(std::move(counting));
+  auto slot = dev.transport().alloc_dma(4096);
+  REQUIRE(slot);
+  auto buf = dev.transport().alloc_dma(4096);
+  REQUIRE(buf);
+  PacketWriter w(*buf);
+  REQUIRE(w.fence(slot->bus_addr(), 7, abi::fence_flags::kValue64));
+  const auto r0 = cnt.reads, w0 = cnt.writes;
+  auto f = dev.submit({&*buf, 0, w.offset(), 0, 0});
+  REQUIRE(f);
+  CHECK(cnt.reads == r0);        // no register read to submit
+  CHECK(cnt.writes == w0 + 1);   // one doorbell
+  REQUIRE(dev.wait_fence(*f, 2ms));
+  CHECK(cnt.reads - r0 <= 1);    // at most the interrupt status, once per MSI
+}
+
+TEST_CASE("pcie-sim: a Bus Master that does not stick is refused with the reason", "[pcie]") {
+  SimPciConfig c = fast();
+  c.bus_master_stuck_off = true;
+  auto t = open_pcie_sim(c, {});
+  REQUIRE_FALSE(t);
+  CHECK(t.error().code == Errc::TransportError);
+  CHECK_THAT(t.error().message, Catch::StartsWith("Bus Master is off on sim:00:00.0 after enabling it (COMMAND reads "
+                                                  "0x0402)"));
+}
+
+TEST_CASE("pcie-sim: a link trained below its capability is warned about", "[pcie]") {
+  SimPciConfig c = fast();
+  c.link = {1, 1, 2, 4};
+  auto o = open(c);
+  REQUIRE(o.warnings.size() == 1);
+  CHECK_THAT(o.warnings[0], Catch::StartsWith("the PCIe link of sim:00:00.0 trained at 2.5 GT/s x1 although the card "
+                                              "can do 5.0 GT/s x4"));
+}
+
+TEST_CASE("pcie-sim: a card pulled out is reported, never waited for", "[pcie]") {
+  PcieOptions po;
+  po.liveness_interval = 1ms;  // simulated time
+  auto o = open(fast(), po);
+  SimPciFunction& f = *o.function;
+  Transport* t = o.transport.get();
+  Device dev = open_device(std::move(o.transport));
+  submit_and_wait(dev, 1);
+
+  f.remove();
+  // A fence that will never come: the wait ends with the reason, not after the timeout.
+  auto slot = t->alloc_dma(4096);
+  REQUIRE(slot);
+  auto buf = t->alloc_dma(4096);
+  REQUIRE(buf);
+  PacketWriter w(*buf);
+  REQUIRE(w.fence(slot->bus_addr(), 1, abi::fence_flags::kValue64));
+  auto fence = dev.submit({&*buf, 0, w.offset(), 0, 0});
+  REQUIRE(fence);
+  const auto t0 = t->now();
+  auto s = dev.wait_fence(*fence, 10ms);
+  REQUIRE_FALSE(s);
+  CHECK(s.error().code == Errc::TransportError);
+  CHECK_THAT(s.error().message, Catch::Contains("the device at sim:00:00.0 is gone"));
+  CHECK(t->now() - t0 <= 2ms);  // noticed at the first liveness check, not at the timeout
+  // Register reads say so too (all-ones, then configuration space confirms).
+  CHECK_THROWS_WITH(t->read32(SGPU_REG(STATUS)), Catch::Contains("is gone (reading BAR0 + 0x"));
+  auto info = dev.fault();
+  REQUIRE_FALSE(info);
+  CHECK(info.error().code == Errc::TransportError);
+}
