@@ -7,13 +7,15 @@
 
 #include "sgpu/device.hpp"
 #include "sgpu/transport.hpp"
+#include "sgpu/transport/pcie.hpp"
 
 namespace sgpu::cli {
 
 /// Options every subcommand understands (they may appear before or after the subcommand).
 struct CommonOptions {
-  std::string backend = "sim";
-  TransportOptions transport;
+  std::string backend = "sim";  ///< sim, model, mock, pcie[:address], pcie-sim
+  TransportOptions transport;   ///< the simulated device's options
+  pcie::PcieOptions pcie;       ///< the card's options (pcie backend)
 };
 
 struct DemoOptions {
@@ -24,10 +26,15 @@ struct DemoOptions {
   unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
 };
 
+/// Opens the transport `options.backend` names (printing the pcie backend's warnings).
+Result<std::unique_ptr<Transport>> open_cli_transport(const CommonOptions& options);
+
 /// Opens the transport and the device, or prints the error and returns nullopt.
 std::optional<Device> open_device(const CommonOptions& options);
 
 int run_info(const CommonOptions& options);
 int run_demo(const CommonOptions& options, const DemoOptions& demo);
+int run_list(const CommonOptions& options, bool all);
+int run_bind(const std::string& address, bool bind);
 
 }  // namespace sgpu::cli

@@ -69,7 +69,7 @@ class Report {
 
 int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   const auto wall0 = Clock::now();
-  auto transport = open_transport(options.backend, options.transport);
+  auto transport = open_cli_transport(options);
   if (!transport) {
     fmt::print(stderr, "sgpu demo: cannot open the '{}' transport: {}\n", options.backend, to_string(transport.error()));
     return 1;
@@ -104,8 +104,11 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   int failures = 0;
 
   Report rep;
-  rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", dev.transport().name(),
-           options.transport.read_latency, options.transport.write_latency, options.transport.clock_hz / 1e6);
+  if (dev.transport().name() == "pcie" && options.backend != "pcie-sim")
+    rep.line("softgpu demo on transport 'pcie' (a card; times below are real time)");
+  else
+    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", options.backend,
+             options.transport.read_latency, options.transport.write_latency, options.transport.clock_hz / 1e6);
   rep.line("device: interface {}.{}, {}-bit bus, {} reads in flight; memory segment {} MiB, aperture {} MiB "
            "({} pages kept for the kernel window)",
            i.version_major, i.version_minor, i.bus_data_bytes * 8, i.outstanding_reads,
