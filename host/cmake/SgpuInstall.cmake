@@ -3,7 +3,7 @@
 #
 # The installed libsgpu is the core plus open_transport() without the simulator: the Verilated
 # model is a build-tree artefact, so there "sim" answers Unsupported while "mock" works (and
-# "pcie" will). The `sgpu` CLI is installed with the simulator linked in.
+# "pcie" does). The `sgpu` CLI is installed with the simulator linked in.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -21,9 +21,9 @@ set_target_properties(sgpu_dist PROPERTIES
   POSITION_INDEPENDENT_CODE ON)
 target_include_directories(sgpu_dist PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_compile_options(sgpu_dist PRIVATE ${SGPU_CXX_WARNINGS})
-target_link_libraries(sgpu_dist PUBLIC sgpu_core PRIVATE fmt::fmt)
+target_link_libraries(sgpu_dist PUBLIC sgpu_core sgpu_pcie PRIVATE fmt::fmt)
 
-install(TARGETS sgpu_core sgpu_dist EXPORT sgpuTargets
+install(TARGETS sgpu_core sgpu_pcie sgpu_dist EXPORT sgpuTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/sgpu DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
