@@ -10,13 +10,9 @@
 namespace sgpu::pcie {
 
 Result<std::vector<std::string>> bind_vfio(std::string_view text, const std::string& root) {
-  auto a = normalize_address(text);
+  auto a = detail::existing_function(text, root);
   if (!a) return std::move(a).error();
   const std::string& address = *a;
-  if (!detail::device_exists(root, address)) {
-    auto seen = detail::scan_functions(PcieOptions{});
-    return detail::no_card(address, seen ? *seen : std::vector<FunctionInfo>{});
-  }
   std::vector<std::string> done;
   const std::string dir = detail::device_dir(root, address);
   const std::string before = detail::bound_driver(root, address);
@@ -54,13 +50,9 @@ Result<std::vector<std::string>> bind_vfio(std::string_view text, const std::str
 }
 
 Result<std::vector<std::string>> unbind_vfio(std::string_view text, const std::string& root) {
-  auto a = normalize_address(text);
+  auto a = detail::existing_function(text, root);
   if (!a) return std::move(a).error();
   const std::string& address = *a;
-  if (!detail::device_exists(root, address)) {
-    auto seen = detail::scan_functions(PcieOptions{});
-    return detail::no_card(address, seen ? *seen : std::vector<FunctionInfo>{});
-  }
   std::vector<std::string> done;
   const std::string dir = detail::device_dir(root, address);
   // An empty driver_override ("\n") lets the kernel's own driver match again.

@@ -13,6 +13,7 @@
 
 #include "sgpu/regs.hpp"
 #include "transport/pcie/config_space.hpp"
+#include "transport/pcie/messages.hpp"
 #include "transport/pcie/sysfs.hpp"
 
 namespace sgpu::pcie {
@@ -134,6 +135,14 @@ Result<std::vector<FunctionInfo>> scan_functions(const PcieOptions& options) {
   pci_iterator_destroy(it);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
   return out;
+}
+
+Result<std::string> existing_function(std::string_view text, const std::string& root) {
+  auto address = normalize_address(text);
+  if (!address) return address;
+  if (device_exists(root, *address)) return address;
+  auto seen = scan_functions(PcieOptions{});
+  return no_card(*address, seen ? *seen : std::vector<FunctionInfo>{});
 }
 
 }  // namespace detail

@@ -127,10 +127,6 @@ class SysfsFunction final : public PciFunction {
   }
 
   static Result<std::unique_ptr<PciFunction>> open(const std::string& address, const std::string& root) {
-    if (!detail::device_exists(root, address)) {
-      auto seen = detail::scan_functions(PcieOptions{});
-      return detail::no_card(address, seen ? *seen : std::vector<FunctionInfo>{});
-    }
     const std::string driver = detail::bound_driver(root, address);
     if (!driver.empty() && driver != "pci-stub" && driver != "vfio-pci" && driver != "uio_pci_generic")
       return Error{Errc::TransportError,
@@ -168,7 +164,7 @@ class SysfsFunction final : public PciFunction {
 }  // namespace
 
 Result<std::unique_ptr<PciFunction>> open_sysfs_function(std::string_view address, const std::string& sysfs_root) {
-  auto a = normalize_address(address);
+  auto a = detail::existing_function(address, sysfs_root);
   if (!a) return std::move(a).error();
   return SysfsFunction::open(*a, sysfs_root);
 }

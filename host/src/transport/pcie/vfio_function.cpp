@@ -229,10 +229,6 @@ Status VfioFunction::read_iommu_info() {
 }
 
 Result<std::unique_ptr<PciFunction>> VfioFunction::open(const std::string& address, const std::string& root) {
-  if (!detail::device_exists(root, address)) {
-    auto seen = detail::scan_functions(PcieOptions{});
-    return detail::no_card(address, seen ? *seen : std::vector<FunctionInfo>{});
-  }
   const std::string driver = detail::bound_driver(root, address);
   const auto group = detail::iommu_group(root, address);
   if (driver != "vfio-pci") {
@@ -303,7 +299,7 @@ Result<std::unique_ptr<PciFunction>> VfioFunction::open(const std::string& addre
 }  // namespace
 
 Result<std::unique_ptr<PciFunction>> open_vfio_function(std::string_view address, const std::string& sysfs_root) {
-  auto a = normalize_address(address);
+  auto a = detail::existing_function(address, sysfs_root);
   if (!a) return std::move(a).error();
   return VfioFunction::open(*a, sysfs_root);
 }
