@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "pcie/sim_pci_function.hpp"
+#include "backends/backends.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 
@@ -72,7 +72,7 @@ Run run(std::unique_ptr<sgpu::Transport> transport, int n) {
   const auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
     const auto r0 = cnt.reads;
-    const auto f = check(dev.submit({&buf, 0, w.offset(), 0, 0}), "submit");
+    const auto f = check(dev.submit_next({&buf, 0, w.offset(), 0, 0}), "submit");
     const auto r1 = cnt.reads;
     if (auto s = dev.wait_fence(f, 10ms); !s) {
       fmt::print(stderr, "bench_pcie: wait: {}\n", to_string(s.error()));
@@ -89,9 +89,13 @@ Run run(std::unique_ptr<sgpu::Transport> transport, int n) {
 
 int main() {
   constexpr int kSubmissions = 2000;
-  sgpu::pcie::SimPciConfig c;  // default latencies, as the sim benchmark
-  const Run pcie = run(check(sgpu::pcie::open_pcie_sim(c, {}), "open pcie-sim"), kSubmissions);
-  const Run sim = run(check(sgpu::open_transport("sim", {}), "open sim"), kSubmissions);
+  sgpu::TransportRegistry registry;  // default boards (latencies), as the sim benchmark
+  if (auto s = sgpu::tb::register_backends(registry); !s) {
+    fmt::print(stderr, "bench_pcie: {}\n", to_string(s.error()));
+    return 1;
+  }
+  const Run pcie = run(check(registry.open("pcie-sim"), "open pcie-sim"), kSubmissions);
+  const Run sim = run(check(registry.open("sim"), "open sim"), kSubmissions);
   nlohmann::json j;
   j["pcie_submit_mmio_reads"] = pcie.submit_reads;
   j["pcie_wait_mmio_reads_per_fence"] = pcie.wait_reads;

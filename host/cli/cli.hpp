@@ -6,16 +6,16 @@
 #include <string>
 
 #include "sgpu/device.hpp"
-#include "sgpu/transport.hpp"
-#include "sgpu/transport/pcie.hpp"
+#include "sgpu/transport/registry.hpp"
 
 namespace sgpu::cli {
 
 /// Options every subcommand understands (they may appear before or after the subcommand).
 struct CommonOptions {
-  std::string backend = "sim";  ///< sim, model, mock, pcie[:address], pcie-sim
-  TransportOptions transport;   ///< the simulated device's options
-  pcie::PcieOptions pcie;       ///< the card's options (pcie backend)
+  /// The transport: a registered backend, "name" or "name:argument" (e.g. "pcie:0000:01:00.0").
+  std::string backend = "sim";
+  /// The backends main() registered, with their options as the flags set them.
+  TransportRegistry* registry = nullptr;
 };
 
 struct DemoOptions {
@@ -26,15 +26,15 @@ struct DemoOptions {
   unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
 };
 
-/// Opens the transport `options.backend` names (printing the pcie backend's warnings).
-Result<std::unique_ptr<Transport>> open_cli_transport(const CommonOptions& options);
-
 /// Opens the transport and the device, or prints the error and returns nullopt.
 std::optional<Device> open_device(const CommonOptions& options);
 
 int run_info(const CommonOptions& options);
 int run_demo(const CommonOptions& options, const DemoOptions& demo);
+/// `sgpu list`: the PCI functions that may be a softgpu card (the "pcie" backend's options say
+/// which IDs count and where sysfs is); `all` lists every other function too.
 int run_list(const CommonOptions& options, bool all);
-int run_bind(const std::string& address, bool bind);
+/// `sgpu bind-vfio` (bind) / `sgpu unbind-vfio`.
+int run_bind(const CommonOptions& options, const std::string& address, bool bind);
 
 }  // namespace sgpu::cli

@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 
 #include "cli.hpp"
+#include "pcie/pcie_sim_transport.hpp"
 #include "png.hpp"
 #include "reference.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/transport/timed.hpp"
+#include "sim/sim_device.hpp"
 #include "workload.hpp"
 
 namespace sgpu::cli {
@@ -69,7 +71,7 @@ class Report {
 
 int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   const auto wall0 = Clock::now();
-  auto transport = open_cli_transport(options);
+  auto transport = options.registry->open(options.backend);
   if (!transport) {
     fmt::print(stderr, "sgpu demo: cannot open the '{}' transport: {}\n", options.backend, to_string(transport.error()));
     return 1;
@@ -104,11 +106,19 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   int failures = 0;
 
   Report rep;
-  if (dev.transport().name() == "pcie" && options.backend != "pcie-sim")
+  // The simulated board's settings, for the backends that run one.
+  const std::string_view backend = dev.transport().name();
+  const sim::SimConfig* board = nullptr;
+  if (backend == "sim") board = options.registry->options<sim::SimConfig>("sim");
+  if (auto* card = options.registry->options<pcie::PcieSimOptions>("pcie-sim"); card && backend == "pcie-sim")
+    board = &card->card.sim;
+  if (board)
+    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", backend,
+             board->read_latency, board->write_latency, board->clock_hz / 1e6);
+  else if (backend == "pcie")
     rep.line("softgpu demo on transport 'pcie' (a card; times below are real time)");
   else
-    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", options.backend,
-             options.transport.read_latency, options.transport.write_latency, options.transport.clock_hz / 1e6);
+    rep.line("softgpu demo on transport '{}'", backend);
   rep.line("device: interface {}.{}, {}-bit bus, {} reads in flight; memory segment {} MiB, aperture {} MiB "
            "({} pages kept for the kernel window)",
            i.version_major, i.version_minor, i.bus_data_bytes * 8, i.outstanding_reads,
@@ -149,7 +159,7 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   rep.line("frame:     {}x{} A8R8G8B8 presented to the primary, written to {} (fingerprint {:016x})", g.width,
            g.height, png, fingerprint(r.frame));
   if (!demo.no_reference) {
-    auto ref = demo::reference_frame(g);
+    auto ref = demo::reference_frame(g, *options.registry);
     if (!ref) {
       rep.line("reference: the C++ model could not compute it: {}", to_string(ref.error()));
       ++failures;

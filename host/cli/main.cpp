@@ -5,48 +5,68 @@
 //   sgpu list                  PCI functions that may be a softgpu card (libpciaccess)
 //   sgpu bind-vfio <address>   hand a card to vfio-pci (unbind-vfio gives it back)
 //
-//   --backend pcie[:<address>] drives a card (docs/pcie.md); pcie-sim the same code on the simulation
-#include <cstdio>
+// The composition root: it owns the transport registry, adds the testbench's backends to
+// libsgpu's own and binds each backend's options to the flags below (the simulated board's to
+// --latency..., the card's to --unsafe-no-iommu, --pci-id, --dma-bits). --help lists the
+// registered backends.
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "backends/backends.hpp"
 #include "cli.hpp"
+#include "pcie/pcie_sim_transport.hpp"
+#include "sgpu/transport/pcie.hpp"
+#include "sim/sim_device.hpp"
 
 int main(int argc, char** argv) {
   using sgpu::cli::CommonOptions;
+  sgpu::TransportRegistry registry;
+  if (auto s = sgpu::tb::register_backends(registry); !s) {
+    fmt::print(stderr, "sgpu: {}\n", to_string(s.error()));
+    return 3;
+  }
+  sgpu::sim::SimConfig& board = *registry.options<sgpu::sim::SimConfig>("sim");
+  sgpu::pcie::PcieOptions& card = *registry.options<sgpu::pcie::PcieOptions>("pcie");
+  sgpu::pcie::PcieSimOptions& simulated_card = *registry.options<sgpu::pcie::PcieSimOptions>("pcie-sim");
+  card.transport.warn = [](std::string_view w) { fmt::print(stderr, "sgpu: warning: {}\n", w); };
   CommonOptions common;
+  common.registry = &registry;
   sgpu::cli::DemoOptions demo;
 
+  std::string backends;
+  for (const auto& b : registry.backends()) backends += fmt::format("\n  {:<8} {}", b.name, b.summary);
   CLI::App app{"sgpu: drive a softgpu (the simulated RTL by default) through libsgpu"};
   app.require_subcommand(1);
   app.fallthrough();  // common options may also follow the subcommand
-  app.add_option("--backend", common.backend,
-                 "Transport backend: sim (Verilated RTL), model (C++ reference model), pcie[:<address>] (a card, "
-                 "docs/pcie.md), pcie-sim (the pcie transport over the simulated card), mock")
+  app.add_option("--backend", common.backend, "Transport backend, name[:argument]:" + backends)
       ->capture_default_str();
-  app.add_flag("--unsafe-no-iommu", common.pcie.unsafe_no_iommu,
-               "pcie without an IOMMU: sysfs BAR, hugepages at physical addresses, fence polling. The card can "
-               "then write anywhere in memory (docs/pcie.md)");
-  std::vector<std::string> pci_ids;
-  app.add_option("--pci-id", pci_ids, "Also treat vendor:device (hex, e.g. 10ee:7024) as a softgpu candidate");
-  app.add_option("--dma-bits", common.pcie.dma_address_bits,
-                 "pcie: the device's DMA address width if narrower than CAP_BUS says (e.g. 32 for a LitePCIe bridge)")
-      ->check(CLI::Range(21u, 64u));
-  app.add_option("--latency", common.transport.read_latency,
-                 "Host-memory read latency of the simulated device, in core cycles")
+  app.add_option("--latency", board.read_latency, "Host-memory read latency of the simulated device, in core cycles")
       ->capture_default_str();
-  app.add_option("--write-latency", common.transport.write_latency,
+  app.add_option("--write-latency", board.write_latency,
                  "Host-memory write latency of the simulated device, in core cycles")
       ->capture_default_str();
-  app.add_option("--fst", common.transport.fst_path,
-                 "Write an FST waveform of the simulated device to this file");
-  app.add_option("--seed", common.transport.seed, "Seed for random stalls and X initialisation")
-      ->capture_default_str();
-  double clock_mhz = common.transport.clock_hz / 1e6;
+  app.add_option("--fst", board.fst_path, "Write an FST waveform of the simulated device to this file");
+  app.add_option("--seed", board.seed, "Seed for random stalls and X initialisation")->capture_default_str();
+  double clock_mhz = board.clock_hz / 1e6;
   app.add_option("--clock-mhz", clock_mhz, "Core clock of the simulated device, MHz")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_flag("--unsafe-no-iommu", card.unsafe_no_iommu,
+               "pcie without an IOMMU: sysfs BAR, hugepages at physical addresses, fence polling. The card can "
+               "then write anywhere in memory (docs/pcie.md)");
+  std::vector<std::string> pci_ids;
+  app.add_option("--pci-id", pci_ids, "Also treat vendor:device (hex, e.g. 10ee:7024) as a softgpu candidate")
+      ->check([](const std::string& text) {
+        auto id = sgpu::pcie::parse_pci_id(text);
+        return id ? std::string() : id.error().message;
+      });
+  app.add_option("--dma-bits", card.transport.dma_address_bits,
+                 "pcie, pcie-sim: the device's DMA address width if narrower than CAP_BUS says (e.g. 32 for a "
+                 "LitePCIe bridge)")
+      ->check(CLI::Range(21u, 64u));
 
   auto* info = app.add_subcommand("info", "Print what the device reports: ID, capabilities, segments");
   auto* demo_cmd = app.add_subcommand(
@@ -68,30 +88,25 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "List PCI functions that may be a softgpu card: address, IDs, driver, "
                                           "IOMMU group, link, and whether BAR0 answers with the softgpu magic");
   list->add_flag("--all", list_all, "Also list every other PCI function");
-  std::string bind_address;
+  std::string address;
   auto* bind = app.add_subcommand("bind-vfio", "Hand a PCI function to vfio-pci (driver_override, unbind, probe)");
-  bind->add_option("address", bind_address, "domain:bus:device.function")->required();
+  bind->add_option("address", address, "domain:bus:device.function")->required();
   auto* unbind = app.add_subcommand("unbind-vfio", "Give a PCI function back to its kernel driver");
-  unbind->add_option("address", bind_address, "domain:bus:device.function")->required();
+  unbind->add_option("address", address, "domain:bus:device.function")->required();
 
   CLI11_PARSE(app, argc, argv);
-  for (const std::string& id : pci_ids) {
-    unsigned v = 0, d = 0;
-    char tail = 0;
-    if (std::sscanf(id.c_str(), "%x:%x%c", &v, &d, &tail) != 2 || v > 0xffff || d > 0xffff) {
-      fmt::print(stderr, "sgpu: --pci-id '{}' is not vendor:device in hex (e.g. 10ee:7024)\n", id);
-      return 2;
-    }
-    common.pcie.extra_ids.push_back({static_cast<std::uint16_t>(v), static_cast<std::uint16_t>(d)});
-  }
-  common.transport.clock_hz = clock_mhz * 1e6;
+  board.clock_hz = clock_mhz * 1e6;
+  for (const std::string& id : pci_ids) card.extra_ids.push_back(sgpu::pcie::parse_pci_id(id).value());
+  // pcie-sim runs the same simulated board as "sim" under the same transport as a card.
+  simulated_card.card.sim = board;
+  simulated_card.transport = card.transport;
 
   try {
     if (*info) return sgpu::cli::run_info(common);
     if (*demo_cmd) return sgpu::cli::run_demo(common, demo);
     if (*list) return sgpu::cli::run_list(common, list_all);
-    if (*bind) return sgpu::cli::run_bind(bind_address, true);
-    if (*unbind) return sgpu::cli::run_bind(bind_address, false);
+    if (*bind) return sgpu::cli::run_bind(common, address, true);
+    if (*unbind) return sgpu::cli::run_bind(common, address, false);
   } catch (const std::exception& e) {
     fmt::print(stderr, "sgpu: internal error: {}\n", e.what());
     return 3;

@@ -1,24 +1,13 @@
-// `sgpu list`, `sgpu bind-vfio`, `sgpu unbind-vfio`, and opening the transport the common options
-// name (the pcie backend gets its own options and prints its warnings).
+// `sgpu list`, `sgpu bind-vfio`, `sgpu unbind-vfio`: the card-side helpers of the "pcie"
+// backend, with that backend's options as the flags set them.
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "cli.hpp"
+#include "sgpu/transport/pcie.hpp"
 
 namespace sgpu::cli {
-
-Result<std::unique_ptr<Transport>> open_cli_transport(const CommonOptions& options) {
-  const std::string& b = options.backend;
-  if (b == "pcie" || b.rfind("pcie:", 0) == 0) {
-    pcie::PcieOptions po = options.pcie;
-    if (b.size() > 5) po.slot = b.substr(5);
-    po.warn = [](std::string_view w) { fmt::print(stderr, "sgpu: warning: {}\n", w); };
-    return pcie::open_pcie(po);
-  }
-  return open_transport(b, options.transport);
-}
-
 namespace {
 
 std::string softgpu_column(const pcie::FunctionInfo& f) {
@@ -39,10 +28,15 @@ void print_table(const std::vector<const pcie::FunctionInfo*>& rows, bool probe)
   }
 }
 
+// The "pcie" backend's options: libsgpu registers it in every registry.
+const pcie::PcieOptions& card_options(const CommonOptions& options) {
+  return *options.registry->options<pcie::PcieOptions>("pcie");
+}
+
 }  // namespace
 
 int run_list(const CommonOptions& options, bool all) {
-  auto seen = pcie::list_functions(options.pcie);
+  auto seen = pcie::list_functions(card_options(options));
   if (!seen) {
     fmt::print(stderr, "sgpu list: {}\n", to_string(seen.error()));
     return 1;
@@ -50,12 +44,14 @@ int run_list(const CommonOptions& options, bool all) {
   std::vector<const pcie::FunctionInfo*> candidates, others;
   for (const auto& f : *seen) (f.candidate ? candidates : others).push_back(&f);
   if (candidates.empty()) {
-    fmt::print("no softgpu candidates (vendor 10ee, or an ID given with --pci-id) among the {} PCI functions "
-               "libpciaccess sees{}\n",
-               seen->size(), others.empty() ? "." : ":");
+    fmt::print(
+        "no softgpu candidates (vendor {:04x}, or an ID given with --pci-id) among the {} PCI functions "
+        "libpciaccess sees{}\n",
+        pcie::kCandidateVendors[0], seen->size(), others.empty() ? "." : ":");
     if (!others.empty()) print_table(others, false);
-    fmt::print("A card that is plugged in but missing here: check `lspci -nn`, that the bitstream is loaded and "
-               "the bus was rescanned (docs/pcie.md).\n");
+    fmt::print(
+        "A card that is plugged in but missing here: check `lspci -nn`, that the bitstream is loaded and "
+        "the bus was rescanned (docs/pcie.md).\n");
     return 0;
   }
   fmt::print("softgpu candidates:\n");
@@ -72,8 +68,9 @@ int run_list(const CommonOptions& options, bool all) {
   return 0;
 }
 
-int run_bind(const std::string& address, bool bind) {
-  auto r = bind ? pcie::bind_vfio(address) : pcie::unbind_vfio(address);
+int run_bind(const CommonOptions& options, const std::string& address, bool bind) {
+  const std::string& sysfs = card_options(options).sysfs_root;
+  auto r = bind ? pcie::bind_vfio(address, sysfs) : pcie::unbind_vfio(address, sysfs);
   if (!r) {
     fmt::print(stderr, "sgpu {}: {}\n", bind ? "bind-vfio" : "unbind-vfio", to_string(r.error()));
     return 1;

@@ -3,8 +3,6 @@
 // unmapped pages read the dummy page's poison or fault on writes.
 #include <catch2/catch.hpp>
 
-#include "e2e_backend.hpp"
-
 #include <cstring>
 #include <vector>
 
@@ -12,6 +10,7 @@
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
@@ -19,10 +18,7 @@ using namespace std::chrono_literals;
 namespace {
 
 Device open_gart() {
-  TransportOptions o;
-  o.read_latency = 16;
-  o.write_latency = 8;
-  auto t = open_transport(e2e_backend(), o);
+  auto t = test::tb_registry().open(test::e2e_backend());
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of the aperture: a small table keeps set-up quick
@@ -67,7 +63,7 @@ std::uint32_t spread(Transport& t, const std::vector<DmaMemory>& pages, F build)
 }  // namespace
 
 TEST_CASE("the CP fetches a DMA buffer spread over scattered host pages mapped into the aperture",
-          "[e2e][aperture]") {
+          "[e2e][parity][aperture]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -88,7 +84,7 @@ TEST_CASE("the CP fetches a DMA buffer spread over scattered host pages mapped i
   Submission s;
   s.gpu_address = ap.gpu_addr(16);
   s.end_offset = bytes;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   const Status waited = dev.wait_fence(*fence, 2ms);
   if (!waited) FAIL(to_string(waited.error()));
@@ -101,7 +97,7 @@ TEST_CASE("the CP fetches a DMA buffer spread over scattered host pages mapped i
   CHECK(ap.dummy_intact());
 }
 
-TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][aperture]") {
+TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][parity][aperture]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -116,7 +112,7 @@ TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][aper
   Submission s;
   s.gpu_address = ap.gpu_addr(300);
   s.end_offset = bytes;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   const Status st = dev.wait_fence(*fence, 2ms);
   REQUIRE_FALSE(st);
@@ -132,7 +128,7 @@ TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][aper
   REQUIRE(dev.reset_engine());
 }
 
-TEST_CASE("unmapping one range while the GPU uses another keeps the other working", "[e2e][aperture]") {
+TEST_CASE("unmapping one range while the GPU uses another keeps the other working", "[e2e][parity][aperture]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -149,7 +145,7 @@ TEST_CASE("unmapping one range while the GPU uses another keeps the other workin
   Submission s;
   s.gpu_address = ap.gpu_addr(400);
   s.end_offset = bytes;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   // While it runs: unmap range B (and invalidate it).
   REQUIRE(dev.completed_fence() < *fence);
@@ -169,7 +165,7 @@ TEST_CASE("unmapping one range while the GPU uses another keeps the other workin
 }
 
 TEST_CASE("a write to an unmapped page faults, Device::fault() reports it, reset_engine() recovers",
-          "[e2e][aperture][fault]") {
+          "[e2e][parity][aperture][fault]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -186,7 +182,7 @@ TEST_CASE("a write to an unmapped page faults, Device::fault() reports it, reset
   s.gpu_address = ap.gpu_addr(10);
   s.end_offset = 3 * 16;
   s.context_id = 5;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   const Status st = dev.wait_fence(*fence, 2ms);
   REQUIRE_FALSE(st);
@@ -217,7 +213,7 @@ TEST_CASE("a write to an unmapped page faults, Device::fault() reports it, reset
   // Map the page and run the same buffer again.
   auto more = scattered_pages(t, 1);
   REQUIRE(ap.map(12, ptrs(more)));
-  auto again = dev.submit(s);
+  auto again = dev.submit_next(s);
   REQUIRE(again);
   REQUIRE(dev.wait_fence(*again, 2ms));
   CHECK(more[0].as<std::uint32_t>()[0x40 / 4] == 0x2);

@@ -1,15 +1,15 @@
 // The demo workload's pieces: the scene, its reference frame on the C++ model, the PNG writer.
 #include <catch2/catch.hpp>
 
-#include "e2e_backend.hpp"
-
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "backends/backends.hpp"
 #include "png.hpp"
 #include "reference.hpp"
 #include "scene.hpp"
+#include "tb_transports.hpp"
 #include "workload.hpp"
 
 using namespace sgpu;
@@ -24,7 +24,9 @@ std::uint32_t pixel(const std::vector<std::uint8_t>& f, const demo::SceneGeometr
 
 TEST_CASE("demo scene: the reference model draws the expected frame", "[demo][model]") {
   const demo::SceneGeometry g;
-  auto frame = demo::reference_frame(g);
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto frame = demo::reference_frame(g, registry);
   if (!frame) FAIL(to_string(frame.error()));
   REQUIRE(frame->size() == g.frame_bytes());
   CHECK(pixel(*frame, g, 0, 0) == demo::argb(0x10, 0x18, 0x50));               // first gradient band
@@ -60,17 +62,20 @@ TEST_CASE("demo PNG: written with libpng, read back byte-exact, errors name the 
 }
 
 TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model's, the hang is recovered",
-          "[demo][sim]") {
+          "[demo][sim][parity]") {
   sched::RuntimeOptions ro;
-  ro.backend = e2e_backend();
   ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
   ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
-  auto rt = sched::Runtime::open(std::move(ro));
+  TransportRegistry registry;  // the default board, as `sgpu demo`
+  REQUIRE(tb::register_backends(registry));
+  auto transport = registry.open(test::e2e_backend());
+  REQUIRE(transport);
+  auto rt = sched::Runtime::open(std::move(*transport), std::move(ro));
   if (!rt) FAIL(to_string(rt.error()));
   demo::WorkloadOptions wo;
   auto r = demo::run_workload(**rt, wo);
   if (!r) FAIL(to_string(r.error()));
-  auto ref = demo::reference_frame(wo.geometry);
+  auto ref = demo::reference_frame(wo.geometry, registry);
   if (!ref) FAIL(to_string(ref.error()));
   REQUIRE(r->frame.size() == ref->size());
   CHECK(std::memcmp(r->frame.data(), ref->data(), ref->size()) == 0);

@@ -5,6 +5,7 @@
 #include "sgpu/regs.hpp"
 #include "sgpu/transport.hpp"
 #include "sgpu/transport/mock.hpp"
+#include "sgpu/transport/registry.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
@@ -66,19 +67,20 @@ TEST_CASE("mock DMA memory is page aligned above 4 GiB and freed with its owner"
   std::memset(late->cpu(), 0xab, late->size());
 }
 
-TEST_CASE("open_transport picks a backend by name", "[transport]") {
-  auto mock = open_transport("mock");
+TEST_CASE("a transport registry picks a backend by name", "[transport]") {
+  TransportRegistry registry;
+  auto mock = registry.open("mock");
   REQUIRE(mock);
   CHECK((*mock)->name() == "mock");
 
-  // No card in this machine (or the test's): a message that lists what was seen.
-  auto pcie = open_transport("pcie:0000:7f:1f.7");
+  // No card at this address (on this machine, or the test's): a message that lists what was seen.
+  auto pcie = registry.open("pcie:0000:7f:1f.7");
   REQUIRE_FALSE(pcie);
   CHECK(pcie.error().code == Errc::TransportError);
   CHECK_FALSE(pcie.error().hardware_touched);
   CHECK_THAT(pcie.error().message, Catch::Contains("no PCI function at 0000:7f:1f.7"));
 
-  auto bogus = open_transport("carrier-pigeon");
+  auto bogus = registry.open("carrier-pigeon");
   REQUIRE_FALSE(bogus);
   CHECK(bogus.error().code == Errc::InvalidArgument);
   CHECK_THAT(bogus.error().message, Catch::Contains("carrier-pigeon"));

@@ -46,7 +46,7 @@ class ScriptedFunction final : public PciFunction {
   std::uint32_t config_read(std::uint16_t, unsigned) override { return 0; }
   void config_write(std::uint16_t, unsigned, std::uint32_t) override {}
   std::size_t config_size() const override { return 256; }
-  Result<BarWindow*> map_bar(unsigned) override { return Error{Errc::Unsupported, "none", false}; }
+  Result<BarWindow*> map_bar(unsigned) override { return Error::unsupported("none"); }
   DmaAddressing dma_addressing() const override { return addressing; }
   std::vector<IovaRange> iova_ranges() const override { return ranges; }
   Result<HostBlock> alloc_host(std::size_t bytes) override {
@@ -104,8 +104,10 @@ struct FakeSysfs {
     mkdirs("kernel/iommu_groups/" + std::to_string(group) + "/devices");
     const std::string dev = root + "/bus/pci/devices/" + address;
     if (!driver.empty()) REQUIRE(::symlink(("../../drivers/" + driver).c_str(), (dev + "/driver").c_str()) == 0);
-    REQUIRE(::symlink(("../../../kernel/iommu_groups/" + std::to_string(group)).c_str(), (dev + "/iommu_group").c_str()) == 0);
-    REQUIRE(::symlink(dev.c_str(), (root + "/kernel/iommu_groups/" + std::to_string(group) + "/devices/" + address).c_str()) == 0);
+    REQUIRE(::symlink(("../../../kernel/iommu_groups/" + std::to_string(group)).c_str(),
+                      (dev + "/iommu_group").c_str()) == 0);
+    REQUIRE(::symlink(dev.c_str(),
+                      (root + "/kernel/iommu_groups/" + std::to_string(group) + "/devices/" + address).c_str()) == 0);
     std::ofstream(dev + "/vendor") << "0x10ee\n";
     std::ofstream(dev + "/device") << "0x7024\n";
   }
@@ -130,7 +132,7 @@ TEST_CASE("pcie: the IOVA allocator stays inside the IOMMU's ranges and below th
     const auto r = a.allocate(std::uint64_t{64} << 20, std::uint64_t{2} << 20);
     if (!r) break;
     CHECK(*r % (std::uint64_t{2} << 20) == 0);
-    CHECK(*r + (std::uint64_t{64} << 20) - 1 <= 0xffffffffull);                  // the reach
+    CHECK(*r + (std::uint64_t{64} << 20) - 1 <= 0xffffffffull);                            // the reach
     CHECK_FALSE((*r <= 0xfeefffffull && *r + (std::uint64_t{64} << 20) > 0xfee00000ull));  // the hole
     CHECK(seen.insert(*r).second);
     total += std::uint64_t{64} << 20;
@@ -189,7 +191,7 @@ TEST_CASE("pcie: the DMA pool maps whole chunks, sub-allocates them and gives ze
     CHECK(fn->mapped.size() == 1);
   }
   SECTION("a refused mapping gives the host memory and the address back") {
-    fn->refuse_map = Error{Errc::PermissionDenied, "RLIMIT_MEMLOCK is too low: ...", false};
+    fn->refuse_map = Error::make(Errc::PermissionDenied, Touched::Nothing, "RLIMIT_MEMLOCK is too low: ...");
     const int blocks = fn->host_blocks;
     auto r = pool->allocate(pool, 3 << 20, 4096);
     REQUIRE_FALSE(r);
@@ -279,8 +281,8 @@ TEST_CASE("pcie: configuration space: capability list and PCI Express link", "[p
   ConfigBytes c;
   c.put(cfg::kStatus, 2, cfg::kStatusCapabilities);
   c.put(cfg::kCapabilityPointer, 1, 0x40);
-  c.put(0x40, 2, 0x6000 | cfg::kCapMsi);       // MSI, next 0x60
-  c.put(0x60, 2, 0x0000 | cfg::kCapExpress);   // PCIe, last
+  c.put(0x40, 2, 0x6000 | cfg::kCapMsi);                     // MSI, next 0x60
+  c.put(0x60, 2, 0x0000 | cfg::kCapExpress);                 // PCIe, last
   c.put(0x60 + cfg::kExpLinkCapabilities, 4, 3 | (8 << 4));  // 8 GT/s x8
   c.put(0x60 + cfg::kExpLinkStatus, 2, 2 | (4 << 4));        // trained 5 GT/s x4
   CHECK(find_capability(c.reader(), cfg::kCapMsi) == std::optional<std::uint16_t>{0x40});
@@ -320,6 +322,23 @@ TEST_CASE("pcie: PCI addresses are normalised or refused by name", "[pcie]") {
     CHECK(r.error().code == Errc::InvalidArgument);
     CHECK_THAT(r.error().message, Catch::Contains(std::string("'") + bad + "'"));
   }
+}
+
+TEST_CASE("pcie: PCI IDs are parsed or refused by name", "[pcie]") {
+  CHECK(*parse_pci_id("10ee:7024") == PciId{0x10ee, 0x7024});
+  CHECK(*parse_pci_id("1234:11E8") == PciId{0x1234, 0x11e8});
+  for (const char* bad : {"", "10ee", "10ee:", "10ee:7024:1", "10ee-7024", "12345:1", "xyz:1"}) {
+    auto r = parse_pci_id(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::InvalidArgument);
+    CHECK_THAT(r.error().message, Catch::Contains(std::string("'") + bad + "' is not a PCI ID"));
+  }
+  // A function of the boards' vendor is a candidate; others only when asked for.
+  CHECK(is_candidate({0x10ee, 0x7024}, PcieOptions{}));
+  CHECK_FALSE(is_candidate({0x1234, 0x11e8}, PcieOptions{}));
+  PcieOptions extra;
+  extra.extra_ids = {{0x1234, 0x11e8}};
+  CHECK(is_candidate({0x1234, 0x11e8}, extra));
 }
 
 TEST_CASE("pcie: sysfs: driver, IOMMU group, group members", "[pcie][sysfs]") {
@@ -384,8 +403,10 @@ TEST_CASE("pcie: the messages a person acts on", "[pcie][messages]") {
   }
   SECTION("a group that is not viable names the other devices") {
     const Error e = group_not_viable("0000:01:00.0", 7,
-                                     {{"0000:01:00.0", "vfio-pci"}, {"0000:01:00.1", "snd_hda_intel"},
-                                      {"0000:00:01.0", "pcieport"}, {"0000:01:00.2", ""}});
+                                     {{"0000:01:00.0", "vfio-pci"},
+                                      {"0000:01:00.1", "snd_hda_intel"},
+                                      {"0000:00:01.0", "pcieport"},
+                                      {"0000:01:00.2", ""}});
     CHECK_THAT(e.message, Catch::StartsWith("IOMMU group 7 of 0000:01:00.0 is not viable"));
     CHECK_THAT(e.message, Catch::Contains("2 other devices in it are bound to a kernel driver:\n"
                                           "  0000:01:00.1 (driver snd_hda_intel)\n  0000:00:01.0 (driver pcieport)"));

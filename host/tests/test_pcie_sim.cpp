@@ -4,10 +4,11 @@
 // same driver code that runs on a card. (The whole e2e suite also runs over "pcie-sim".)
 #include <catch2/catch.hpp>
 
-#include "pcie/sim_pci_function.hpp"
+#include "pcie/pcie_sim_transport.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace sgpu::pcie;
@@ -15,11 +16,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-SimPciConfig fast() {
-  SimPciConfig c;
-  c.sim.read_latency = 16;
-  c.sim.write_latency = 8;
-  return c;
+PcieSimOptions fast() {
+  PcieSimOptions o;
+  test::fast_board(o.card.sim);
+  return o;
 }
 
 struct Opened {
@@ -28,11 +28,11 @@ struct Opened {
   std::vector<std::string> warnings;
 };
 
-Opened open(const SimPciConfig& c, PcieOptions o = {}) {
+Opened open(PcieSimOptions o) {
   Opened out;
   auto* w = &out.warnings;
-  o.warn = [w](std::string_view s) { w->emplace_back(s); };
-  auto t = open_pcie_sim(c, o, &out.function);
+  o.transport.warn = [w](std::string_view s) { w->emplace_back(s); };
+  auto t = open_pcie_sim(o, &out.function);
   if (!t) FAIL(to_string(t.error()));
   out.transport = std::move(*t);
   return out;
@@ -70,7 +70,7 @@ void submit_and_wait(Device& dev, int n) {
     REQUIRE(buf);
     PacketWriter w(*buf);
     REQUIRE(w.fence(slot->bus_addr(), 100u + static_cast<unsigned>(i), abi::fence_flags::kValue64));
-    auto f = dev.submit({&*buf, 0, w.offset(), 0, 0});
+    auto f = dev.submit_next({&*buf, 0, w.offset(), 0, 0});
     REQUIRE(f);
     auto s = dev.wait_fence(*f, 2ms);
     if (!s) FAIL(to_string(s.error()));
@@ -96,7 +96,7 @@ TEST_CASE("pcie-sim: open enables memory and Bus Master, routes MSI and checks t
   CHECK((cmd & cfg::kCommandBusMaster) != 0);
   CHECK((cmd & cfg::kCommandIntxDisable) != 0);
   CHECK(o.warnings.empty());
-  CHECK(o.transport->name() == "pcie");
+  CHECK(o.transport->name() == "pcie-sim");
   CHECK(o.transport->read32(SGPU_REG(ID_MAGIC)) == SGPU_REGS__ID_MAGIC__VALUE_reset);
 
   Device dev = open_device(std::move(o.transport));
@@ -105,12 +105,11 @@ TEST_CASE("pcie-sim: open enables memory and Bus Master, routes MSI and checks t
 }
 
 TEST_CASE("pcie-sim: DMA addresses stay below the reach and out of the IOMMU's holes", "[pcie]") {
-  SimPciConfig c = fast();
-  c.iova_ranges = {{0, 0x7fffff}, {0x00c00000, 0xffffffffffffull}};  // a hole at [8 MiB, 12 MiB)
-  PcieOptions po;
-  po.dma_address_bits = 32;
-  po.dma_chunk_bytes = std::size_t{1} << 20;
-  auto o = open(c, po);
+  PcieSimOptions c = fast();
+  c.card.iova_ranges = {{0, 0x7fffff}, {0x00c00000, 0xffffffffffffull}};  // a hole at [8 MiB, 12 MiB)
+  c.transport.dma_address_bits = 32;
+  c.transport.dma_chunk_bytes = std::size_t{1} << 20;
+  auto o = open(c);
   std::vector<DmaMemory> bufs;
   for (int i = 0; i < 40; ++i) {
     auto m = o.transport->alloc_dma(256 * 1024);
@@ -128,13 +127,12 @@ TEST_CASE("pcie-sim: DMA addresses stay below the reach and out of the IOMMU's h
 
 TEST_CASE("pcie-sim: without an IOMMU (physical addresses, fence polling) the driver still works, and is warned",
           "[pcie]") {
-  SimPciConfig c = fast();
-  c.addressing = DmaAddressing::Physical;
-  c.delivery = InterruptDelivery::Polling;
-  PcieOptions po;
-  po.poll_interval = 2us;            // simulated time: keep the test short
-  po.status_check_interval = 50us;
-  auto o = open(c, po);
+  PcieSimOptions c = fast();
+  c.card.addressing = DmaAddressing::Physical;
+  c.card.delivery = InterruptDelivery::Polling;
+  c.transport.poll_interval = 2us;  // simulated time: keep the test short
+  c.transport.status_check_interval = 50us;
+  auto o = open(c);
   REQUIRE(o.warnings.size() == 1);
   CHECK_THAT(o.warnings[0], Catch::StartsWith("UNSAFE: driving sim:00:00.0 without an IOMMU"));
   SimPciFunction& f = *o.function;
@@ -161,18 +159,18 @@ TEST_CASE("pcie-sim: nothing on the submit path reads a register", "[pcie]") {
   PacketWriter w(*buf);
   REQUIRE(w.fence(slot->bus_addr(), 7, abi::fence_flags::kValue64));
   const auto r0 = cnt.reads, w0 = cnt.writes;
-  auto f = dev.submit({&*buf, 0, w.offset(), 0, 0});
+  auto f = dev.submit_next({&*buf, 0, w.offset(), 0, 0});
   REQUIRE(f);
-  CHECK(cnt.reads == r0);        // no register read to submit
-  CHECK(cnt.writes == w0 + 1);   // one doorbell
+  CHECK(cnt.reads == r0);       // no register read to submit
+  CHECK(cnt.writes == w0 + 1);  // one doorbell
   REQUIRE(dev.wait_fence(*f, 2ms));
-  CHECK(cnt.reads - r0 <= 1);    // at most the interrupt status, once per MSI
+  CHECK(cnt.reads - r0 <= 1);  // at most the interrupt status, once per MSI
 }
 
 TEST_CASE("pcie-sim: a Bus Master that does not stick is refused with the reason", "[pcie]") {
-  SimPciConfig c = fast();
-  c.bus_master_stuck_off = true;
-  auto t = open_pcie_sim(c, {});
+  PcieSimOptions c = fast();
+  c.card.bus_master_stuck_off = true;
+  auto t = open_pcie_sim(c);
   REQUIRE_FALSE(t);
   CHECK(t.error().code == Errc::TransportError);
   CHECK_THAT(t.error().message, Catch::StartsWith("Bus Master is off on sim:00:00.0 after enabling it (COMMAND reads "
@@ -180,8 +178,8 @@ TEST_CASE("pcie-sim: a Bus Master that does not stick is refused with the reason
 }
 
 TEST_CASE("pcie-sim: a link trained below its capability is warned about", "[pcie]") {
-  SimPciConfig c = fast();
-  c.link = {1, 1, 2, 4};
+  PcieSimOptions c = fast();
+  c.card.link = {1, 1, 2, 4};
   auto o = open(c);
   REQUIRE(o.warnings.size() == 1);
   CHECK_THAT(o.warnings[0], Catch::StartsWith("the PCIe link of sim:00:00.0 trained at 2.5 GT/s x1 although the card "
@@ -189,9 +187,9 @@ TEST_CASE("pcie-sim: a link trained below its capability is warned about", "[pci
 }
 
 TEST_CASE("pcie-sim: a card pulled out is reported, never waited for", "[pcie]") {
-  PcieOptions po;
-  po.liveness_interval = 1ms;  // simulated time
-  auto o = open(fast(), po);
+  PcieSimOptions c = fast();
+  c.transport.liveness_interval = 1ms;  // simulated time
+  auto o = open(c);
   SimPciFunction& f = *o.function;
   Transport* t = o.transport.get();
   Device dev = open_device(std::move(o.transport));
@@ -205,7 +203,7 @@ TEST_CASE("pcie-sim: a card pulled out is reported, never waited for", "[pcie]")
   REQUIRE(buf);
   PacketWriter w(*buf);
   REQUIRE(w.fence(slot->bus_addr(), 1, abi::fence_flags::kValue64));
-  auto fence = dev.submit({&*buf, 0, w.offset(), 0, 0});
+  auto fence = dev.submit_next({&*buf, 0, w.offset(), 0, 0});
   REQUIRE(fence);
   const auto t0 = t->now();
   auto s = dev.wait_fence(*fence, 10ms);

@@ -3,14 +3,13 @@
 // fault recovery (TDR) with and without preemption; the TDR limit.
 #include <catch2/catch.hpp>
 
-#include "e2e_backend.hpp"
-
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/umd/command_list.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace sgpu::sched;
@@ -22,9 +21,6 @@ constexpr std::uint32_t kPage = 4096;
 
 RuntimeOptions small_options() {
   RuntimeOptions o;
-  o.backend = e2e_backend();
-  o.transport.read_latency = 16;
-  o.transport.write_latency = 8;
   o.device.aperture.table_pages = 2048;  // 8 MiB: 1007 pages for the memory manager, the rest the window
   o.kernel_window_pages = kernel_window_pages_for(16);  // the fence page + 16 DMA buffers
   o.scheduler.tdr_delay = 300us;
@@ -33,7 +29,7 @@ RuntimeOptions small_options() {
 }
 
 std::unique_ptr<Runtime> open_runtime(RuntimeOptions o = small_options()) {
-  auto rt = Runtime::open(std::move(o));
+  auto rt = Runtime::open(test::open_e2e_transport(), std::move(o));
   if (!rt) FAIL(to_string(rt.error()));
   return std::move(*rt);
 }
@@ -67,7 +63,7 @@ void require_ok(const Status& s) {
   if (!s) FAIL(to_string(s.error()));
 }
 
-FenceId require_submit(Scheduler& s, kmd::Context& c, const umd::CommandList& cl) {
+SubmissionId require_submit(Scheduler& s, kmd::Context& c, const umd::CommandList& cl) {
   auto f = s.submit(c, cl);
   if (!f) FAIL(to_string(f.error()));
   return *f;
@@ -75,7 +71,7 @@ FenceId require_submit(Scheduler& s, kmd::Context& c, const umd::CommandList& cl
 
 /// DMA_COMPLETED notifications: strictly increasing (never stale, never twice).
 void check_notifications(const FenceReporter& r) {
-  FenceId last = 0;
+  RingFence last;
   std::size_t n = 0;
   for (const auto& e : r.log()) {
     if (e.kind != FenceNotification::Kind::DmaCompleted) continue;
@@ -91,7 +87,7 @@ double sim_us(Runtime& rt) { return static_cast<double>(rt.device().transport().
 
 }  // namespace
 
-TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited for", "[sched][sim]") {
+TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited for", "[sched][sim][parity]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   REQUIRE(dev);
@@ -104,7 +100,7 @@ TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited 
   REQUIRE(cl.write_data(a.handle(), 8 * kPage, data, 3));
   REQUIRE(cl.copy(a.handle(), 0, a.handle(), 12 * kPage, 64));
   auto& s = rt->scheduler();
-  const FenceId f = require_submit(s, (*ctx)->get(), cl);
+  const SubmissionId f = require_submit(s, (*ctx)->get(), cl);
   CHECK(*s.query(f) != FenceStatus::Aborted);
   require_ok(s.wait(f, 2ms));
   CHECK(*s.query(f) == FenceStatus::Completed);
@@ -133,7 +129,7 @@ TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited 
   WARN("submit+wait: simulated " << sim_us(*rt) << " us");
 }
 
-TEST_CASE("sched sim: Patch follows allocations that moved between submissions", "[sched][sim]") {
+TEST_CASE("sched sim: Patch follows allocations that moved between submissions", "[sched][sim][parity]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   auto ctx = rt->create_context(*dev);
@@ -193,7 +189,7 @@ std::vector<std::vector<std::uint32_t>> run_chain(std::uint64_t memory_bytes, Sc
   REQUIRE(cl.write_data(a[3].handle(), 192, stamp + 3, 1));
   REQUIRE(cl.copy(a[3].handle(), 0, a[0].handle(), 0, kBytes / 2));
   auto& s = rt->scheduler();
-  const FenceId f = require_submit(s, (*ctx)->get(), cl);
+  const SubmissionId f = require_submit(s, (*ctx)->get(), cl);
   require_ok(s.wait(f, 20ms));
   std::vector<std::vector<std::uint32_t>> out;
   for (auto& x : a) out.push_back(read_back(x, kBytes));
@@ -207,7 +203,7 @@ std::vector<std::vector<std::uint32_t>> run_chain(std::uint64_t memory_bytes, Sc
 
 }  // namespace
 
-TEST_CASE("sched sim: a packet too big for memory is split and runs as an unsplit one", "[sched][sim][split]") {
+TEST_CASE("sched sim: a packet too big for memory is split and runs as an unsplit one", "[sched][sim][parity][split]") {
   Scheduler::Counters ref_c, split_c;
   const auto ref = run_chain(0, &ref_c);  // the whole memory segment: no split
   const auto split = run_chain(128 * 1024, &split_c);
@@ -223,7 +219,7 @@ TEST_CASE("sched sim: a packet too big for memory is split and runs as an unspli
   CHECK(ref[3][192 / 4] == 0x400);
 }
 
-TEST_CASE("sched sim: a packet whose allocations cannot fit fails alone", "[sched][sim][split]") {
+TEST_CASE("sched sim: a packet whose allocations cannot fit fails alone", "[sched][sim][parity][split]") {
   RuntimeOptions o = small_options();
   o.memory_segment_bytes = 128 * 1024;
   auto rt = open_runtime(o);
@@ -239,21 +235,21 @@ TEST_CASE("sched sim: a packet whose allocations cannot fit fails alone", "[sche
   REQUIRE(bad.copy(big1.handle(), 0, big2.handle(), 0, 24 * kPage));
   const std::uint32_t v = 9;
   REQUIRE(ok2.write_data(small.handle(), 0, &v, 1));
-  const FenceId f1 = require_submit(s, (*ctx)->get(), ok1);
-  const FenceId fb = require_submit(s, (*ctx)->get(), bad);
-  const FenceId f2 = require_submit(s, (*ctx)->get(), ok2);
+  const SubmissionId f1 = require_submit(s, (*ctx)->get(), ok1);
+  const SubmissionId fb = require_submit(s, (*ctx)->get(), bad);
+  const SubmissionId f2 = require_submit(s, (*ctx)->get(), ok2);
   require_ok(s.wait(f1, 5ms));
   auto e = s.wait(fb, 5ms);
   REQUIRE_FALSE(e);
   CHECK(e.error().code == Errc::OutOfMemory);
-  CHECK_THAT(e.error().message, Catch::Contains("submission fence " + std::to_string(fb)));
+  CHECK_THAT(e.error().message, Catch::Contains("submission fence " + std::to_string(fb.value())));
   CHECK(*s.query(fb) == FenceStatus::Aborted);
   require_ok(s.wait(f2, 5ms));
   CHECK(read_back(small, kPage)[0] == 9);
   CHECK_FALSE(s.context_lost((*ctx)->get()));
 }
 
-TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in order", "[sched][sim]") {
+TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in order", "[sched][sim][parity]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   auto& s = rt->scheduler();
@@ -266,7 +262,7 @@ TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in ord
     ctx.push_back(std::move(*x));
     target.push_back(make_alloc(*dev, kPage));
   }
-  std::vector<std::vector<FenceId>> fences(kContexts);
+  std::vector<std::vector<SubmissionId>> fences(kContexts);
   for (int r = 0; r < kRounds; ++r)
     for (int c = 0; c < kContexts; ++c) {
       umd::CommandList cl;
@@ -279,7 +275,7 @@ TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in ord
     for (int r = 1; r < kRounds; ++r) CHECK(fences[c][r] > fences[c][r - 1]);
   require_ok(s.idle(20ms));
   for (int c = 0; c < kContexts; ++c)
-    for (FenceId f : fences[c]) CHECK(*s.query(f) == FenceStatus::Completed);
+    for (SubmissionId f : fences[c]) CHECK(*s.query(f) == FenceStatus::Completed);
   for (int c = 0; c < kContexts; ++c) {
     auto v = read_back(target[c], kPage);
     for (int r = 0; r < kRounds; ++r) CHECK(v[r] == static_cast<std::uint32_t>(c * 1000 + r));
@@ -323,8 +319,8 @@ void hang_test(bool use_preemption, bool unanswered = false) {
 
   umd::CommandList hang;
   REQUIRE(hang.wait(sem.handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 16));  // never written
-  const FenceId fa = require_submit(s, (*a)->get(), hang);
-  std::vector<FenceId> fb, fc;
+  const SubmissionId fa = require_submit(s, (*a)->get(), hang);
+  std::vector<SubmissionId> fb, fc;
   for (std::uint32_t i = 0; i < 6; ++i) {
     umd::CommandList lb, lc;
     const std::uint32_t vb = 0xb000 + i, vc = 0xc000 + i;
@@ -333,8 +329,8 @@ void hang_test(bool use_preemption, bool unanswered = false) {
     fb.push_back(require_submit(s, (*b)->get(), lb));
     fc.push_back(require_submit(s, (*c)->get(), lc));
   }
-  for (FenceId f : fb) require_ok(s.wait(f, 10ms));
-  for (FenceId f : fc) require_ok(s.wait(f, 10ms));
+  for (SubmissionId f : fb) require_ok(s.wait(f, 10ms));
+  for (SubmissionId f : fc) require_ok(s.wait(f, 10ms));
   auto ea = s.wait(fa, 1ms);
   REQUIRE_FALSE(ea);
   CHECK(ea.error().code == Errc::DeviceLost);
@@ -373,19 +369,19 @@ void hang_test(bool use_preemption, bool unanswered = false) {
 
 }  // namespace
 
-TEST_CASE("sched sim: a hung context is recovered by preemption + reset; others keep running", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a hung context is recovered by preemption + reset; others keep running", "[sched][sim][parity][tdr]") {
   hang_test(true);
 }
 
-TEST_CASE("sched sim: a hung context is recovered by engine reset without preemption", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a hung context is recovered by engine reset without preemption", "[sched][sim][parity][tdr]") {
   hang_test(false);
 }
 
-TEST_CASE("sched sim: a preemption request the engine does not answer in time ends in a reset", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a preemption request the engine does not answer in time ends in a reset", "[sched][sim][parity][tdr]") {
   hang_test(true, true);
 }
 
-TEST_CASE("sched sim: more than TdrLimitCount recoveries puts the scheduler in its fatal state", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: more than TdrLimitCount recoveries puts the scheduler in its fatal state", "[sched][sim][parity][tdr]") {
   RuntimeOptions o = small_options();
   o.scheduler.tdr_limit_count = 2;
   o.scheduler.tdr_limit_time = 1s;
@@ -423,7 +419,7 @@ TEST_CASE("sched sim: more than TdrLimitCount recoveries puts the scheduler in i
   CHECK(s.counters().recoveries == 3);
 }
 
-TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[sched][sim][parity][tdr]") {
   RuntimeOptions o = small_options();
   bool corrupt = false;
   std::uint64_t stray = 0;
@@ -455,8 +451,8 @@ TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[
   REQUIRE(bad.write_data(ta.handle(), 0, &v, 1));
   REQUIRE(good.write_data(tb.handle(), 0, &v, 1));
   corrupt = true;
-  const FenceId fa = require_submit(s, (*a)->get(), bad);
-  const FenceId fb = require_submit(s, (*b)->get(), good);
+  const SubmissionId fa = require_submit(s, (*a)->get(), bad);
+  const SubmissionId fb = require_submit(s, (*b)->get(), good);
   require_ok(s.wait(fb, 5ms));
   auto e = s.wait(fa, 1ms);
   REQUIRE_FALSE(e);
@@ -470,7 +466,7 @@ TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[
   check_notifications(s.reporter());
 }
 
-TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primary", "[sched][sim][present]") {
+TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primary", "[sched][sim][parity][present]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   REQUIRE(dev);
@@ -522,10 +518,10 @@ TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primar
   check_notifications(s.reporter());
 }
 
-TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the aperture)", "[sched][sim]") {
+TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the aperture)", "[sched][sim][parity]") {
   RuntimeOptions o = small_options();
   o.device.gart = false;
-  auto rt = Runtime::open(std::move(o));
+  auto rt = Runtime::open(test::open_e2e_transport(), std::move(o));
   REQUIRE_FALSE(rt);
   CHECK(rt.error().code == Errc::Unsupported);
   CHECK(rt.error().message.find("GART") != std::string::npos);

@@ -3,8 +3,6 @@
 // through eviction (to the aperture and to system memory) and back with every byte checked.
 #include <catch2/catch.hpp>
 
-#include "e2e_backend.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -15,6 +13,7 @@
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
 #include "sgpu/vidmm/memory_manager.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace sgpu::vidmm;
@@ -25,10 +24,7 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 
 Device open_device() {
-  TransportOptions o;
-  o.read_latency = 16;
-  o.write_latency = 8;
-  auto t = open_transport(e2e_backend(), o);
+  auto t = test::tb_registry().open(test::e2e_backend());
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of aperture: a small table keeps set-up quick
@@ -67,7 +63,7 @@ long mismatch(const DmaMemory& m, std::size_t bytes, std::uint32_t seed) {
 }
 
 /// One privileged COPY submission (the test playing the GPU), waited for.
-FenceId gpu_copy(Device& dev, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+RingFence gpu_copy(Device& dev, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
   auto buf = dev.transport().alloc_dma(4096);
   REQUIRE(buf);
   PacketWriter w(*buf);
@@ -76,7 +72,7 @@ FenceId gpu_copy(Device& dev, std::uint64_t src, std::uint64_t dst, std::uint32_
   s.buffer = &*buf;
   s.end_offset = w.offset();
   s.flags = abi::ring_flags::kPrivileged;
-  auto f = dev.submit(s);
+  auto f = dev.submit_next(s);
   REQUIRE(f);
   const Status st = dev.wait_fence(*f, 100ms);
   if (!st) FAIL(to_string(st.error()));
@@ -99,7 +95,7 @@ PagingLocation sys(const DmaMemory& m, std::uint64_t off = 0) {
 }  // namespace
 
 TEST_CASE("device executor on the RTL: FILL, TRANSFER both ways, MAP / UNMAP, INIT_CONTEXT_RESOURCE",
-          "[e2e][vidmm][device_executor]") {
+          "[e2e][parity][vidmm][device_executor]") {
   Device dev = open_device();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -191,7 +187,7 @@ TEST_CASE("device executor on the RTL: FILL, TRANSFER both ways, MAP / UNMAP, IN
 }
 
 TEST_CASE("device executor on the RTL: a faulting paging buffer is a DeviceFault with hardware touched",
-          "[e2e][vidmm][device_executor]") {
+          "[e2e][parity][vidmm][device_executor]") {
   Device dev = open_device();
   auto desc = small_description(dev, 1 << 20);
   auto ex = DeviceExecutor::create(dev, desc.segments);
@@ -214,12 +210,12 @@ TEST_CASE("device executor on the RTL: a faulting paging buffer is a DeviceFault
   CHECK((*ex)->counters().buffers == 0);
 }
 
-TEST_CASE("device executor: records are validated before the device is touched", "[e2e][vidmm][device_executor]") {
+TEST_CASE("device executor: records are validated before the device is touched", "[e2e][parity][vidmm][device_executor]") {
   Device dev = open_device();
   auto desc = small_description(dev, 1 << 20);
   auto ex = DeviceExecutor::create(dev, desc.segments);
   REQUIRE(ex);
-  const FenceId before = dev.last_submitted_fence();
+  const RingFence before = dev.last_submitted_fence();
   PagingBuffer pb;
   FillOp fill;
   fill.fill_size = kPage;
@@ -239,7 +235,7 @@ TEST_CASE("device executor: records are validated before the device is touched",
 }
 
 TEST_CASE("pressure on the RTL: a working set 4x the memory segment cycles through eviction, every byte checked",
-          "[e2e][vidmm][pressure]") {
+          "[e2e][parity][vidmm][pressure]") {
   Device dev = open_device();
   Transport& t = dev.transport();
   constexpr std::uint64_t kMemBytes = 256 * 1024;
@@ -286,7 +282,7 @@ TEST_CASE("pressure on the RTL: a working set 4x the memory segment cycles throu
       REQUIRE((*placed)[0].segment == 1);
       // Read the contents back through the device and check them.
       std::memset(dst->cpu(), 0xee, kAllocBytes);
-      FenceId f = gpu_copy(dev, gpu, dst->bus_addr(), kAllocBytes);
+      RingFence f = gpu_copy(dev, gpu, dst->bus_addr(), kAllocBytes);
       if (seed[i] == 0) {
         const auto* w = dst->as<std::uint32_t>();
         if (!std::all_of(w, w + kAllocBytes / 4, [](std::uint32_t x) { return x == 0; }))

@@ -50,7 +50,7 @@ SimPciFunction::SimPciFunction(SimPciConfig config)
   put(cfg::kClassCode, 1, 0x00);
   put(cfg::kClassCode + 1, 1, 0x00);
   put(cfg::kClassCode + 2, 1, 0x12);  // processing accelerator
-  put(cfg::kBar0, 4, 0x4);            // 64-bit memory BAR
+  put(cfg::kBar0, 4, 0x4);                            // 64-bit memory BAR
   put(cfg::kSubsystemVendorId, 2, cfg_.id.vendor);
   put(cfg::kSubsystemId, 2, 0x0007);
   put(cfg::kCapabilityPointer, 1, kMsiCap);
@@ -98,7 +98,8 @@ bool SimPciFunction::bus_master() const { return (get(cfg::kCommand, 2) & cfg::k
 bool SimPciFunction::msi_enabled() const { return (get(kMsiCap + 2, 2) & 1u) != 0; }
 
 Result<BarWindow*> SimPciFunction::map_bar(unsigned index) {
-  if (index != 0) return Error{Errc::TransportError, fmt::format("sim: the simulated card has no BAR{}", index), false};
+  if (index != 0)
+    return Error::make(Errc::TransportError, Touched::Nothing, "sim: the simulated card has no BAR{}", index);
   if (!bar0_) bar0_ = std::make_unique<Bar>(*this);
   return bar0_.get();
 }
@@ -109,7 +110,7 @@ std::vector<IovaRange> SimPciFunction::iova_ranges() const {
 
 Result<HostBlock> SimPciFunction::alloc_host(std::size_t bytes) {
   void* p = std::aligned_alloc(4096, bytes);
-  if (!p) return Error{Errc::OutOfMemory, fmt::format("sim: host allocation of {} bytes failed", bytes), false};
+  if (!p) return Error::make(Errc::OutOfMemory, Touched::Nothing, "sim: host allocation of {} bytes failed", bytes);
   std::memset(p, 0, bytes);
   HostBlock b{p, bytes, std::nullopt};
   if (cfg_.addressing == DmaAddressing::Physical) {
@@ -132,16 +133,15 @@ void SimPciFunction::free_host(const HostBlock& b) noexcept {
 }
 
 Status SimPciFunction::map_dma(void* cpu, std::uint64_t iova, std::size_t bytes) {
-  if (cfg_.addressing != DmaAddressing::Translated)
-    return Error{Errc::Unsupported, "sim: no IOMMU in this configuration", false};
+  if (cfg_.addressing != DmaAddressing::Translated) return Error::unsupported("sim: no IOMMU in this configuration");
   for (const IovaRange& r : cfg_.iova_ranges)
     if (iova >= r.first && iova + bytes - 1 <= r.last) {
       dev_->memory().attach(iova, cpu, bytes);
       mapped_[iova] = bytes;
       return ok_status();
     }
-  return Error{Errc::TransportError, fmt::format("sim IOMMU: IOVA [{:#x}, +{:#x}) is outside its ranges", iova, bytes),
-               false};
+  return Error::make(Errc::TransportError, Touched::Nothing, "sim IOMMU: IOVA [{:#x}, +{:#x}) is outside its ranges",
+                     iova, bytes);
 }
 
 void SimPciFunction::unmap_dma(std::uint64_t iova, std::size_t bytes) noexcept {
@@ -150,15 +150,15 @@ void SimPciFunction::unmap_dma(std::uint64_t iova, std::size_t bytes) noexcept {
 
 Status SimPciFunction::enable_interrupts() {
   if (cfg_.delivery == InterruptDelivery::Polling) return ok_status();
-  if (cfg_.delivery == InterruptDelivery::Msix)
-    return Error{Errc::Unsupported, "sim: the simulated card has MSI, not MSI-X", false};
+  if (cfg_.delivery == InterruptDelivery::Msix) return Error::unsupported("sim: the simulated card has MSI, not MSI-X");
   config_write(kMsiCap + 2, 2, 1);
   return ok_status();
 }
 
 Result<bool> SimPciFunction::wait_interrupt(std::chrono::nanoseconds timeout) {
   const double clock_hz = dev_->config().clock_hz;
-  const auto budget = static_cast<std::uint64_t>(std::ceil(static_cast<double>(std::max<std::int64_t>(timeout.count(), 0)) * clock_hz / 1e9));
+  const auto budget = static_cast<std::uint64_t>(
+      std::ceil(static_cast<double>(std::max<std::int64_t>(timeout.count(), 0)) * clock_hz / 1e9));
   const bool can_signal = !removed_ && cfg_.delivery != InterruptDelivery::Polling && msi_enabled() && bus_master();
   try {
     if (!can_signal) {
@@ -182,24 +182,12 @@ Result<bool> SimPciFunction::wait_interrupt(std::chrono::nanoseconds timeout) {
       dev_->step(std::min<std::uint64_t>(16, end - dev_->cycle()));
     }
   } catch (const sim::SimError& e) {
-    return Error{Errc::TransportError, fmt::format("pcie-sim: {}", e.what()), false};
+    return Error::make(Errc::TransportError, Touched::Nothing, "pcie-sim: {}", e.what());
   }
 }
 
 std::chrono::nanoseconds SimPciFunction::now() {
   return std::chrono::nanoseconds(std::llround(static_cast<double>(dev_->cycle()) * 1e9 / dev_->config().clock_hz));
-}
-
-Result<std::unique_ptr<Transport>> open_pcie_sim(const SimPciConfig& config, const PcieOptions& options,
-                                                 SimPciFunction** function) {
-  std::unique_ptr<SimPciFunction> f;
-  try {
-    f = std::make_unique<SimPciFunction>(config);
-  } catch (const std::exception& e) {
-    return Error{Errc::TransportError, fmt::format("cannot start the simulated card: {}", e.what()), false};
-  }
-  if (function) *function = f.get();
-  return open_pcie_transport(std::move(f), options);
 }
 
 }  // namespace sgpu::pcie

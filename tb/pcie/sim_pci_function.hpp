@@ -1,15 +1,19 @@
 // The simulated PCI function: the Verilated device (SimDevice) behind a simulated configuration
-// space, so the `pcie` transport above the seam runs unchanged on the simulation ("pcie-sim").
+// space and IOMMU, so the `pcie` transport above the seam runs unchanged on the simulation
+// ("pcie-sim", pcie_sim_transport.hpp).
 //
-// Configuration space: a 4 KiB header with the IDs of a 7-series card, COMMAND (memory, Bus Master
-// and INTx-disable writable), an MSI capability and a PCI Express capability with the link the
-// test asks for. BAR0 is the register window; host memory becomes reachable at the I/O virtual
-// address the pool chose (an IOMMU), or at a made-up physical address (no IOMMU). The interrupt
-// line becomes MSI messages: one when the line is high and armed; armed again when the line is
-// seen low or after any register write (the driver acknowledged), so a level that stays high
-// across an acknowledge is delivered again. Time is simulated time. remove() pulls the card.
+// Configuration space: a 4 KiB header with the IDs of a 7-series card, COMMAND
+// (memory, Bus Master and INTx-disable writable), an MSI capability and a PCI Express capability
+// with the link the test asks for. BAR0 is the register window; host memory becomes reachable at
+// the I/O virtual address the pool chose (an IOMMU that, like VFIO's, refuses ranges outside its
+// apertures), or at a made-up physical address (no IOMMU).
+// The interrupt line becomes MSI messages: one when the line is high and armed; armed again when
+// the line is seen low or after any register write (the driver acknowledged), so a level that
+// stays high across an acknowledge is delivered again. Time is simulated time. remove() pulls
+// the card.
 //
-// (When the co-simulated board of the boards issue lands, this is the function to wrap it.)
+// (The co-simulated board of the boards issue, with a real bridge in the RTL, is the function to
+// put behind the same seam next.)
 #pragma once
 
 #include <array>
@@ -27,7 +31,10 @@
 
 namespace sgpu::pcie {
 
+/// The simulated card: the board it wraps and what its configuration space, IOMMU and
+/// interrupt look like.
 struct SimPciConfig {
+  /// The simulated board (memory latencies, seed, clock, waveform, AXI checking).
   sim::SimConfig sim;
   PciId id{0x10ee, 0x7024};
   InterruptDelivery delivery = InterruptDelivery::Msi;
@@ -88,10 +95,5 @@ class SimPciFunction final : public PciFunction {
   bool armed_ = true;
   std::uint64_t messages_ = 0;
 };
-
-/// The `pcie` transport over a fresh simulated function ("pcie-sim"). `function` (optional)
-/// receives a pointer to the function for tests that pull the card or inspect it.
-Result<std::unique_ptr<Transport>> open_pcie_sim(const SimPciConfig& config, const PcieOptions& options,
-                                                 SimPciFunction** function = nullptr);
 
 }  // namespace sgpu::pcie

@@ -90,6 +90,15 @@ void edu_dma(Transport& t, std::uint64_t src, std::uint64_t dst, bool to_ram) {
   t.write32(0x98, kDmaRun | (to_ram ? kDmaToRam : 0) | kDmaIrq);
 }
 
+// The transport's options for edu: not a softgpu (no identity check), a 28-bit DMA reach.
+PcieTransportOptions edu_options(std::vector<std::string>* warnings = nullptr) {
+  PcieTransportOptions o;
+  o.check_identity = false;
+  o.dma_address_bits = 28;
+  if (warnings) o.warn = [warnings](std::string_view w) { warnings->emplace_back(w); };
+  return o;
+}
+
 void fill(void* p, std::size_t n, std::uint8_t seed) {
   auto* b = static_cast<std::uint8_t*>(p);
   for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(seed + i * 7);
@@ -123,7 +132,7 @@ TEST_CASE("vm: libpciaccess enumerates the functions, their drivers and IOMMU gr
   CHECK(edu->iommu_group.has_value());
   CHECK_FALSE(edu->link.has_value());  // edu is conventional PCI
   CHECK_THAT(edu->link_note, Catch::Contains("no PCI Express link"));
-  REQUIRE(edu->magic.has_value());      // BAR0 read through libpciaccess (sysfs resource0)
+  REQUIRE(edu->magic.has_value());  // BAR0 read through libpciaccess (sysfs resource0)
   CHECK(*edu->magic == kEduIdent);
   CHECK_FALSE(edu->answers_softgpu());
   CHECK(e1000);
@@ -236,20 +245,16 @@ TEST_CASE("vm: VFIO: configuration space, BAR0, Bus Master, DMA both ways, MSI t
   edu_ack(bar);
 }
 
-TEST_CASE("vm: the pcie transport refuses a device that is not a softgpu, and drives edu without the check",
-          "[vm]") {
+TEST_CASE("vm: the pcie transport refuses a device that is not a softgpu, and drives edu without the check", "[vm]") {
   {
-    auto t = open_pcie_transport(must(open_vfio_function(kVfio)), PcieOptions{});
+    auto t = open_pcie_transport(must(open_vfio_function(kVfio)), PcieTransportOptions{});
     REQUIRE_FALSE(t);
     CHECK(t.error().code == Errc::DeviceMismatch);
     CHECK_THAT(t.error().message, Catch::Contains("0000:00:04.0 is not a softgpu: ID_MAGIC (BAR0 + 0x0) reads "
                                                   "0x010000ed, expected 0x53475055"));
   }
-  PcieOptions o;
-  o.check_identity = false;
-  o.dma_address_bits = 28;
   std::vector<std::string> warnings;
-  o.warn = [&](std::string_view w) { warnings.emplace_back(w); };
+  const PcieTransportOptions o = edu_options(&warnings);
   auto t = must(open_pcie_transport(must(open_vfio_function(kVfio)), o));
   CHECK(warnings.empty());  // an IOMMU, and no PCIe link to be degraded
   CHECK(t->name() == "pcie");
@@ -327,7 +332,8 @@ TEST_CASE("vm: no IOMMU: sysfs BAR, hugepages with pagemap addresses, DMA both w
   CHECK(fn->config_read(cfg::kVendorId, 2) == kEdu.vendor);
   BarWindow& bar = *must(fn->map_bar(0));
   CHECK(bar.read32(0x00) == kEduIdent);
-  fn->config_write(cfg::kCommand, 2, fn->config_read(cfg::kCommand, 2) | cfg::kCommandMemory | cfg::kCommandBusMaster);
+  fn->config_write(cfg::kCommand, 2,
+                   fn->config_read(cfg::kCommand, 2) | cfg::kCommandMemory | cfg::kCommandBusMaster);
 
   auto pool = std::make_shared<pcie::detail::DmaPool>(fn, 28, std::size_t{2} << 20);
   DmaMemory src = must(pool->allocate(pool, 4096, 4096));
@@ -344,11 +350,8 @@ TEST_CASE("vm: no IOMMU: sysfs BAR, hugepages with pagemap addresses, DMA both w
 }
 
 TEST_CASE("vm: the transport without an IOMMU warns, and polls", "[vm]") {
-  PcieOptions o;
-  o.check_identity = false;
-  o.dma_address_bits = 28;
   std::vector<std::string> warnings;
-  o.warn = [&](std::string_view w) { warnings.emplace_back(w); };
+  const PcieTransportOptions o = edu_options(&warnings);
   auto t = must(open_pcie_transport(must(open_sysfs_function(kSysfs)), o));
   REQUIRE(warnings.size() == 1);
   CHECK_THAT(warnings[0], Catch::StartsWith("UNSAFE: driving 0000:00:05.0 without an IOMMU"));
@@ -359,10 +362,7 @@ TEST_CASE("vm: the transport without an IOMMU warns, and polls", "[vm]") {
 }
 
 TEST_CASE("vm: surprise removal is reported, never waited for", "[vm]") {
-  PcieOptions o;
-  o.check_identity = false;
-  o.dma_address_bits = 28;
-  auto t = must(open_pcie_transport(must(open_vfio_function(kVfio)), o));
+  auto t = must(open_pcie_transport(must(open_vfio_function(kVfio)), edu_options()));
   // The kernel cannot finish removing a device user space holds: it asks for it back (VFIO's
   // request interrupt) and waits. The transport must end its wait and say the device is going.
   std::thread remover([] { (void)pcie::detail::write_attribute("/sys/bus/pci/devices/0000:00:04.0/remove", "1"); });

@@ -1,17 +1,22 @@
 // The `pcie` transport: a softgpu on a PCIe card, from user space, with no kernel module of ours.
+// Programs reach it through their TransportRegistry, where libsgpu registers it as "pcie":
 //
-//   auto t = sgpu::pcie::open_pcie({.slot = "0000:01:00.0"});   // libpciaccess + VFIO
+//   sgpu::TransportRegistry registry;
+//   registry.options<sgpu::pcie::PcieOptions>("pcie")->unsafe_no_iommu = false;  // the default
+//   auto t = registry.open("pcie:0000:01:00.0");   // or "pcie": the one card that answers
 //   auto dev = sgpu::Device::open(std::move(*t));
 //
 // The transport sits on a PciFunction (pci_function.hpp): VFIO on a host with an IOMMU, sysfs
 // BAR + hugepages without one (only with unsafe_no_iommu, see docs/pcie.md), or the simulated
-// device for tests. On top of it, the same code for all three: 32-bit BAR0 register access with
-// all-ones detection (a card that is gone is reported, never waited for), a DMA-memory pool whose
-// I/O virtual addresses stay below the device's address reach and inside the IOMMU's ranges, the
-// interrupt wait (MSI, or fence polling in host memory) and time.
+// function of the testbench ("pcie-sim", tb/pcie). On top of it, the same code for all three:
+// 32-bit BAR0 register access with all-ones detection (a card that is gone is reported, never
+// waited for), a DMA-memory pool whose I/O virtual addresses stay below the device's address
+// reach and inside the IOMMU's ranges, the interrupt wait (MSI, or fence polling in host memory)
+// and time.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,14 +42,8 @@ struct PciId {
 /// count and generation, so identity is confirmed by ID_MAGIC in BAR0.
 inline constexpr std::uint16_t kCandidateVendors[] = {0x10ee};
 
-struct PcieOptions {
-  /// "0000:01:00.0" or "01:00.0"; empty = the one candidate that answers with the softgpu magic.
-  std::string slot;
-  /// Accept these vendor:device IDs as candidates too (a board with its own IDs, or a test).
-  std::vector<PciId> extra_ids;
-  /// Without an IOMMU: sysfs BAR, hugepages with physical addresses, fence polling. Unsafe (the
-  /// card can then write anywhere in memory); refused unless set.
-  bool unsafe_no_iommu = false;
+/// The transport above the seam: the same for a card and for the simulated function.
+struct PcieTransportOptions {
   /// Highest DMA address bit the device (and its bridge) can drive; 0 = CAP_BUS.ADDR_BITS.
   unsigned dma_address_bits = 0;
   /// The DMA pool maps host memory in chunks of this size (few large IOMMU mappings).
@@ -58,26 +57,41 @@ struct PcieOptions {
   std::chrono::nanoseconds liveness_interval = std::chrono::milliseconds(100);
   /// Check ID_MAGIC and the major version of ID_VERSION at open (Device::open checks again).
   bool check_identity = true;
-  /// Where sysfs is ("/sys"; tests point it elsewhere).
-  std::string sysfs_root = "/sys";
   /// Called with each warning (link below capability, unsafe mode); may be empty.
   std::function<void(std::string_view)> warn;
 };
 
+/// The options of the registry's "pcie" backend (TransportRegistry::options<PcieOptions>("pcie")):
+/// how to find and open a card, and the transport above the seam. Which card is the spec's
+/// argument ("pcie:0000:01:00.0"), not an option.
+struct PcieOptions {
+  /// Accept these vendor:device IDs as candidates too (a board with its own IDs, or a test).
+  std::vector<PciId> extra_ids;
+  /// Without an IOMMU: sysfs BAR, hugepages with physical addresses, fence polling. Unsafe (the
+  /// card can then write anywhere in memory); refused unless set.
+  bool unsafe_no_iommu = false;
+  /// Where sysfs is ("/sys"; tests point it elsewhere).
+  std::string sysfs_root = "/sys";
+  PcieTransportOptions transport;
+};
+
 /// Opens the transport over an already opened function: enables memory decoding and Bus Master
 /// (and checks both stuck), checks the link, maps BAR0, checks the ID registers, routes the
-/// interrupt. Used by open_pcie() and by the tests over the simulated function.
+/// interrupt. Used by open_pcie() and by the testbench's simulated function ("pcie-sim"), whose
+/// transport names itself `name`.
 Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFunction> function,
-                                                       const PcieOptions& options);
+                                                       const PcieTransportOptions& options, std::string name = "pcie");
 
-/// Finds the card (libpciaccess), opens it through VFIO (or sysfs with unsafe_no_iommu) and
-/// returns the transport. Every failure says what was seen and what to do.
-Result<std::unique_ptr<Transport>> open_pcie(const PcieOptions& options);
+/// Finds the card (libpciaccess) at `address` ("0000:01:00.0" or "01:00.0"; empty = the one
+/// candidate that answers with the softgpu magic), opens it through VFIO (or sysfs with
+/// unsafe_no_iommu) and returns the transport. Every failure says what was seen and what to do.
+/// The registry's "pcie" backend is this function.
+Result<std::unique_ptr<Transport>> open_pcie(const PcieOptions& options, std::string_view address = {});
 
 /// The real functions, for tools and the kernel-interface tests.
 Result<std::unique_ptr<PciFunction>> open_vfio_function(std::string_view address,
                                                         const std::string& sysfs_root = "/sys");
-/// No IOMMU. `hugepage_bytes` is the hugepage size DMA memory comes from.
+/// No IOMMU: DMA memory from hugepages (the size /proc/meminfo gives).
 Result<std::unique_ptr<PciFunction>> open_sysfs_function(std::string_view address,
                                                          const std::string& sysfs_root = "/sys");
 
@@ -102,10 +116,10 @@ struct FunctionInfo {
   std::string driver;       ///< bound kernel driver, empty = none
   std::optional<unsigned> iommu_group;
   std::optional<LinkState> link;
-  std::string link_note;    ///< why `link` is empty when it is ("conventional PCI", "needs root")
-  bool candidate = false;   ///< a softgpu vendor/ID (or an extra ID)
+  std::string link_note;               ///< why `link` is empty when it is ("conventional PCI", "needs root")
+  bool candidate = false;              ///< a softgpu vendor/ID (or an extra ID)
   std::optional<std::uint32_t> magic;  ///< ID_MAGIC read from BAR0 (candidates only)
-  std::string magic_note;   ///< why `magic` is empty when it is
+  std::string magic_note;              ///< why `magic` is empty when it is
   bool answers_softgpu() const;
 };
 
@@ -120,5 +134,7 @@ Result<std::vector<std::string>> unbind_vfio(std::string_view address, const std
 
 /// "0000:01:00.0" from "01:00.0" or "0000:01:00.0"; InvalidArgument naming the text otherwise.
 Result<std::string> normalize_address(std::string_view text);
+/// A vendor:device pair in hex ("10ee:7024"); InvalidArgument naming the text otherwise.
+Result<PciId> parse_pci_id(std::string_view text);
 
 }  // namespace sgpu::pcie

@@ -10,9 +10,7 @@
 namespace sgpu::pcie {
 
 Result<std::vector<std::string>> bind_vfio(std::string_view text, const std::string& root) {
-  auto a = detail::existing_function(text, root);
-  if (!a) return std::move(a).error();
-  const std::string& address = *a;
+  SGPU_ASSIGN_OR_RETURN(const std::string address, detail::existing_function(text, root));
   std::vector<std::string> done;
   const std::string dir = detail::device_dir(root, address);
   const std::string before = detail::bound_driver(root, address);
@@ -20,7 +18,7 @@ Result<std::vector<std::string>> bind_vfio(std::string_view text, const std::str
     done.push_back(fmt::format("{} is already bound to vfio-pci", address));
   } else {
     if (!detail::path_exists(root + "/bus/pci/drivers/vfio-pci"))
-      return Error{Errc::Unsupported, "vfio-pci is not loaded: run `modprobe vfio-pci` first (as root)", false};
+      return Error::unsupported("vfio-pci is not loaded: run `modprobe vfio-pci` first (as root)");
     SGPU_RETURN_IF_ERROR(detail::write_attribute(dir + "/driver_override", "vfio-pci"));
     done.push_back(fmt::format("driver_override of {} set to vfio-pci", address));
     if (!before.empty()) {
@@ -30,29 +28,28 @@ Result<std::vector<std::string>> bind_vfio(std::string_view text, const std::str
     SGPU_RETURN_IF_ERROR(detail::write_attribute(root + "/bus/pci/drivers_probe", address));
     const std::string after = detail::bound_driver(root, address);
     if (after != "vfio-pci")
-      return Error{Errc::TransportError,
-                   fmt::format("{} is {} after drivers_probe, not vfio-pci: no IOMMU (vfio-pci refuses devices "
-                               "without an IOMMU group)? See `dmesg | tail`",
-                               address, after.empty() ? "unbound" : "bound to " + after),
-                   true};
+      return Error::make(Errc::TransportError, Touched::Hardware,
+                         "{} is {} after drivers_probe, not vfio-pci: no IOMMU (vfio-pci refuses devices "
+                         "without an IOMMU group)? See `dmesg | tail`",
+                         address, after.empty() ? "unbound" : "bound to " + after);
     done.push_back(fmt::format("{} is bound to vfio-pci", address));
   }
   if (const auto group = detail::iommu_group(root, address)) {
-    done.push_back(fmt::format("IOMMU group {}: /dev/vfio/{} (to run sgpu without root: chown <user> /dev/vfio/{}, "
-                               "and raise its RLIMIT_MEMLOCK)",
-                               *group, *group, *group));
+    done.push_back(
+        fmt::format("IOMMU group {}: /dev/vfio/{} (to run sgpu without root: chown <user> /dev/vfio/{}, "
+                    "and raise its RLIMIT_MEMLOCK)",
+                    *group, *group, *group));
     for (const auto& m : detail::group_members(root, *group))
       if (m.address != address)
-        done.push_back(fmt::format("  also in the group: {} ({}){}", m.address, m.driver.empty() ? "no driver" : m.driver,
-                                   detail::vfio_compatible_driver(m.driver) ? "" : " - unbind it, or the group is not viable"));
+        done.push_back(
+            fmt::format("  also in the group: {} ({}){}", m.address, m.driver.empty() ? "no driver" : m.driver,
+                        detail::vfio_compatible_driver(m.driver) ? "" : " - unbind it, or the group is not viable"));
   }
   return done;
 }
 
 Result<std::vector<std::string>> unbind_vfio(std::string_view text, const std::string& root) {
-  auto a = detail::existing_function(text, root);
-  if (!a) return std::move(a).error();
-  const std::string& address = *a;
+  SGPU_ASSIGN_OR_RETURN(const std::string address, detail::existing_function(text, root));
   std::vector<std::string> done;
   const std::string dir = detail::device_dir(root, address);
   // An empty driver_override ("\n") lets the kernel's own driver match again.

@@ -32,13 +32,20 @@ std::optional<LinkState> read_link(const ConfigReader& read) {
 
 std::string speed_name(unsigned gen) {
   switch (gen) {
-    case 1: return "2.5 GT/s";
-    case 2: return "5.0 GT/s";
-    case 3: return "8.0 GT/s";
-    case 4: return "16.0 GT/s";
-    case 5: return "32.0 GT/s";
-    case 6: return "64.0 GT/s";
-    default: return fmt::format("gen {}", gen);
+    case 1:
+      return "2.5 GT/s";
+    case 2:
+      return "5.0 GT/s";
+    case 3:
+      return "8.0 GT/s";
+    case 4:
+      return "16.0 GT/s";
+    case 5:
+      return "32.0 GT/s";
+    case 6:
+      return "64.0 GT/s";
+    default:
+      return fmt::format("gen {}", gen);
   }
 }
 
@@ -48,16 +55,18 @@ namespace sgpu::pcie {
 
 std::string to_string(const LinkState& l) {
   std::string s = fmt::format("{} x{}", detail::speed_name(l.speed_gen), l.width);
-  if (l.degraded())
-    s += fmt::format(" (capable of {} x{})", detail::speed_name(l.max_speed_gen), l.max_width);
+  if (l.degraded()) s += fmt::format(" (capable of {} x{})", detail::speed_name(l.max_speed_gen), l.max_width);
   return s;
 }
 
 std::string_view to_string(InterruptDelivery d) {
   switch (d) {
-    case InterruptDelivery::Msi: return "MSI";
-    case InterruptDelivery::Msix: return "MSI-X";
-    case InterruptDelivery::Polling: return "fence polling";
+    case InterruptDelivery::Msi:
+      return "MSI";
+    case InterruptDelivery::Msix:
+      return "MSI-X";
+    case InterruptDelivery::Polling:
+      return "fence polling";
   }
   return "?";
 }

@@ -52,8 +52,8 @@ void probe_magic(pci_device* d, FunctionInfo& f) {
     return;
   }
   void* p = nullptr;
-  const int err = pci_device_map_range(d, d->regions[0].base_addr, 4096 < d->regions[0].size ? 4096 : d->regions[0].size,
-                                       0, &p);
+  const int err =
+      pci_device_map_range(d, d->regions[0].base_addr, 4096 < d->regions[0].size ? 4096 : d->regions[0].size, 0, &p);
   if (err != 0) {
     f.magic_note = fmt::format("BAR0 not readable here: {}", std::strerror(err));
     return;
@@ -87,7 +87,8 @@ PciId sysfs_id(const std::string& root, const std::string& address) {
 Result<std::vector<FunctionInfo>> scan_functions(const PcieOptions& options) {
   PciSystem sys;
   if (sys.error() != 0)
-    return Error{Errc::TransportError, fmt::format("libpciaccess cannot start: {}", std::strerror(sys.error())), false};
+    return Error::make(Errc::TransportError, Touched::Nothing, "libpciaccess cannot start: {}",
+                       std::strerror(sys.error()));
   std::vector<FunctionInfo> out;
   pci_id_match any{PCI_MATCH_ANY, PCI_MATCH_ANY, PCI_MATCH_ANY, PCI_MATCH_ANY, 0, 0, 0};
   pci_device_iterator* it = pci_id_match_iterator_create(&any);
@@ -127,8 +128,10 @@ Result<std::vector<FunctionInfo>> scan_functions(const PcieOptions& options) {
       if (!f.link) f.link_note = "no PCI Express link (conventional PCI or integrated endpoint)";
     }
     if (f.candidate) {
-      if (pci_device_probe(d) == 0) probe_magic(d, f);
-      else f.magic_note = "libpciaccess cannot probe its BARs";
+      if (pci_device_probe(d) == 0)
+        probe_magic(d, f);
+      else
+        f.magic_note = "libpciaccess cannot probe its BARs";
     }
     out.push_back(std::move(f));
   }
@@ -156,17 +159,23 @@ Result<std::string> normalize_address(std::string_view text) {
   std::cmatch m;
   const std::string s(text);
   if (!std::regex_match(s.c_str(), m, kAddress))
-    return Error{Errc::InvalidArgument,
-                 fmt::format("'{}' is not a PCI address (expected domain:bus:device.function, e.g. 0000:01:00.0)",
-                             text),
-                 false};
+    return Error::invalid("'{}' is not a PCI address (expected domain:bus:device.function, e.g. 0000:01:00.0)", text);
   const unsigned domain = m[1].matched ? static_cast<unsigned>(std::stoul(m[1].str(), nullptr, 16)) : 0;
   const auto bus = static_cast<unsigned>(std::stoul(m[2].str(), nullptr, 16));
   const auto dev = static_cast<unsigned>(std::stoul(m[3].str(), nullptr, 16));
   const auto fn = static_cast<unsigned>(std::stoul(m[4].str(), nullptr, 16));
-  if (dev > 0x1f)
-    return Error{Errc::InvalidArgument, fmt::format("'{}': device number {:#x} is above 0x1f", text, dev), false};
+  if (dev > 0x1f) return Error::invalid("'{}': device number {:#x} is above 0x1f", text, dev);
   return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, dev, fn);
+}
+
+Result<PciId> parse_pci_id(std::string_view text) {
+  static const std::regex kId("^([0-9a-fA-F]{1,4}):([0-9a-fA-F]{1,4})$");
+  std::cmatch m;
+  const std::string s(text);
+  if (!std::regex_match(s.c_str(), m, kId))
+    return Error::invalid("'{}' is not a PCI ID (expected vendor:device in hex, e.g. 10ee:7024)", text);
+  return PciId{static_cast<std::uint16_t>(std::stoul(m[1].str(), nullptr, 16)),
+               static_cast<std::uint16_t>(std::stoul(m[2].str(), nullptr, 16))};
 }
 
 }  // namespace sgpu::pcie

@@ -11,6 +11,7 @@ namespace sgpu::pcie::detail {
 namespace {
 constexpr std::size_t kPage = 4096;
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
 }  // namespace
 
 DmaPool::DmaPool(std::shared_ptr<PciFunction> function, unsigned address_bits, std::size_t chunk_bytes)
@@ -23,7 +24,7 @@ DmaPool::~DmaPool() {
 }
 
 Result<std::map<std::uint64_t, DmaPool::Chunk>::iterator> DmaPool::add_chunk(std::size_t bytes, std::size_t align,
-                                                                           bool dedicated) {
+                                                                             bool dedicated) {
   auto block = fn_->alloc_host(bytes);
   if (!block) return std::move(block).error();
   Chunk c;
@@ -35,11 +36,10 @@ Result<std::map<std::uint64_t, DmaPool::Chunk>::iterator> DmaPool::add_chunk(std
       fn_->free_host(c.block);
       std::string ranges;
       for (const IovaRange& r : iova_->usable()) ranges += fmt::format(" [{:#x}, {:#x}]", r.first, r.last);
-      return Error{Errc::OutOfMemory,
-                   fmt::format("no I/O virtual address space left for {:#x} bytes below the device's {}-bit reach "
-                               "inside the IOMMU's ranges (usable:{})",
-                               c.block.bytes, address_bits_, ranges.empty() ? " none" : ranges),
-                   false};
+      return Error::make(Errc::OutOfMemory, Touched::Nothing,
+                         "no I/O virtual address space left for {:#x} bytes below the device's {}-bit reach "
+                         "inside the IOMMU's ranges (usable:{})",
+                         c.block.bytes, address_bits_, ranges.empty() ? " none" : ranges);
     }
     if (Status s = fn_->map_dma(c.block.cpu, *iova, c.block.bytes); !s) {
       iova_->free(*iova, c.block.bytes);
@@ -50,7 +50,7 @@ Result<std::map<std::uint64_t, DmaPool::Chunk>::iterator> DmaPool::add_chunk(std
   } else {
     if (!c.block.bus_addr) {
       fn_->free_host(c.block);
-      return Error{Errc::TransportError, "the function gave DMA memory without a bus address", false};
+      return Error::make(Errc::TransportError, Touched::Nothing, "the function gave DMA memory without a bus address");
     }
     c.bus = *c.block.bus_addr;
     const bool fits =
@@ -61,9 +61,8 @@ Result<std::map<std::uint64_t, DmaPool::Chunk>::iterator> DmaPool::add_chunk(std
     }
     if (c.bus % align != 0) {
       fn_->free_host(c.block);
-      return Error{Errc::OutOfMemory,
-                   fmt::format("physical DMA memory at {:#x} is not aligned to the {:#x} bytes asked for", c.bus, align),
-                   false};
+      return Error::make(Errc::OutOfMemory, Touched::Nothing,
+                         "physical DMA memory at {:#x} is not aligned to the {:#x} bytes asked for", c.bus, align);
     }
   }
   if (!dedicated) c.free.emplace(c.bus, c.block.bytes);
@@ -81,8 +80,7 @@ void DmaPool::drop_chunk(std::map<std::uint64_t, Chunk>::iterator it) noexcept {
 }
 
 Result<DmaMemory> DmaPool::allocate(const std::shared_ptr<DmaPool>& self, std::size_t bytes, std::size_t align) {
-  if (align == 0 || (align & (align - 1)) != 0)
-    return Error{Errc::InvalidArgument, fmt::format("alignment {} is not a power of two", align), false};
+  if (align == 0 || (align & (align - 1)) != 0) return Error::invalid("alignment {} is not a power of two", align);
   const std::size_t a = align < kPage ? kPage : align;
   const std::size_t size = round_up(bytes == 0 ? 1 : bytes, a);
   if (size > chunk_bytes_ / 2 || a > chunk_bytes_) {
@@ -102,7 +100,7 @@ Result<DmaMemory> DmaPool::allocate(const std::shared_ptr<DmaPool>& self, std::s
   if (!it) return std::move(it).error();
   Chunk& c = (*it)->second;
   const auto addr = c.free->allocate(size, a);
-  if (!addr) return Error{Errc::OutOfMemory, "a fresh DMA chunk could not hold the request", false};
+  if (!addr) return Error::make(Errc::OutOfMemory, Touched::Nothing, "a fresh DMA chunk could not hold the request");
   return DmaMemory(self, static_cast<std::byte*>(c.block.cpu) + (*addr - c.bus), *addr, size);
 }
 
@@ -110,8 +108,10 @@ void DmaPool::release(void* /*cpu*/, std::uint64_t bus_addr, std::size_t bytes) 
   auto it = chunks_.upper_bound(bus_addr);
   if (it == chunks_.begin()) return;
   --it;
-  if (it->second.dedicated) drop_chunk(it);
-  else it->second.free->free(bus_addr, bytes);
+  if (it->second.dedicated)
+    drop_chunk(it);
+  else
+    it->second.free->free(bus_addr, bytes);
 }
 
 }  // namespace sgpu::pcie::detail

@@ -2,7 +2,12 @@
 // once per chunk (few large IOMMU mappings: the container allows ~65k), sub-allocated by bus
 // address. Translated functions get I/O virtual addresses from an IovaAllocator that honours
 // the device's reach and the IOMMU's ranges; physical ones (no IOMMU) come with their address,
-// which is checked against the reach. Requests larger than a chunk get a chunk of their own.
+// which is checked against the reach. Requests larger than half a chunk get a chunk of their own.
+//
+// (HostPageDma, the DMA memory of the simulated backends, does not fit here: it maps every
+// allocation on its own from one bus range, where a card wants few large mappings at addresses
+// the IOMMU and the device's reach allow, and the no-IOMMU path takes the addresses the host
+// memory already has.)
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,10 @@
-// A file descriptor that closes itself.
+// A file descriptor that closes itself, and configuration space read and written through one
+// (sysfs `config`, or VFIO's configuration region at its offset).
 #pragma once
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <utility>
 
 namespace sgpu::pcie::detail {
@@ -32,5 +34,17 @@ class Fd {
  private:
   int fd_ = -1;
 };
+
+/// `width` bytes of configuration space at file offset `at`; all-ones when the read fails, as a
+/// bus answers for a function that is gone.
+inline std::uint32_t read_config(int fd, off_t at, unsigned width) {
+  std::uint32_t v = 0;
+  if (::pread(fd, &v, width, at) != static_cast<ssize_t>(width)) return 0xffffffffu;
+  return v;
+}
+/// Writes `width` bytes at `at`; a write the kernel refuses is lost, as on the bus.
+inline void write_config(int fd, off_t at, unsigned width, std::uint32_t value) {
+  (void)!::pwrite(fd, &value, width, at);
+}
 
 }  // namespace sgpu::pcie::detail

@@ -6,9 +6,9 @@
 namespace sgpu::pcie::detail {
 
 struct LockLimits {
-  std::uint64_t limit = 0;         ///< RLIMIT_MEMLOCK soft limit, bytes (UINT64_MAX = unlimited)
-  std::uint64_t locked = 0;        ///< VmLck + VmPin of this process, bytes
-  bool cap_ipc_lock = false;       ///< the limit does not apply
+  std::uint64_t limit = 0;    ///< RLIMIT_MEMLOCK soft limit, bytes (UINT64_MAX = unlimited)
+  std::uint64_t locked = 0;   ///< VmLck + VmPin of this process, bytes
+  bool cap_ipc_lock = false;  ///< the limit does not apply
 };
 LockLimits lock_limits();
 

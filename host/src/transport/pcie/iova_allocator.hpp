@@ -28,8 +28,10 @@ class IovaAllocator {
       usable_.push_back({first, last});
       // BusAllocator keeps [start, start + size): a range ending at 2^64 - 1 loses its last byte.
       const std::uint64_t size = last - first + (last == ~std::uint64_t{0} ? 0 : 1);
-      if (!bus_) bus_.emplace(first, size);
-      else bus_->free(first, size);
+      if (!bus_)
+        bus_.emplace(first, size);
+      else
+        bus_->free(first, size);
     }
   }
 

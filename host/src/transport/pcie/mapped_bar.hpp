@@ -11,7 +11,8 @@ namespace sgpu::pcie::detail {
 
 class MappedBar final : public BarWindow {
  public:
-  MappedBar(void* base, std::uint64_t size, bool owned) : base_(static_cast<volatile std::uint8_t*>(base)), size_(size), owned_(owned) {}
+  MappedBar(void* base, std::uint64_t size, bool owned)
+      : base_(static_cast<volatile std::uint8_t*>(base)), size_(size), owned_(owned) {}
   ~MappedBar() override {
     if (owned_) ::munmap(const_cast<std::uint8_t*>(base_), size_);
   }

@@ -11,17 +11,15 @@ namespace sgpu::pcie::detail {
 
 Result<std::uint64_t> physical_from_entry(std::uint64_t entry, std::uint64_t va, std::uint64_t page_size) {
   if ((entry & kPagemapPresent) == 0)
-    return Error{Errc::TransportError,
-                 fmt::format("page at {:#x} is not in memory{}: DMA memory must be locked and touched first", va,
-                             (entry & kPagemapSwapped) ? " (swapped out)" : ""),
-                 false};
+    return Error::make(Errc::TransportError, Touched::Nothing,
+                       "page at {:#x} is not in memory{}: DMA memory must be locked and touched first", va,
+                       (entry & kPagemapSwapped) ? " (swapped out)" : "");
   const std::uint64_t pfn = entry & kPagemapPfnMask;
   if (pfn == 0)
-    return Error{Errc::PermissionDenied,
-                 fmt::format("/proc/self/pagemap hides the physical address of {:#x}: reading page frame numbers "
-                             "needs CAP_SYS_ADMIN (run as root)",
-                             va),
-                 false};
+    return Error::make(Errc::PermissionDenied, Touched::Nothing,
+                       "/proc/self/pagemap hides the physical address of {:#x}: reading page frame numbers "
+                       "needs CAP_SYS_ADMIN (run as root)",
+                       va);
   return pfn * page_size + va % page_size;
 }
 
@@ -34,18 +32,17 @@ Result<std::uint64_t> contiguous_physical(int pagemap_fd, const void* va, std::s
     std::uint64_t entry = 0;
     const auto at = static_cast<off_t>(v / page * sizeof entry);
     if (::pread(pagemap_fd, &entry, sizeof entry, at) != static_cast<ssize_t>(sizeof entry))
-      return Error{Errc::TransportError, fmt::format("reading /proc/self/pagemap at {:#x}: {}", v, std::strerror(errno)),
-                   false};
+      return Error::make(Errc::TransportError, Touched::Nothing, "reading /proc/self/pagemap at {:#x}: {}", v,
+                         std::strerror(errno));
     auto pa = physical_from_entry(entry, v, page);
     if (!pa) return std::move(pa).error();
     if (off == 0) {
       first = *pa;
     } else if (*pa != first + off) {
-      return Error{Errc::OutOfMemory,
-                   fmt::format("host memory at {:#x} is not physically contiguous: byte {:#x} is at physical {:#x}, "
-                               "expected {:#x}",
-                               base, off, *pa, first + off),
-                   false};
+      return Error::make(Errc::OutOfMemory, Touched::Nothing,
+                         "host memory at {:#x} is not physically contiguous: byte {:#x} is at physical {:#x}, "
+                         "expected {:#x}",
+                         base, off, *pa, first + off);
     }
   }
   return first;

@@ -29,19 +29,25 @@ detail::ConfigReader reader(PciFunction& fn) {
 class PcieTransport final : public Transport {
  public:
   PcieTransport(std::shared_ptr<PciFunction> fn, BarWindow* bar0, std::shared_ptr<detail::DmaPool> pool,
-                const PcieOptions& options)
-      : fn_(std::move(fn)), bar0_(bar0), pool_(std::move(pool)), polling_(fn_->interrupt_delivery() == InterruptDelivery::Polling),
-        poll_interval_(options.poll_interval), status_interval_(options.status_check_interval),
+                const PcieTransportOptions& options, std::string name)
+      : fn_(std::move(fn)),
+        bar0_(bar0),
+        pool_(std::move(pool)),
+        polling_(fn_->interrupt_delivery() == InterruptDelivery::Polling),
+        poll_interval_(options.poll_interval),
+        status_interval_(options.status_check_interval),
         liveness_interval_(options.liveness_interval > std::chrono::nanoseconds{0} ? options.liveness_interval
-                                                                                 : std::chrono::milliseconds(100)),
-        address_(fn_->address()) {
+                                                                                   : std::chrono::milliseconds(100)),
+        address_(fn_->address()),
+        name_(std::move(name)) {
     last_status_check_ = fn_->now();
   }
 
   std::uint32_t read32(std::uint32_t offset) override {
     check_offset(offset, "read");
     const std::uint32_t v = bar0_->read32(offset);
-    if (v == 0xffffffffu && gone()) throw TransportFailure(detail::device_lost(address_, fmt::format("reading BAR0 + {:#x}", offset)));
+    if (v == 0xffffffffu && gone())
+      throw TransportFailure(detail::device_lost(address_, fmt::format("reading BAR0 + {:#x}", offset)));
     return v;
   }
 
@@ -75,13 +81,14 @@ class PcieTransport final : public Transport {
       auto r = fn_->wait_interrupt(slice);
       if (!r) throw TransportFailure(r.error().message);
       if (*r) return true;
-      if (slice.count() > 0 && gone()) throw TransportFailure(detail::device_lost(address_, "waiting for an interrupt"));
+      if (slice.count() > 0 && gone())
+        throw TransportFailure(detail::device_lost(address_, "waiting for an interrupt"));
       if (fn_->now() >= end) return false;
     }
   }
 
   std::chrono::nanoseconds now() override { return fn_->now(); }
-  std::string_view name() const override { return "pcie"; }
+  std::string_view name() const override { return name_; }
 
  private:
   bool gone() { return detail::absent(fn_->config_read(cfg::kVendorId, 2)); }
@@ -98,13 +105,14 @@ class PcieTransport final : public Transport {
   bool polling_;
   std::chrono::nanoseconds poll_interval_, status_interval_, liveness_interval_, last_status_check_{};
   std::string address_;
+  std::string name_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFunction> function,
-                                                       const PcieOptions& options) {
-  if (!function) return Error{Errc::InvalidArgument, "open_pcie_transport: no PCI function", false};
+                                                       const PcieTransportOptions& options, std::string name) {
+  if (!function) return Error::invalid("open_pcie_transport: no PCI function");
   std::shared_ptr<PciFunction> fn = std::move(function);
   const std::string address = fn->address();
   auto warn = [&](const std::string& text) {
@@ -112,9 +120,10 @@ Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFuncti
   };
 
   if (detail::absent(fn->config_read(cfg::kVendorId, 2)))
-    return Error{Errc::TransportError, detail::device_lost(address, "opening it"), false};
+    return Error(Errc::TransportError, detail::device_lost(address, "opening it"), Touched::Nothing);
   if (fn->dma_addressing() == DmaAddressing::Physical) warn(detail::unsafe_no_iommu_warning(address));
-  if (const auto link = detail::read_link(reader(*fn)); link && link->degraded()) warn(detail::link_degraded(address, *link));
+  if (const auto link = detail::read_link(reader(*fn)); link && link->degraded())
+    warn(detail::link_degraded(address, *link));
 
   // Memory decoding and Bus Master: ours to enable (VFIO leaves them to user space), and checked,
   // since a card that drops Bus Master never fetches the ring nor sends an MSI.
@@ -125,23 +134,19 @@ Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFuncti
   const auto now_cmd = static_cast<std::uint16_t>(fn->config_read(cfg::kCommand, 2));
   if ((now_cmd & cfg::kCommandBusMaster) == 0) return detail::bus_master_off(address, now_cmd);
   if ((now_cmd & cfg::kCommandMemory) == 0)
-    return Error{Errc::TransportError,
-                 fmt::format("{} does not decode memory after enabling it (COMMAND reads {:#06x})", address, now_cmd),
-                 true};
+    return Error::make(Errc::TransportError, Touched::Hardware,
+                       "{} does not decode memory after enabling it (COMMAND reads {:#06x})", address, now_cmd);
 
-  auto bar = fn->map_bar(0);
-  if (!bar) return std::move(bar).error();
-  BarWindow* bar0 = *bar;
+  SGPU_ASSIGN_OR_RETURN(BarWindow* const bar0, fn->map_bar(0));
 
   unsigned address_bits = options.dma_address_bits ? options.dma_address_bits : 64;
   if (options.check_identity) {
     if (bar0->size() < SGPU_REG(CAP_BUS) + 4)
-      return Error{Errc::DeviceMismatch, fmt::format("{}: BAR0 is {:#x} bytes, too small for the softgpu registers",
-                                                     address, bar0->size()),
-                   true};
+      return Error::make(Errc::DeviceMismatch, Touched::Hardware,
+                         "{}: BAR0 is {:#x} bytes, too small for the softgpu registers", address, bar0->size());
     const std::uint32_t magic = bar0->read32(SGPU_REG(ID_MAGIC));
     if (magic == 0xffffffffu && detail::absent(fn->config_read(cfg::kVendorId, 2)))
-      return Error{Errc::TransportError, detail::device_lost(address, "reading ID_MAGIC"), true};
+      return Error(Errc::TransportError, detail::device_lost(address, "reading ID_MAGIC"), Touched::Hardware);
     if (magic != SGPU_REGS__ID_MAGIC__VALUE_reset)
       return detail::id_mismatch(address, magic, SGPU_REGS__ID_MAGIC__VALUE_reset);
     const std::uint32_t version = bar0->read32(SGPU_REG(ID_VERSION));
@@ -152,39 +157,43 @@ Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFuncti
     if (reach > 0) address_bits = std::min(address_bits, reach);
   }
   if (address_bits < 21 || address_bits > 64)
-    return Error{Errc::InvalidArgument, fmt::format("DMA address width {} is outside [21, 64] bits", address_bits), false};
+    return Error::invalid("DMA address width {} is outside [21, 64] bits", address_bits);
 
   auto pool = std::make_shared<detail::DmaPool>(fn, address_bits, options.dma_chunk_bytes);
-  if (Status s = fn->enable_interrupts(); !s) return std::move(s).error();
-  return std::unique_ptr<Transport>(std::make_unique<PcieTransport>(fn, bar0, std::move(pool), options));
+  SGPU_RETURN_IF_ERROR(fn->enable_interrupts());
+  return std::unique_ptr<Transport>(
+      std::make_unique<PcieTransport>(fn, bar0, std::move(pool), options, std::move(name)));
 }
 
-Result<std::unique_ptr<Transport>> open_pcie(const PcieOptions& options) {
-  auto seen = detail::scan_functions(options);
-  if (!seen) return std::move(seen).error();
+Result<std::unique_ptr<Transport>> open_pcie(const PcieOptions& options, std::string_view wanted) {
   std::string address;
-  if (!options.slot.empty()) {
-    auto a = normalize_address(options.slot);
-    if (!a) return std::move(a).error();
-    const bool found = std::any_of(seen->begin(), seen->end(), [&](const FunctionInfo& f) { return f.address == *a; });
-    if (!found) return detail::no_card(*a, *seen);
-    address = *a;
+  if (!wanted.empty()) {  // validated before anything is scanned
+    SGPU_ASSIGN_OR_RETURN(address, normalize_address(wanted));
+  }
+  SGPU_ASSIGN_OR_RETURN(const auto seen, detail::scan_functions(options));
+  if (!address.empty()) {
+    const bool found =
+        std::any_of(seen.begin(), seen.end(), [&](const FunctionInfo& f) { return f.address == address; });
+    if (!found) return detail::no_card(address, seen);
   } else {
     std::vector<FunctionInfo> answering, candidates;
-    for (const FunctionInfo& f : *seen) {
+    for (const FunctionInfo& f : seen) {
       if (f.answers_softgpu()) answering.push_back(f);
       if (f.candidate) candidates.push_back(f);
     }
     if (answering.size() > 1) return detail::several_cards(answering);
-    if (answering.size() == 1) address = answering.front().address;
-    else if (candidates.size() == 1) address = candidates.front().address;  // BAR0 unreadable here; checked after opening
-    else if (candidates.size() > 1) return detail::several_cards(candidates);
-    else return detail::no_card("", *seen);
+    if (answering.size() == 1)
+      address = answering.front().address;
+    else if (candidates.size() == 1)
+      address = candidates.front().address;  // BAR0 unreadable here; checked after opening
+    else if (candidates.size() > 1)
+      return detail::several_cards(candidates);
+    else
+      return detail::no_card("", seen);
   }
-  auto fn = options.unsafe_no_iommu ? open_sysfs_function(address, options.sysfs_root)
-                                    : open_vfio_function(address, options.sysfs_root);
-  if (!fn) return std::move(fn).error();
-  return open_pcie_transport(std::move(*fn), options);
+  SGPU_ASSIGN_OR_RETURN(auto fn, options.unsafe_no_iommu ? open_sysfs_function(address, options.sysfs_root)
+                                                         : open_vfio_function(address, options.sysfs_root));
+  return open_pcie_transport(std::move(fn), options.transport);
 }
 
 }  // namespace sgpu::pcie

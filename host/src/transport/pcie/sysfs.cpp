@@ -31,11 +31,13 @@ std::string device_dir(const std::string& root, const std::string& address) {
 }
 
 bool path_exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
 
-bool device_exists(const std::string& root, const std::string& address) { return path_exists(device_dir(root, address)); }
+bool device_exists(const std::string& root, const std::string& address) {
+  return path_exists(device_dir(root, address));
+}
 
 std::string bound_driver(const std::string& root, const std::string& address) {
   return link_target_name(device_dir(root, address) + "/driver");
@@ -68,13 +70,13 @@ bool vfio_compatible_driver(const std::string& driver) {
 Status write_attribute(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0)
-    return Error{Errc::PermissionDenied, fmt::format("cannot open {}: {}", path, std::strerror(errno)), false};
+    return Error::make(Errc::PermissionDenied, Touched::Nothing, "cannot open {}: {}", path, std::strerror(errno));
   const ssize_t n = ::write(fd, text.data(), text.size());
   const int err = errno;
   ::close(fd);
   if (n != static_cast<ssize_t>(text.size()))
-    return Error{Errc::TransportError, fmt::format("writing '{}' to {} failed: {}", text, path, std::strerror(err)),
-                 true};
+    return Error::make(Errc::TransportError, Touched::Hardware, "writing '{}' to {} failed: {}", text, path,
+                       std::strerror(err));
   return ok_status();
 }
 

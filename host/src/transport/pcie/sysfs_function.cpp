@@ -52,30 +52,27 @@ class SysfsFunction final : public PciFunction {
   std::string_view kind() const override { return "sysfs (no IOMMU)"; }
 
   std::uint32_t config_read(std::uint16_t offset, unsigned width) override {
-    std::uint32_t v = 0;
-    if (::pread(config_.get(), &v, width, offset) != static_cast<ssize_t>(width)) return 0xffffffffu;
-    return v;
+    return detail::read_config(config_.get(), offset, width);
   }
   void config_write(std::uint16_t offset, unsigned width, std::uint32_t value) override {
-    (void)!::pwrite(config_.get(), &value, width, offset);
+    detail::write_config(config_.get(), offset, width, value);
   }
   std::size_t config_size() const override { return config_size_; }
 
   Result<BarWindow*> map_bar(unsigned index) override {
-    if (index > 5) return Error{Errc::InvalidArgument, fmt::format("BAR {} does not exist (0..5)", index), false};
+    if (index > 5) return Error::invalid("BAR {} does not exist (0..5)", index);
     if (auto it = bars_.find(index); it != bars_.end()) return it->second.get();
     const std::string path = fmt::format("{}/resource{}", dir_, index);
     Fd fd(::open(path.c_str(), O_RDWR | O_SYNC | O_CLOEXEC));
     if (!fd)
-      return Error{errno == EACCES ? Errc::PermissionDenied : Errc::TransportError,
-                   fmt::format("cannot open {}: {} (BAR{} through sysfs needs root)", path, std::strerror(errno), index),
-                   false};
-    struct stat st{};
+      return Error::make(errno == EACCES ? Errc::PermissionDenied : Errc::TransportError, Touched::Nothing,
+                         "cannot open {}: {} (BAR{} through sysfs needs root)", path, std::strerror(errno), index);
+    struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || st.st_size == 0)
-      return Error{Errc::TransportError, fmt::format("{} has no BAR{}", address_, index), false};
+      return Error::make(Errc::TransportError, Touched::Nothing, "{} has no BAR{}", address_, index);
     void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
     if (p == MAP_FAILED)
-      return Error{Errc::TransportError, fmt::format("mmap of {}: {}", path, std::strerror(errno)), false};
+      return Error::make(Errc::TransportError, Touched::Nothing, "mmap of {}: {}", path, std::strerror(errno));
     auto bar = std::make_unique<detail::MappedBar>(p, static_cast<std::uint64_t>(st.st_size), true);
     BarWindow* out = bar.get();
     bars_.emplace(index, std::move(bar));
@@ -89,14 +86,15 @@ class SysfsFunction final : public PciFunction {
     const std::size_t size = (bytes + huge_ - 1) / huge_ * huge_;
     const detail::LockLimits lim = detail::lock_limits();
     if (detail::would_exceed(lim, size)) return detail::memlock_too_low(lim.locked + size, lim.limit);
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+    void* p =
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
     if (p == MAP_FAILED) return detail::no_hugepages(size, std::strerror(errno));
     // Locked so the pages stay where pagemap says (no swap-out; see docs/pcie.md on compaction).
     if (::mlock(p, size) != 0) {
       const int err = errno;
       ::munmap(p, size);
       if (err == ENOMEM || err == EPERM) return detail::memlock_too_low(lim.locked + size, lim.limit);
-      return Error{Errc::OutOfMemory, fmt::format("mlock of {} bytes: {}", size, std::strerror(err)), false};
+      return Error::make(Errc::OutOfMemory, Touched::Nothing, "mlock of {} bytes: {}", size, std::strerror(err));
     }
     (void)::madvise(p, size, MADV_DONTFORK);
     auto pa = detail::contiguous_physical(pagemap_.get(), p, size);
@@ -112,7 +110,7 @@ class SysfsFunction final : public PciFunction {
   void free_host(const HostBlock& b) noexcept override { ::munmap(b.cpu, b.bytes); }
 
   Status map_dma(void*, std::uint64_t, std::size_t) override {
-    return Error{Errc::Unsupported, "no IOMMU: DMA addresses are physical, nothing to map", false};
+    return Error::unsupported("no IOMMU: DMA addresses are physical, nothing to map");
   }
   void unmap_dma(std::uint64_t, std::size_t) noexcept override {}
 
@@ -129,11 +127,10 @@ class SysfsFunction final : public PciFunction {
   static Result<std::unique_ptr<PciFunction>> open(const std::string& address, const std::string& root) {
     const std::string driver = detail::bound_driver(root, address);
     if (!driver.empty() && driver != "pci-stub" && driver != "vfio-pci" && driver != "uio_pci_generic")
-      return Error{Errc::TransportError,
-                   fmt::format("{} is bound to the kernel driver '{}', which owns its BARs. Unbind it first:\n"
-                               "  echo {} > /sys/bus/pci/devices/{}/driver/unbind",
-                               address, driver, address, address),
-                   false};
+      return Error::make(Errc::TransportError, Touched::Nothing,
+                         "{} is bound to the kernel driver '{}', which owns its BARs. Unbind it first:\n"
+                         "  echo {} > /sys/bus/pci/devices/{}/driver/unbind",
+                         address, driver, address, address);
     auto f = std::unique_ptr<SysfsFunction>(new SysfsFunction);
     f->address_ = address;
     f->dir_ = detail::device_dir(root, address);
@@ -141,13 +138,14 @@ class SysfsFunction final : public PciFunction {
     const std::string config = f->dir_ + "/config";
     f->config_ = Fd(::open(config.c_str(), O_RDWR | O_CLOEXEC));
     if (!f->config_)
-      return Error{Errc::PermissionDenied, fmt::format("cannot open {}: {} (needs root)", config, std::strerror(errno)),
-                   false};
-    struct stat st{};
+      return Error::make(Errc::PermissionDenied, Touched::Nothing, "cannot open {}: {} (needs root)", config,
+                         std::strerror(errno));
+    struct stat st {};
     if (::fstat(f->config_.get(), &st) == 0 && st.st_size >= 4096) f->config_size_ = 4096;
     f->pagemap_ = Fd(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
     if (!f->pagemap_)
-      return Error{Errc::PermissionDenied, fmt::format("cannot open /proc/self/pagemap: {}", std::strerror(errno)), false};
+      return Error::make(Errc::PermissionDenied, Touched::Nothing, "cannot open /proc/self/pagemap: {}",
+                         std::strerror(errno));
     // An unbound function may have memory decoding off at the PCI core's level: `enable` turns it on.
     (void)detail::write_attribute(f->dir_ + "/enable", "1");
     return std::unique_ptr<PciFunction>(std::move(f));
@@ -164,9 +162,8 @@ class SysfsFunction final : public PciFunction {
 }  // namespace
 
 Result<std::unique_ptr<PciFunction>> open_sysfs_function(std::string_view address, const std::string& sysfs_root) {
-  auto a = detail::existing_function(address, sysfs_root);
-  if (!a) return std::move(a).error();
-  return SysfsFunction::open(*a, sysfs_root);
+  SGPU_ASSIGN_OR_RETURN(const std::string normalized, detail::existing_function(address, sysfs_root));
+  return SysfsFunction::open(normalized, sysfs_root);
 }
 
 }  // namespace sgpu::pcie

@@ -33,8 +33,9 @@ namespace {
 
 using detail::Fd;
 
+// `what` failed with errno; nothing was changed on the device.
 Error sys_error(Errc code, std::string what) {
-  return Error{code, fmt::format("{}: {}", what, std::strerror(errno)), false};
+  return Error::make(code, Touched::Nothing, "{}: {}", what, std::strerror(errno));
 }
 
 class VfioFunction final : public PciFunction {
@@ -43,18 +44,15 @@ class VfioFunction final : public PciFunction {
   std::string_view kind() const override { return "vfio"; }
 
   std::uint32_t config_read(std::uint16_t offset, unsigned width) override {
-    std::uint32_t v = 0;
-    if (::pread(device_.get(), &v, width, static_cast<off_t>(config_offset_ + offset)) != static_cast<ssize_t>(width))
-      return 0xffffffffu;  // as a bus would answer for a function that is gone
-    return v;
+    return detail::read_config(device_.get(), static_cast<off_t>(config_offset_ + offset), width);
   }
   void config_write(std::uint16_t offset, unsigned width, std::uint32_t value) override {
-    (void)!::pwrite(device_.get(), &value, width, static_cast<off_t>(config_offset_ + offset));
+    detail::write_config(device_.get(), static_cast<off_t>(config_offset_ + offset), width, value);
   }
   std::size_t config_size() const override { return config_size_; }
 
   Result<BarWindow*> map_bar(unsigned index) override {
-    if (index > 5) return Error{Errc::InvalidArgument, fmt::format("BAR {} does not exist (0..5)", index), false};
+    if (index > 5) return Error::invalid("BAR {} does not exist (0..5)", index);
     if (auto it = bars_.find(index); it != bars_.end()) return it->second.get();
     vfio_region_info r{};
     r.argsz = sizeof r;
@@ -62,13 +60,11 @@ class VfioFunction final : public PciFunction {
     if (::ioctl(device_.get(), VFIO_DEVICE_GET_REGION_INFO, &r) != 0)
       return sys_error(Errc::TransportError, fmt::format("{}: VFIO_DEVICE_GET_REGION_INFO for BAR{}", address_, index));
     if (r.size == 0)
-      return Error{Errc::TransportError, fmt::format("{} has no BAR{} (size 0): is this the right function?", address_, index),
-                   false};
+      return Error::make(Errc::TransportError, Touched::Nothing,
+                         "{} has no BAR{} (size 0): is this the right function?", address_, index);
     if ((r.flags & VFIO_REGION_INFO_FLAG_MMAP) == 0)
-      return Error{Errc::Unsupported,
-                   fmt::format("{}: BAR{} cannot be mmapped through VFIO (an I/O-port BAR, or smaller than a page)",
-                               address_, index),
-                   false};
+      return Error::unsupported("{}: BAR{} cannot be mmapped through VFIO (an I/O-port BAR, or smaller than a page)",
+                                address_, index);
     void* p = ::mmap(nullptr, r.size, PROT_READ | PROT_WRITE, MAP_SHARED, device_.get(), static_cast<off_t>(r.offset));
     if (p == MAP_FAILED) return sys_error(Errc::TransportError, fmt::format("{}: mmap of BAR{}", address_, index));
     auto bar = std::make_unique<detail::MappedBar>(p, r.size, true);
@@ -136,7 +132,8 @@ class VfioFunction final : public PciFunction {
     const int r = ::ppoll(fds, n, &ts, nullptr);
     if (r < 0 && errno != EINTR) return sys_error(Errc::TransportError, "ppoll on the interrupt eventfd");
     if (n == 2 && (fds[1].revents & POLLIN))
-      return Error{Errc::TransportError, detail::device_lost(address_, "the kernel asks for the device back"), false};
+      return Error(Errc::TransportError, detail::device_lost(address_, "the kernel asks for the device back"),
+                   Touched::Nothing);
     if (r > 0 && (fds[0].revents & POLLIN)) {
       std::uint64_t count = 0;
       (void)!::read(irq_event_.get(), &count, sizeof count);
@@ -217,7 +214,8 @@ Status VfioFunction::read_iommu_info() {
         const auto* h = reinterpret_cast<const vfio_info_cap_header*>(buf.data() + off);
         if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
           const auto* c = reinterpret_cast<const vfio_iommu_type1_info_cap_iova_range*>(h);
-          for (std::uint32_t i = 0; i < c->nr_iovas; ++i) ranges_.push_back({c->iova_ranges[i].start, c->iova_ranges[i].end});
+          for (std::uint32_t i = 0; i < c->nr_iovas; ++i)
+            ranges_.push_back({c->iova_ranges[i].start, c->iova_ranges[i].end});
         }
         off = h->next;
       }
@@ -225,7 +223,7 @@ Status VfioFunction::read_iommu_info() {
     if (ranges_.empty()) ranges_.push_back({0, ~std::uint64_t{0}});
     return ok_status();
   }
-  return Error{Errc::TransportError, "VFIO_IOMMU_GET_INFO keeps growing", false};
+  return Error::make(Errc::TransportError, Touched::Nothing, "VFIO_IOMMU_GET_INFO keeps growing");
 }
 
 Result<std::unique_ptr<PciFunction>> VfioFunction::open(const std::string& address, const std::string& root) {
@@ -244,26 +242,23 @@ Result<std::unique_ptr<PciFunction>> VfioFunction::open(const std::string& addre
     return sys_error(errno == ENOENT ? Errc::Unsupported : Errc::PermissionDenied,
                      "cannot open /dev/vfio/vfio (is the vfio module loaded? `modprobe vfio-pci`)");
   if (::ioctl(f->container_.get(), VFIO_GET_API_VERSION) != VFIO_API_VERSION)
-    return Error{Errc::Unsupported, "this kernel's VFIO API version is not the one this library speaks", false};
+    return Error::unsupported("this kernel's VFIO API version is not the one this library speaks");
   const int type = ::ioctl(f->container_.get(), VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) > 0 ? VFIO_TYPE1v2_IOMMU
                    : ::ioctl(f->container_.get(), VFIO_CHECK_EXTENSION, VFIO_TYPE1_IOMMU) > 0 ? VFIO_TYPE1_IOMMU
-                                                                                               : -1;
-  if (type < 0) return Error{Errc::Unsupported, "VFIO offers no type 1 IOMMU (vfio_iommu_type1 not loaded?)", false};
+                                                                                              : -1;
+  if (type < 0) return Error::unsupported("VFIO offers no type 1 IOMMU (vfio_iommu_type1 not loaded?)");
 
   const std::string group_path = fmt::format("/dev/vfio/{}", *group);
   f->group_ = Fd(::open(group_path.c_str(), O_RDWR | O_CLOEXEC));
   if (!f->group_) {
     const int err = errno;
     if (err == EACCES || err == EPERM)
-      return Error{Errc::PermissionDenied,
-                   fmt::format("cannot open {}: {}. Run as root, or give your user the group: `chown $USER {}` "
-                               "(or a udev rule, docs/pcie.md \"permissions\")",
-                               group_path, std::strerror(err), group_path),
-                   false};
-    if (err == EBUSY)
-      return Error{Errc::Busy, fmt::format("{} is busy: another process (a VM, another sgpu) has the group", group_path),
-                   false};
-    return Error{Errc::TransportError, fmt::format("cannot open {}: {}", group_path, std::strerror(err)), false};
+      return Error::make(Errc::PermissionDenied, Touched::Nothing,
+                         "cannot open {}: {}. Run as root, or give your user the group: `chown $USER {}` "
+                         "(or a udev rule, docs/pcie.md \"permissions\")",
+                         group_path, std::strerror(err), group_path);
+    if (err == EBUSY) return Error::busy("{} is busy: another process (a VM, another sgpu) has the group", group_path);
+    return Error::make(Errc::TransportError, Touched::Nothing, "cannot open {}: {}", group_path, std::strerror(err));
   }
   vfio_group_status st{};
   st.argsz = sizeof st;
@@ -287,8 +282,10 @@ Result<std::unique_ptr<PciFunction>> VfioFunction::open(const std::string& addre
   f->config_offset_ = cr.offset;
   f->config_size_ = cr.size >= 4096 ? 4096 : 256;
 
-  if (f->irq_count(VFIO_PCI_MSIX_IRQ_INDEX) > 0) f->delivery_ = InterruptDelivery::Msix;
-  else if (f->irq_count(VFIO_PCI_MSI_IRQ_INDEX) > 0) f->delivery_ = InterruptDelivery::Msi;
+  if (f->irq_count(VFIO_PCI_MSIX_IRQ_INDEX) > 0)
+    f->delivery_ = InterruptDelivery::Msix;
+  else if (f->irq_count(VFIO_PCI_MSI_IRQ_INDEX) > 0)
+    f->delivery_ = InterruptDelivery::Msi;
   if (f->irq_count(VFIO_PCI_REQ_IRQ_INDEX) > 0) {
     f->req_event_ = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (f->req_event_ && !f->set_irq(VFIO_PCI_REQ_IRQ_INDEX, f->req_event_.get())) f->req_event_.reset();
@@ -299,9 +296,8 @@ Result<std::unique_ptr<PciFunction>> VfioFunction::open(const std::string& addre
 }  // namespace
 
 Result<std::unique_ptr<PciFunction>> open_vfio_function(std::string_view address, const std::string& sysfs_root) {
-  auto a = detail::existing_function(address, sysfs_root);
-  if (!a) return std::move(a).error();
-  return VfioFunction::open(*a, sysfs_root);
+  SGPU_ASSIGN_OR_RETURN(const std::string normalized, detail::existing_function(address, sysfs_root));
+  return VfioFunction::open(normalized, sysfs_root);
 }
 
 }  // namespace sgpu::pcie

@@ -1,0 +1,65 @@
+// The testbench's transports for the end-to-end tests, registered the way every program does
+// it (a registry of its own, tb::register_backends), with the short host-memory latencies that
+// keep the tests fast (the benchmarks use realistic ones).
+//
+// Backend parity. The end-to-end tests tagged [parity] do not name a backend: they open
+// open_e2e_transport(), i.e. the backend SGPU_E2E_BACKEND names ("sim" when it is unset).
+// CTest runs them on "sim" and once more on every backend host/tests/CMakeLists.txt lists with
+// sgpu_e2e_backend(<name>), with the CTest label <name>: the same assertions through another
+// transport. A backend that wraps the simulated board gets the fast latencies in tb_registry();
+// one whose interrupt is a message, not a level, is listed in e2e_interrupt_is_level().
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "backends/backends.hpp"
+#include "pcie/pcie_sim_transport.hpp"
+#include "sim/sim_device.hpp"
+
+namespace sgpu::test {
+
+inline void fast_board(sim::SimConfig& board) {
+  board.read_latency = 16;
+  board.write_latency = 8;
+}
+
+inline TransportRegistry tb_registry() {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  fast_board(*registry.options<sim::SimConfig>("sim"));
+  fast_board(registry.options<pcie::PcieSimOptions>("pcie-sim")->card.sim);
+  return registry;
+}
+
+/// Opens a backend ("sim", "model", "pcie-sim"...) from tb_registry().
+inline std::unique_ptr<Transport> open_tb_transport(std::string_view spec) {
+  auto t = tb_registry().open(spec);
+  if (!t) FAIL(to_string(t.error()));
+  return std::move(*t);
+}
+
+/// The spec of the backend the [parity] tests run on: $SGPU_E2E_BACKEND, "sim" by default.
+inline std::string e2e_backend() {
+  const char* spec = std::getenv("SGPU_E2E_BACKEND");
+  return spec && *spec ? spec : "sim";
+}
+
+/// Its name as the transport reports it (the spec without an argument).
+inline std::string e2e_backend_name() {
+  const std::string spec = e2e_backend();
+  return spec.substr(0, spec.find(':'));
+}
+
+/// Opens the backend the [parity] tests run on.
+inline std::unique_ptr<Transport> open_e2e_transport() { return open_tb_transport(e2e_backend()); }
+
+/// Whether the backend shows the interrupt line as a level (wait_irq() stays true until the
+/// status is acknowledged), or delivers it as messages (MSI: each wait_irq() consumes one).
+inline bool e2e_interrupt_is_level() { return e2e_backend_name() != "pcie-sim"; }
+
+}  // namespace sgpu::test

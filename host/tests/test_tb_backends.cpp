@@ -1,0 +1,72 @@
+// The testbench's transports as programs register them: tb::register_backends adds "sim",
+// "model" and "pcie-sim" with their own options, once.
+#include <catch2/catch.hpp>
+
+#include "backends/backends.hpp"
+#include "model/model_transport.hpp"
+#include "pcie/pcie_sim_transport.hpp"
+#include "sgpu/device.hpp"
+#include "sim/sim_transport.hpp"
+
+using namespace sgpu;
+
+TEST_CASE("tb backends: registered next to libsgpu's own, each with its own options", "[transport][registry]") {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  CHECK(registry.names() == "mock, pcie, sim, model, pcie-sim");
+  sim::SimConfig* board = registry.options<sim::SimConfig>("sim");
+  REQUIRE(board != nullptr);
+  CHECK(board->read_latency == sim::SimConfig{}.read_latency);
+  model::Config* model = registry.options<model::Config>("model");
+  REQUIRE(model != nullptr);
+  CHECK(registry.options<model::Config>("sim") == nullptr);
+  pcie::PcieSimOptions* card = registry.options<pcie::PcieSimOptions>("pcie-sim");
+  REQUIRE(card != nullptr);
+  CHECK(card->card.delivery == pcie::InterruptDelivery::Msi);
+
+  // Twice is refused and adds nothing.
+  auto again = tb::register_backends(registry);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == Errc::InvalidArgument);
+  CHECK(registry.names() == "mock, pcie, sim, model, pcie-sim");
+}
+
+TEST_CASE("tb backends: sim, model and pcie-sim open from the registry and run a device",
+          "[transport][registry][sim]") {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  registry.options<sim::SimConfig>("sim")->read_latency = 16;
+  registry.options<pcie::PcieSimOptions>("pcie-sim")->card.sim.read_latency = 16;
+  for (const char* name : {"sim", "model", "pcie-sim"}) {
+    auto t = registry.open(name);
+    REQUIRE(t);
+    CHECK((*t)->name() == name);
+    DeviceOptions opt;
+    opt.gart = false;  // the model has no GART
+    auto dev = Device::open(std::move(*t), opt);
+    if (!dev) FAIL(to_string(dev.error()));
+  }
+  for (const char* spec : {"sim:fast", "pcie-sim:0000:01:00.0"}) {
+    auto with_arg = registry.open(spec);
+    REQUIRE_FALSE(with_arg);
+    CHECK(with_arg.error().code == Errc::InvalidArgument);
+  }
+}
+
+TEST_CASE("tb backends: a sim board with a clock that is not positive is refused", "[transport][sim]") {
+  sim::SimConfig bad;
+  bad.clock_hz = 0;
+  auto t = sim::open_sim_transport(bad);
+  REQUIRE_FALSE(t);
+  CHECK(t.error().code == Errc::InvalidArgument);
+  CHECK_THAT(t.error().message, Catch::Contains("clock_hz"));
+}
+
+TEST_CASE("tb backends: a pcie-sim board with a clock that is not positive is refused", "[transport][pcie]") {
+  pcie::PcieSimOptions bad;
+  bad.card.sim.clock_hz = -1;
+  auto t = pcie::open_pcie_sim(bad);
+  REQUIRE_FALSE(t);
+  CHECK(t.error().code == Errc::InvalidArgument);
+  CHECK_THAT(t.error().message, Catch::Contains("pcie-sim: clock_hz"));
+}
