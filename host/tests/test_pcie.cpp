@@ -36,6 +36,7 @@ class ScriptedFunction final : public PciFunction {
  public:
   DmaAddressing addressing = DmaAddressing::Translated;
   std::vector<IovaRange> ranges{{0, ~std::uint64_t{0}}};
+  std::uint64_t page_sizes = 4096;
   std::uint64_t next_physical = std::uint64_t{1} << 30;
   std::optional<Error> refuse_map;
   std::map<std::uint64_t, std::size_t> mapped;
@@ -49,8 +50,9 @@ class ScriptedFunction final : public PciFunction {
   Result<BarWindow*> map_bar(unsigned) override { return Error::unsupported("none"); }
   DmaAddressing dma_addressing() const override { return addressing; }
   std::vector<IovaRange> iova_ranges() const override { return ranges; }
+  std::uint64_t iova_page_sizes() const override { return page_sizes; }
   Result<HostBlock> alloc_host(std::size_t bytes) override {
-    void* p = std::aligned_alloc(4096, bytes);
+    void* p = std::aligned_alloc(smallest_page(page_sizes), bytes);
     std::memset(p, 0, bytes);
     ++host_blocks;
     HostBlock b{p, bytes, std::nullopt};
@@ -66,6 +68,8 @@ class ScriptedFunction final : public PciFunction {
   }
   Status map_dma(void*, std::uint64_t iova, std::size_t bytes) override {
     if (refuse_map) return *refuse_map;
+    const std::uint64_t page = smallest_page(page_sizes);
+    if (iova % page != 0 || bytes % page != 0) return Error::invalid("not on the IOMMU page");
     mapped[iova] = bytes;
     return ok_status();
   }
@@ -206,6 +210,37 @@ TEST_CASE("pcie: the DMA pool maps whole chunks, sub-allocates them and gives ze
     bufs.clear();
     again->reset();
     CHECK(weak.expired());
+  }
+}
+
+TEST_CASE("pcie: the DMA pool maps in multiples of the IOMMU's smallest page", "[pcie][pool]") {
+  auto fn = std::make_shared<ScriptedFunction>();
+  fn->page_sizes = (std::uint64_t{1} << 16) | (std::uint64_t{1} << 21);  // 64 KiB and 2 MiB pages
+  auto pool = std::make_shared<DmaPool>(fn, 48, 100 * 1024);
+  CHECK(pool->granule() == 64 * 1024);
+  CHECK(pool->chunk_bytes() == 128 * 1024);  // the chunk rounded up to whole pages
+  auto small = pool->allocate(pool, 4096, 4096);
+  REQUIRE(small);
+  auto big = pool->allocate(pool, 70 * 1024, 4096);  // more than half a chunk: its own mapping
+  REQUIRE(big);
+  CHECK(big->size() == 72 * 1024);
+  REQUIRE(fn->mapped.size() == 2);
+  for (const auto& [iova, bytes] : fn->mapped) {
+    CHECK(iova % (64 * 1024) == 0);
+    CHECK(bytes == 128 * 1024);
+  }
+  SECTION("no page sizes reported, or pages smaller than the host's: 4 KiB") {
+    for (std::uint64_t sizes : {std::uint64_t{0}, std::uint64_t{0x800}}) {
+      auto f = std::make_shared<ScriptedFunction>();
+      f->page_sizes = sizes;
+      CHECK(DmaPool(f, 48, std::size_t{2} << 20).granule() == 4096);
+    }
+  }
+  SECTION("without an IOMMU the page sizes do not apply") {
+    auto f = std::make_shared<ScriptedFunction>();
+    f->addressing = DmaAddressing::Physical;
+    f->page_sizes = std::uint64_t{1} << 16;
+    CHECK(DmaPool(f, 48, std::size_t{2} << 20).granule() == 4096);
   }
 }
 

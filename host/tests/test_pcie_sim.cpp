@@ -125,6 +125,47 @@ TEST_CASE("pcie-sim: DMA addresses stay below the reach and out of the IOMMU's h
   submit_and_wait(dev, 3);
 }
 
+TEST_CASE("pcie-sim: every DMA mapping is on the IOMMU's smallest page", "[pcie]") {
+  // An IOMMU that maps 64 KiB, 2 MiB and 512 MiB pages (an Arm SMMU with a 64 KiB granule).
+  PcieSimOptions c = fast();
+  c.card.iova_page_sizes = (std::uint64_t{1} << 16) | (std::uint64_t{1} << 21) | (std::uint64_t{1} << 29);
+  c.transport.dma_chunk_bytes = 100 * 1024;  // rounded up to 128 KiB
+  auto o = open(c);
+  std::vector<DmaMemory> bufs;
+  for (std::size_t bytes : {std::size_t{4096}, std::size_t{4096}, std::size_t{100 * 1024}, std::size_t{40 * 1024}}) {
+    auto m = o.transport->alloc_dma(bytes);
+    REQUIRE(m);
+    bufs.push_back(std::move(*m));
+  }
+  // Two 4 KiB buffers and the 40 KiB one share a 128 KiB chunk; the 100 KiB one (more than half
+  // a chunk) has its own, rounded up to 128 KiB too.
+  REQUIRE(o.function->live_mappings() == 2);
+  for (const auto& [bus, bytes] : o.function->mappings()) {
+    CHECK(bus % (64 * 1024) == 0);
+    CHECK(bytes == 128 * 1024);
+  }
+  Device dev = open_device(std::move(o.transport));
+  submit_and_wait(dev, 3);
+}
+
+TEST_CASE("pcie-sim: the simulated IOMMU refuses a mapping that is not on its page, as VFIO does", "[pcie]") {
+  SimPciConfig c;
+  test::fast_board(c.sim);
+  c.iova_page_sizes = std::uint64_t{1} << 16;
+  SimPciFunction f(c);
+  auto block = f.alloc_host(64 * 1024);
+  REQUIRE(block);
+  auto unaligned = f.map_dma(block->cpu, 0x101000, 64 * 1024);
+  REQUIRE_FALSE(unaligned);
+  CHECK(unaligned.error().code == Errc::InvalidArgument);
+  CHECK_THAT(unaligned.error().message, Catch::Contains("not on its 0x10000-byte page"));
+  CHECK_FALSE(f.map_dma(block->cpu, 0x100000, 4096));  // a partial page
+  CHECK(f.live_mappings() == 0);
+  REQUIRE(f.map_dma(block->cpu, 0x100000, 64 * 1024));
+  f.unmap_dma(0x100000, 64 * 1024);
+  f.free_host(*block);
+}
+
 TEST_CASE("pcie-sim: without an IOMMU (physical addresses, fence polling) the driver still works, and is warned",
           "[pcie]") {
   PcieSimOptions c = fast();

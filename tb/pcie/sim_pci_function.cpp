@@ -108,8 +108,16 @@ std::vector<IovaRange> SimPciFunction::iova_ranges() const {
   return cfg_.addressing == DmaAddressing::Translated ? cfg_.iova_ranges : std::vector<IovaRange>{};
 }
 
+std::uint64_t SimPciFunction::iova_page_sizes() const {
+  return cfg_.addressing == DmaAddressing::Translated ? cfg_.iova_page_sizes : 4096;
+}
+
 Result<HostBlock> SimPciFunction::alloc_host(std::size_t bytes) {
-  void* p = std::aligned_alloc(4096, bytes);
+  const std::size_t page = smallest_page(iova_page_sizes());
+  if (bytes == 0 || bytes % page != 0)
+    return Error::invalid("sim: host memory of {:#x} bytes is not a multiple of the {:#x}-byte IOMMU page", bytes,
+                          page);
+  void* p = std::aligned_alloc(page, bytes);
   if (!p) return Error::make(Errc::OutOfMemory, Touched::Nothing, "sim: host allocation of {} bytes failed", bytes);
   std::memset(p, 0, bytes);
   HostBlock b{p, bytes, std::nullopt};
@@ -134,6 +142,11 @@ void SimPciFunction::free_host(const HostBlock& b) noexcept {
 
 Status SimPciFunction::map_dma(void* cpu, std::uint64_t iova, std::size_t bytes) {
   if (cfg_.addressing != DmaAddressing::Translated) return Error::unsupported("sim: no IOMMU in this configuration");
+  // As VFIO_IOMMU_MAP_DMA: EINVAL unless address, size and host address are on the smallest page.
+  const std::size_t page = smallest_page(iova_page_sizes());
+  if (iova % page != 0 || bytes == 0 || bytes % page != 0 || reinterpret_cast<std::uintptr_t>(cpu) % page != 0)
+    return Error::invalid("sim IOMMU: mapping [{:#x}, +{:#x}) from host {} is not on its {:#x}-byte page", iova, bytes,
+                          fmt::ptr(cpu), page);
   for (const IovaRange& r : cfg_.iova_ranges)
     if (iova >= r.first && iova + bytes - 1 <= r.last) {
       dev_->memory().attach(iova, cpu, bytes);

@@ -6,7 +6,7 @@
 // (memory, Bus Master and INTx-disable writable), an MSI capability and a PCI Express capability
 // with the link the test asks for. BAR0 is the register window; host memory becomes reachable at
 // the I/O virtual address the pool chose (an IOMMU that, like VFIO's, refuses ranges outside its
-// apertures), or at a made-up physical address (no IOMMU).
+// apertures and mappings not on its smallest page), or at a made-up physical address (no IOMMU).
 // The interrupt line becomes MSI messages: one when the line is high and armed; armed again when
 // the line is seen low or after any register write (the driver acknowledged), so a level that
 // stays high across an acknowledge is delivered again. Time is simulated time. remove() pulls
@@ -39,8 +39,9 @@ struct SimPciConfig {
   PciId id{0x10ee, 0x7024};
   InterruptDelivery delivery = InterruptDelivery::Msi;
   DmaAddressing addressing = DmaAddressing::Translated;
-  /// What the simulated IOMMU reports (Translated).
+  /// What the simulated IOMMU reports (Translated): its ranges and page sizes (x86's by default).
   std::vector<IovaRange> iova_ranges{{0, (std::uint64_t{1} << 48) - 1}};
+  std::uint64_t iova_page_sizes = (std::uint64_t{1} << 12) | (std::uint64_t{1} << 21) | (std::uint64_t{1} << 30);
   /// Made-up physical addresses start here (Physical).
   std::uint64_t physical_base = std::uint64_t{1} << 32;
   LinkState link{2, 4, 2, 4};
@@ -60,6 +61,7 @@ class SimPciFunction final : public PciFunction {
   Result<BarWindow*> map_bar(unsigned index) override;
   DmaAddressing dma_addressing() const override { return cfg_.addressing; }
   std::vector<IovaRange> iova_ranges() const override;
+  std::uint64_t iova_page_sizes() const override;
   Result<HostBlock> alloc_host(std::size_t bytes) override;
   void free_host(const HostBlock& block) noexcept override;
   Status map_dma(void* cpu, std::uint64_t iova, std::size_t bytes) override;
@@ -75,6 +77,8 @@ class SimPciFunction final : public PciFunction {
   sim::SimDevice& device() { return *dev_; }
   /// DMA mappings live now, and MSIs delivered so far.
   std::size_t live_mappings() const { return mapped_.size(); }
+  /// The live mappings: bus address -> bytes.
+  const std::map<std::uint64_t, std::size_t>& mappings() const { return mapped_; }
   std::uint64_t messages() const { return messages_; }
 
  private:

@@ -199,8 +199,13 @@ TEST_CASE("vm: VFIO: configuration space, BAR0, Bus Master, DMA both ways, MSI t
   fn->config_write(cfg::kCommand, 2, cmd | cfg::kCommandMemory | cfg::kCommandBusMaster);
   CHECK((fn->config_read(cfg::kCommand, 2) & cfg::kCommandBusMaster) != 0);
 
-  // The pool above the seam: I/O virtual addresses inside the IOMMU's ranges, below edu's reach.
+  // The pool above the seam: I/O virtual addresses inside the IOMMU's ranges, below edu's reach,
+  // on the IOMMU's smallest page (the emulated VT-d maps 4 KiB pages and up).
+  const std::uint64_t page_sizes = fn->iova_page_sizes();
+  INFO("iova_pgsizes " << std::hex << page_sizes);
+  CHECK((page_sizes & (~page_sizes + 1)) == 4096);
   auto pool = std::make_shared<pcie::detail::DmaPool>(fn, 28, std::size_t{2} << 20);
+  CHECK(pool->granule() == 4096);
   const auto ranges = fn->iova_ranges();
   REQUIRE_FALSE(ranges.empty());
   DmaMemory src = must(pool->allocate(pool, 4096, 4096));

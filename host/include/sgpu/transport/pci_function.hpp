@@ -58,6 +58,14 @@ struct IovaRange {
   bool operator==(const IovaRange& o) const { return first == o.first && last == o.last; }
 };
 
+/// The smallest page of an IOMMU page-size bitmap (PciFunction::iova_page_sizes(): bit n set =
+/// 2^n-byte pages), and never less than the host's 4 KiB page (also for an empty bitmap).
+inline std::size_t smallest_page(std::uint64_t page_sizes) {
+  constexpr std::uint64_t kHostPage = 4096;
+  const std::uint64_t lowest = page_sizes & (~page_sizes + 1);
+  return static_cast<std::size_t>(lowest > kHostPage ? lowest : kHostPage);
+}
+
 /// How host memory becomes reachable by the device.
 enum class DmaAddressing {
   Translated,  ///< an IOMMU translates: the caller chooses the I/O virtual address (map_dma)
@@ -119,8 +127,13 @@ class PciFunction {
   /// Translated: the I/O virtual ranges the IOMMU accepts (the whole 64-bit space if it reports
   /// none). Physical: empty.
   virtual std::vector<IovaRange> iova_ranges() const = 0;
-  /// Zeroed, page-aligned host memory of `bytes` (a multiple of the page size) that the function
-  /// can make reachable; physically contiguous with `bus_addr` set for DmaAddressing::Physical.
+  /// Translated: the page sizes the IOMMU maps, as a bitmap (bit n set: 2^n-byte pages; VFIO's
+  /// iova_pgsizes). The I/O virtual address, size and host address of every map_dma() are
+  /// multiples of the smallest. Physical: the host page size.
+  virtual std::uint64_t iova_page_sizes() const = 0;
+  /// Zeroed host memory of `bytes` (a multiple of the smallest of iova_page_sizes()), aligned to
+  /// that page size, that the function can make reachable; physically contiguous with `bus_addr`
+  /// set for DmaAddressing::Physical.
   virtual Result<HostBlock> alloc_host(std::size_t bytes) = 0;
   virtual void free_host(const HostBlock& block) noexcept = 0;
   /// Translated only: makes [cpu, cpu + bytes) reachable by the device at [iova, iova + bytes).

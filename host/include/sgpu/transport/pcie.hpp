@@ -11,8 +11,8 @@
 // function of the testbench ("pcie-sim", tb/pcie). On top of it, the same code for all three:
 // 32-bit BAR0 register access with all-ones detection (a card that is gone is reported, never
 // waited for), a DMA-memory pool whose I/O virtual addresses stay below the device's address
-// reach and inside the IOMMU's ranges, the interrupt wait (MSI, or fence polling in host memory)
-// and time.
+// reach, inside the IOMMU's ranges and on its page size, the interrupt wait (MSI, or fence
+// polling in host memory) and time.
 #pragma once
 
 #include <chrono>
@@ -46,7 +46,8 @@ inline constexpr std::uint16_t kCandidateVendors[] = {0x10ee};
 struct PcieTransportOptions {
   /// Highest DMA address bit the device (and its bridge) can drive; 0 = CAP_BUS.ADDR_BITS.
   unsigned dma_address_bits = 0;
-  /// The DMA pool maps host memory in chunks of this size (few large IOMMU mappings).
+  /// The DMA pool maps host memory in chunks of this size (few large IOMMU mappings), rounded up
+  /// to the IOMMU's smallest page.
   std::size_t dma_chunk_bytes = std::size_t{2} << 20;
   /// Fence polling (no MSI): how long one wait lets pass, and how often the interrupt status is
   /// read anyway so faults and preemptions are still seen.

@@ -1,5 +1,6 @@
 #include "transport/pcie/dma_pool.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -12,10 +13,17 @@ namespace {
 constexpr std::size_t kPage = 4096;
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// Without an IOMMU nothing is mapped: the host page is the unit.
+std::size_t mapping_granule(const PciFunction& fn) {
+  return fn.dma_addressing() == DmaAddressing::Translated ? smallest_page(fn.iova_page_sizes()) : kPage;
+}
 }  // namespace
 
 DmaPool::DmaPool(std::shared_ptr<PciFunction> function, unsigned address_bits, std::size_t chunk_bytes)
-    : fn_(std::move(function)), address_bits_(address_bits), chunk_bytes_(round_up(chunk_bytes, kPage)) {
+    : fn_(std::move(function)),
+      address_bits_(address_bits),
+      granule_(mapping_granule(*fn_)),
+      chunk_bytes_(round_up(chunk_bytes == 0 ? granule_ : chunk_bytes, granule_)) {
   if (fn_->dma_addressing() == DmaAddressing::Translated) iova_.emplace(fn_->iova_ranges(), address_bits_);
 }
 
@@ -31,7 +39,7 @@ Result<std::map<std::uint64_t, DmaPool::Chunk>::iterator> DmaPool::add_chunk(std
   c.block = *block;
   c.dedicated = dedicated;
   if (iova_) {
-    const auto iova = iova_->allocate(c.block.bytes, align);
+    const auto iova = iova_->allocate(c.block.bytes, std::max(align, granule_));
     if (!iova) {
       fn_->free_host(c.block);
       std::string ranges;
@@ -84,7 +92,7 @@ Result<DmaMemory> DmaPool::allocate(const std::shared_ptr<DmaPool>& self, std::s
   const std::size_t a = align < kPage ? kPage : align;
   const std::size_t size = round_up(bytes == 0 ? 1 : bytes, a);
   if (size > chunk_bytes_ / 2 || a > chunk_bytes_) {
-    auto it = add_chunk(round_up(size, kPage), a, true);
+    auto it = add_chunk(round_up(size, granule_), a, true);
     if (!it) return std::move(it).error();
     return DmaMemory(self, (*it)->second.block.cpu, (*it)->second.bus, size);
   }

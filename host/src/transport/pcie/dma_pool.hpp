@@ -1,8 +1,10 @@
 // The DMA-memory pool above the seam: host memory from the function in chunks, made reachable
 // once per chunk (few large IOMMU mappings: the container allows ~65k), sub-allocated by bus
 // address. Translated functions get I/O virtual addresses from an IovaAllocator that honours
-// the device's reach and the IOMMU's ranges; physical ones (no IOMMU) come with their address,
-// which is checked against the reach. Requests larger than half a chunk get a chunk of their own.
+// the device's reach and the IOMMU's ranges; every mapping (its address and size) is a multiple
+// of the IOMMU's smallest page (its mapping granule). Physical ones (no IOMMU) come with their
+// address, which is checked against the reach. Requests larger than half a chunk get a chunk of
+// their own.
 //
 // (HostPageDma, the DMA memory of the simulated backends, does not fit here: it maps every
 // allocation on its own from one bus range, where a card wants few large mappings at addresses
@@ -35,6 +37,9 @@ class DmaPool final : public DmaBackend {
   void release(void* cpu, std::uint64_t bus_addr, std::size_t bytes) noexcept override;
 
   unsigned address_bits() const { return address_bits_; }
+  /// The size and alignment unit of every mapping: the IOMMU's smallest page (at least 4 KiB).
+  std::size_t granule() const { return granule_; }
+  std::size_t chunk_bytes() const { return chunk_bytes_; }
   /// Chunks mapped now (each one IOMMU mapping for a translated function).
   std::size_t mappings() const { return chunks_.size(); }
   const IovaAllocator* iova() const { return iova_ ? &*iova_ : nullptr; }
@@ -51,6 +56,7 @@ class DmaPool final : public DmaBackend {
 
   std::shared_ptr<PciFunction> fn_;
   unsigned address_bits_;
+  std::size_t granule_;
   std::size_t chunk_bytes_;
   std::optional<IovaAllocator> iova_;
   std::map<std::uint64_t, Chunk> chunks_;  // by bus address

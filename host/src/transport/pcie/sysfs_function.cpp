@@ -81,6 +81,7 @@ class SysfsFunction final : public PciFunction {
 
   DmaAddressing dma_addressing() const override { return DmaAddressing::Physical; }
   std::vector<IovaRange> iova_ranges() const override { return {}; }
+  std::uint64_t iova_page_sizes() const override { return 4096; }
 
   Result<HostBlock> alloc_host(std::size_t bytes) override {
     const std::size_t size = (bytes + huge_ - 1) / huge_ * huge_;

@@ -2,7 +2,8 @@
 // Container and group, the device fd, configuration space through the config region, BARs by
 // mmap of their regions, VFIO_IOMMU_MAP_DMA at the I/O virtual address the pool chose, and the
 // interrupt as MSI or MSI-X vector 0 delivered to an eventfd. The kernel's request to give the
-// device back (surprise removal, unbind) arrives on a second eventfd and ends every wait.
+// device back (surprise removal, unbind) arrives on a second eventfd and ends every wait. The
+// IOMMU's ranges and page sizes (VFIO_IOMMU_GET_INFO) go up to the DMA pool.
 #include <fcntl.h>
 #include <linux/vfio.h>
 #include <poll.h>
@@ -76,9 +77,23 @@ class VfioFunction final : public PciFunction {
   DmaAddressing dma_addressing() const override { return DmaAddressing::Translated; }
   std::vector<IovaRange> iova_ranges() const override { return ranges_; }
 
+  std::uint64_t iova_page_sizes() const override { return page_sizes_; }
+
   Result<HostBlock> alloc_host(std::size_t bytes) override {
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return sys_error(Errc::OutOfMemory, fmt::format("mmap of {} bytes for DMA", bytes));
+    // MAP_DMA wants the host address aligned to the IOMMU's smallest page too: map a granule
+    // more than asked and trim both ends to the aligned part.
+    const std::size_t granule = smallest_page(page_sizes_);
+    const std::size_t extra = granule > kHostPage ? granule : 0;
+    void* raw = ::mmap(nullptr, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return sys_error(Errc::OutOfMemory, fmt::format("mmap of {} bytes for DMA", bytes));
+    auto* base = static_cast<std::uint8_t*>(raw);
+    auto* p = base;
+    if (extra) {
+      p = base + (granule - reinterpret_cast<std::uintptr_t>(base) % granule) % granule;
+      if (p > base) ::munmap(base, static_cast<std::size_t>(p - base));
+      if (p + bytes < base + bytes + extra)
+        ::munmap(p + bytes, static_cast<std::size_t>(base + bytes + extra - (p + bytes)));
+    }
     // A child of fork() must not get copy-on-write pages the device is writing to.
     (void)::madvise(p, bytes, MADV_DONTFORK);
     return HostBlock{p, bytes, std::nullopt};
@@ -186,11 +201,14 @@ class VfioFunction final : public PciFunction {
 
   Status read_iommu_info();
 
+  static constexpr std::size_t kHostPage = 4096;
+
   std::string address_;
   Fd container_, group_, device_, irq_event_, req_event_;
   std::uint64_t config_offset_ = 0;
   std::size_t config_size_ = 256;
   std::vector<IovaRange> ranges_;
+  std::uint64_t page_sizes_ = kHostPage;
   InterruptDelivery delivery_ = InterruptDelivery::Polling;
   std::optional<unsigned> irq_index_;
   std::map<unsigned, std::unique_ptr<detail::MappedBar>> bars_;
@@ -208,6 +226,9 @@ Status VfioFunction::read_iommu_info() {
       continue;
     }
     ranges_.clear();
+    // The page sizes the IOMMU maps (4 KiB | 2 MiB | 1 GiB on x86, 4 KiB or 64 KiB granules on
+    // Arm): the DMA pool maps whole multiples of the smallest.
+    page_sizes_ = (info->flags & VFIO_IOMMU_INFO_PGSIZES) && info->iova_pgsizes ? info->iova_pgsizes : kHostPage;
     if ((info->flags & VFIO_IOMMU_INFO_CAPS) && info->cap_offset != 0) {
       std::uint32_t off = info->cap_offset;
       for (int hops = 0; off != 0 && off + sizeof(vfio_info_cap_header) <= buf.size() && hops < 32; ++hops) {
