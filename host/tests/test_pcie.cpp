@@ -398,6 +398,39 @@ TEST_CASE("pcie: sysfs: driver, IOMMU group, group members", "[pcie][sysfs]") {
   CHECK_FALSE(wrong.error().hardware_touched);
 }
 
+TEST_CASE("pcie: without an IOMMU, the sysfs `enable` the function wrote is given back on close", "[pcie][sysfs]") {
+  FakeSysfs s;
+  s.device("0000:03:00.0", "", 9);
+  const std::string dir = s.root + "/bus/pci/devices/0000:03:00.0";
+  std::ofstream(dir + "/config") << std::string(256, '\0');
+  std::ofstream(dir + "/enable") << "0\n";
+  auto read_enable = [&] {
+    std::ifstream in(dir + "/enable");
+    std::string v;
+    in >> v;
+    return v;
+  };
+  {
+    auto f = open_sysfs_function("03:00.0", s.root);
+    if (!f) FAIL(to_string(f.error()));
+    CHECK((*f)->address() == "0000:03:00.0");
+    CHECK(read_enable() == "1");  // enabled for us by the PCI core
+  }
+  CHECK(read_enable() == "0");  // and disabled again
+
+  SECTION("a function bound to a kernel driver is refused before anything is written") {
+    s.device("0000:04:00.0", "e1000e", 10);
+    std::ofstream(s.root + "/bus/pci/devices/0000:04:00.0/enable") << "1\n";
+    auto bound = open_sysfs_function("0000:04:00.0", s.root);
+    REQUIRE_FALSE(bound);
+    CHECK_THAT(bound.error().message, Catch::StartsWith("0000:04:00.0 is bound to the kernel driver 'e1000e'"));
+    std::ifstream in(s.root + "/bus/pci/devices/0000:04:00.0/enable");
+    std::string v;
+    in >> v;
+    CHECK(v == "1");
+  }
+}
+
 TEST_CASE("pcie: the messages a person acts on", "[pcie][messages]") {
   SECTION("no card lists what was seen") {
     FunctionInfo a;

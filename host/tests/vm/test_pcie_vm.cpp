@@ -50,6 +50,14 @@ T must(Result<T> r) {
 
 std::string driver_of(const char* address) { return pcie::detail::bound_driver("/sys", address); }
 
+// The first word of a sysfs attribute of `address`.
+std::string read_attribute(const char* address, const char* name) {
+  std::ifstream in(fmt::format("/sys/bus/pci/devices/{}/{}", address, name));
+  std::string v;
+  in >> v;
+  return v;
+}
+
 void bind_to(const char* address, const char* driver) {
   REQUIRE(pcie::detail::write_attribute(fmt::format("/sys/bus/pci/devices/{}/driver_override", address), driver));
   if (!driver_of(address).empty())
@@ -331,27 +339,33 @@ TEST_CASE("vm: IOMMU group not viable: the other devices are named", "[vm]") {
 
 TEST_CASE("vm: no IOMMU: sysfs BAR, hugepages with pagemap addresses, DMA both ways by polling", "[vm]") {
   REQUIRE(driver_of(kSysfs).empty());
-  std::shared_ptr<PciFunction> fn = must(open_sysfs_function(kSysfs));
-  CHECK(fn->dma_addressing() == DmaAddressing::Physical);
-  CHECK(fn->interrupt_delivery() == InterruptDelivery::Polling);
-  CHECK(fn->config_read(cfg::kVendorId, 2) == kEdu.vendor);
-  BarWindow& bar = *must(fn->map_bar(0));
-  CHECK(bar.read32(0x00) == kEduIdent);
-  fn->config_write(cfg::kCommand, 2,
-                   fn->config_read(cfg::kCommand, 2) | cfg::kCommandMemory | cfg::kCommandBusMaster);
+  // The PCI core counts users of the function in `enable`: one more while we hold it, given back after.
+  const int enabled_before = std::stoi(read_attribute(kSysfs, "enable"));
+  {
+    std::shared_ptr<PciFunction> fn = must(open_sysfs_function(kSysfs));
+    CHECK(std::stoi(read_attribute(kSysfs, "enable")) == enabled_before + 1);
+    CHECK(fn->dma_addressing() == DmaAddressing::Physical);
+    CHECK(fn->interrupt_delivery() == InterruptDelivery::Polling);
+    CHECK(fn->config_read(cfg::kVendorId, 2) == kEdu.vendor);
+    BarWindow& bar = *must(fn->map_bar(0));
+    CHECK(bar.read32(0x00) == kEduIdent);
+    fn->config_write(cfg::kCommand, 2,
+                     fn->config_read(cfg::kCommand, 2) | cfg::kCommandMemory | cfg::kCommandBusMaster);
 
-  auto pool = std::make_shared<pcie::detail::DmaPool>(fn, 28, std::size_t{2} << 20);
-  DmaMemory src = must(pool->allocate(pool, 4096, 4096));
-  DmaMemory dst = must(pool->allocate(pool, 4096, 4096));
-  CHECK(src.bus_addr() % 4096 == 0);
-  CHECK(dst.bus_addr() == src.bus_addr() + 4096);  // one hugepage, physically contiguous
-  CHECK(src.bus_addr() + src.size() <= (1u << 28));
-  fill(src.cpu(), kDmaBytes, 0xc3);
-  edu_dma(bar, src.bus_addr(), kEduBuffer, false, false);
-  REQUIRE(edu_dma_done(bar));
-  edu_dma(bar, kEduBuffer, dst.bus_addr(), true, false);
-  REQUIRE(edu_dma_done(bar));
-  CHECK(std::memcmp(src.cpu(), dst.cpu(), kDmaBytes) == 0);
+    auto pool = std::make_shared<pcie::detail::DmaPool>(fn, 28, std::size_t{2} << 20);
+    DmaMemory src = must(pool->allocate(pool, 4096, 4096));
+    DmaMemory dst = must(pool->allocate(pool, 4096, 4096));
+    CHECK(src.bus_addr() % 4096 == 0);
+    CHECK(dst.bus_addr() == src.bus_addr() + 4096);  // one hugepage, physically contiguous
+    CHECK(src.bus_addr() + src.size() <= (1u << 28));
+    fill(src.cpu(), kDmaBytes, 0xc3);
+    edu_dma(bar, src.bus_addr(), kEduBuffer, false, false);
+    REQUIRE(edu_dma_done(bar));
+    edu_dma(bar, kEduBuffer, dst.bus_addr(), true, false);
+    REQUIRE(edu_dma_done(bar));
+    CHECK(std::memcmp(src.cpu(), dst.cpu(), kDmaBytes) == 0);
+  }
+  CHECK(std::stoi(read_attribute(kSysfs, "enable")) == enabled_before);
 }
 
 TEST_CASE("vm: the transport without an IOMMU warns, and polls", "[vm]") {

@@ -92,7 +92,9 @@ Result<std::unique_ptr<Transport>> open_pcie(const PcieOptions& options, std::st
 /// The real functions, for tools and the kernel-interface tests.
 Result<std::unique_ptr<PciFunction>> open_vfio_function(std::string_view address,
                                                         const std::string& sysfs_root = "/sys");
-/// No IOMMU: DMA memory from hugepages (the size /proc/meminfo gives).
+/// No IOMMU: DMA memory from hugepages (the size /proc/meminfo gives). Enables the function
+/// through sysfs `enable` (one more user in the PCI core's count; the kernel takes it only while
+/// no driver is bound) and gives that back when the function is destroyed.
 Result<std::unique_ptr<PciFunction>> open_sysfs_function(std::string_view address,
                                                          const std::string& sysfs_root = "/sys");
 

@@ -147,9 +147,16 @@ class SysfsFunction final : public PciFunction {
     if (!f->pagemap_)
       return Error::make(Errc::PermissionDenied, Touched::Nothing, "cannot open /proc/self/pagemap: {}",
                          std::strerror(errno));
-    // An unbound function may have memory decoding off at the PCI core's level: `enable` turns it on.
-    (void)detail::write_attribute(f->dir_ + "/enable", "1");
+    // An unbound function may be disabled at the PCI core's level (no memory decoding, no Bus
+    // Master): writing 1 to `enable` enables it and counts one more user of it, which the
+    // destructor gives back. With a driver bound the kernel refuses (EBUSY) and owes us nothing.
+    f->enabled_by_us_ = detail::write_attribute(f->dir_ + "/enable", "1").has_value();
     return std::unique_ptr<PciFunction>(std::move(f));
+  }
+
+  ~SysfsFunction() override {
+    bars_.clear();
+    if (enabled_by_us_) (void)detail::write_attribute(dir_ + "/enable", "0");
   }
 
  private:
@@ -157,6 +164,7 @@ class SysfsFunction final : public PciFunction {
   Fd config_, pagemap_;
   std::size_t config_size_ = 256;
   std::size_t huge_ = std::size_t{2} << 20;
+  bool enabled_by_us_ = false;
   std::map<unsigned, std::unique_ptr<detail::MappedBar>> bars_;
 };
 
