@@ -47,7 +47,7 @@ int run_list(const CommonOptions& options, bool all) {
     fmt::print(
         "no softgpu candidates (vendor {:04x}, or an ID given with --pci-id) among the {} PCI functions "
         "libpciaccess sees{}\n",
-        pcie::kCandidateVendors[0], seen->size(), others.empty() ? "." : ":");
+        pcie::kSoftgpuId.vendor, seen->size(), others.empty() ? "." : ":");
     if (!others.empty()) print_table(others, false);
     fmt::print(
         "A card that is plugged in but missing here: check `lspci -nn`, that the bitstream is loaded and "

@@ -97,6 +97,9 @@ TEST_CASE("pcie-sim: open enables memory and Bus Master, routes MSI and checks t
   CHECK((cmd & cfg::kCommandIntxDisable) != 0);
   CHECK(o.warnings.empty());
   CHECK(o.transport->name() == "pcie-sim");
+  CHECK(f.config_read(cfg::kVendorId, 2) == abi::pci::kVendorId);
+  CHECK(f.config_read(cfg::kDeviceId, 2) == abi::pci::kDeviceId);
+  CHECK((f.config_read(cfg::kRevision, 4) >> 8) == abi::pci::kClassCode);
   CHECK(o.transport->read32(SGPU_REG(ID_MAGIC)) == SGPU_REGS__ID_MAGIC__VALUE_reset);
 
   Device dev = open_device(std::move(o.transport));

@@ -47,9 +47,7 @@ SimPciFunction::SimPciFunction(SimPciConfig config)
   put(cfg::kVendorId, 2, cfg_.id.vendor);
   put(cfg::kDeviceId, 2, cfg_.id.device);
   put(cfg::kStatus, 2, cfg::kStatusCapabilities);
-  put(cfg::kClassCode, 1, 0x00);
-  put(cfg::kClassCode + 1, 1, 0x00);
-  put(cfg::kClassCode + 2, 1, 0x12);  // processing accelerator
+  put(cfg::kRevision, 4, abi::pci::kClassCode << 8);  // class code above revision 0
   put(cfg::kBar0, 4, 0x4);                            // 64-bit memory BAR
   put(cfg::kSubsystemVendorId, 2, cfg_.id.vendor);
   put(cfg::kSubsystemId, 2, 0x0007);

@@ -2,7 +2,7 @@
 // space and IOMMU, so the `pcie` transport above the seam runs unchanged on the simulation
 // ("pcie-sim", pcie_sim_transport.hpp).
 //
-// Configuration space: a 4 KiB header with the IDs of a 7-series card, COMMAND
+// Configuration space: a 4 KiB header with the softgpu's IDs (spec/abi.toml [pci]), COMMAND
 // (memory, Bus Master and INTx-disable writable), an MSI capability and a PCI Express capability
 // with the link the test asks for. BAR0 is the register window; host memory becomes reachable at
 // the I/O virtual address the pool chose (an IOMMU that, like VFIO's, refuses ranges outside its
@@ -36,7 +36,7 @@ namespace sgpu::pcie {
 struct SimPciConfig {
   /// The simulated board (memory latencies, seed, clock, waveform, AXI checking).
   sim::SimConfig sim;
-  PciId id{0x10ee, 0x7024};
+  PciId id = kSoftgpuId;
   InterruptDelivery delivery = InterruptDelivery::Msi;
   DmaAddressing addressing = DmaAddressing::Translated;
   /// What the simulated IOMMU reports (Translated): its ranges and page sizes (x86's by default).

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sgpu/gen/abi.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/transport.hpp"
 #include "sgpu/transport/pci_function.hpp"
@@ -37,10 +38,14 @@ struct PciId {
   bool operator==(const PciId& o) const { return vendor == o.vendor && device == o.device; }
 };
 
+/// The softgpu's own identity in configuration space (spec/abi.toml [pci]).
+inline constexpr PciId kSoftgpuId{abi::pci::kVendorId, abi::pci::kDeviceId};
+
 /// Vendor IDs whose functions are softgpu candidates without --pci-id: the bridges our boards use
-/// (Xilinx 7-series/UltraScale+ PCIe blocks) keep the vendor's ID; the device ID varies with lane
-/// count and generation, so identity is confirmed by ID_MAGIC in BAR0.
-inline constexpr std::uint16_t kCandidateVendors[] = {0x10ee};
+/// keep the FPGA vendor's ID (spec/abi.toml [pci]), and a bitstream built with the bridge's
+/// default device ID (which varies with lane count and generation) is still found; identity is
+/// confirmed by ID_MAGIC in BAR0.
+inline constexpr std::uint16_t kCandidateVendors[] = {abi::pci::kVendorId};
 
 /// The transport above the seam: the same for a card and for the simulated function.
 struct PcieTransportOptions {
