@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "backends/backends.hpp"
 #include "cli.hpp"
-#include "pcie/pcie_sim_transport.hpp"
 #include "png.hpp"
 #include "reference.hpp"
 #include "sgpu/sched/runtime.hpp"
@@ -108,11 +108,7 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   Report rep;
   // The simulated board's settings, for the backends that run one.
   const std::string_view backend = dev.transport().name();
-  const sim::SimConfig* board = nullptr;
-  if (backend == "sim") board = options.registry->options<sim::SimConfig>("sim");
-  if (auto* card = options.registry->options<pcie::PcieSimOptions>("pcie-sim"); card && backend == "pcie-sim")
-    board = &card->card.sim;
-  if (board)
+  if (const sim::SimConfig* board = tb::board_options(*options.registry, backend))
     rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", backend,
              board->read_latency, board->write_latency, board->clock_hz / 1e6);
   else if (backend == "pcie")

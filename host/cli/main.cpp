@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "sgpu: {}\n", to_string(s.error()));
     return 3;
   }
-  sgpu::sim::SimConfig& board = *registry.options<sgpu::sim::SimConfig>("sim");
+  // The simulated board of every backend that runs one (sim, pcie-sim), and the card's options.
+  sgpu::sim::SimConfig board;
   sgpu::pcie::PcieOptions& card = *registry.options<sgpu::pcie::PcieOptions>("pcie");
   sgpu::pcie::PcieSimOptions& simulated_card = *registry.options<sgpu::pcie::PcieSimOptions>("pcie-sim");
   card.transport.warn = [](std::string_view w) { fmt::print(stderr, "sgpu: warning: {}\n", w); };
@@ -97,8 +98,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   board.clock_hz = clock_mhz * 1e6;
   for (const std::string& id : pci_ids) card.extra_ids.push_back(sgpu::pcie::parse_pci_id(id).value());
-  // pcie-sim runs the same simulated board as "sim" under the same transport as a card.
-  simulated_card.card.sim = board;
+  sgpu::tb::set_board(registry, board);
+  // pcie-sim runs the simulated board under the same transport (and its flags) as a card.
   simulated_card.transport = card.transport;
 
   try {

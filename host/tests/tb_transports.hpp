@@ -1,13 +1,15 @@
 // The testbench's transports for the end-to-end tests, registered the way every program does
 // it (a registry of its own, tb::register_backends), with the short host-memory latencies that
-// keep the tests fast (the benchmarks use realistic ones).
+// keep the tests fast (the benchmarks use realistic ones) on every backend that runs the
+// simulated board (tb::set_board).
 //
 // Backend parity. The end-to-end tests tagged [parity] do not name a backend: they open
 // open_e2e_transport(), i.e. the backend SGPU_E2E_BACKEND names ("sim" when it is unset).
 // CTest runs them on "sim" and once more on every backend host/tests/CMakeLists.txt lists with
 // sgpu_e2e_backend(<name>), with the CTest label <name>: the same assertions through another
-// transport. A backend that wraps the simulated board gets the fast latencies in tb_registry();
-// one whose interrupt is a message, not a level, is listed in e2e_interrupt_is_level().
+// transport. Nothing here names a backend: what tells backends apart (the board they run, an
+// interrupt that is a message rather than a level) is said where they are registered
+// (tb/backends).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -18,7 +20,6 @@
 #include <string_view>
 
 #include "backends/backends.hpp"
-#include "pcie/pcie_sim_transport.hpp"
 #include "sim/sim_device.hpp"
 
 namespace sgpu::test {
@@ -31,8 +32,9 @@ inline void fast_board(sim::SimConfig& board) {
 inline TransportRegistry tb_registry() {
   TransportRegistry registry;
   REQUIRE(tb::register_backends(registry));
-  fast_board(*registry.options<sim::SimConfig>("sim"));
-  fast_board(registry.options<pcie::PcieSimOptions>("pcie-sim")->card.sim);
+  sim::SimConfig board;
+  fast_board(board);
+  tb::set_board(registry, board);
   return registry;
 }
 
@@ -60,6 +62,9 @@ inline std::unique_ptr<Transport> open_e2e_transport() { return open_tb_transpor
 
 /// Whether the backend shows the interrupt line as a level (wait_irq() stays true until the
 /// status is acknowledged), or delivers it as messages (MSI: each wait_irq() consumes one).
-inline bool e2e_interrupt_is_level() { return e2e_backend_name() != "pcie-sim"; }
+inline bool e2e_interrupt_is_level() {
+  TransportRegistry registry = tb_registry();
+  return tb::interrupt_is_level(registry, e2e_backend_name());
+}
 
 }  // namespace sgpu::test

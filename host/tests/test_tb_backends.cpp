@@ -1,5 +1,6 @@
 // The testbench's transports as programs register them: tb::register_backends adds "sim",
-// "model" and "pcie-sim" with their own options, once.
+// "model" and "pcie-sim" with their own options, once; set_board reaches every backend that runs
+// the simulated board.
 #include <catch2/catch.hpp>
 
 #include "backends/backends.hpp"
@@ -35,8 +36,9 @@ TEST_CASE("tb backends: sim, model and pcie-sim open from the registry and run a
           "[transport][registry][sim]") {
   TransportRegistry registry;
   REQUIRE(tb::register_backends(registry));
-  registry.options<sim::SimConfig>("sim")->read_latency = 16;
-  registry.options<pcie::PcieSimOptions>("pcie-sim")->card.sim.read_latency = 16;
+  sim::SimConfig board;
+  board.read_latency = 16;
+  tb::set_board(registry, board);
   for (const char* name : {"sim", "model", "pcie-sim"}) {
     auto t = registry.open(name);
     REQUIRE(t);
@@ -51,6 +53,38 @@ TEST_CASE("tb backends: sim, model and pcie-sim open from the registry and run a
     REQUIRE_FALSE(with_arg);
     CHECK(with_arg.error().code == Errc::InvalidArgument);
   }
+}
+
+TEST_CASE("tb backends: one board for every backend that runs it; how each delivers the interrupt",
+          "[transport][registry]") {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  CHECK(tb::board_options(registry, "sim") == registry.options<sim::SimConfig>("sim"));
+  CHECK(tb::board_options(registry, "pcie-sim") == &registry.options<pcie::PcieSimOptions>("pcie-sim")->card.sim);
+  for (const char* none : {"mock", "pcie", "model", "nonesuch"}) CHECK(tb::board_options(registry, none) == nullptr);
+
+  sim::SimConfig board;
+  board.read_latency = 3;
+  board.write_latency = 5;
+  board.seed = 99;
+  board.clock_hz = 125e6;
+  tb::set_board(registry, board);
+  for (const char* name : {"sim", "pcie-sim"}) {
+    const sim::SimConfig* b = tb::board_options(registry, name);
+    REQUIRE(b != nullptr);
+    CHECK(b->read_latency == 3);
+    CHECK(b->write_latency == 5);
+    CHECK(b->seed == 99);
+    CHECK(b->clock_hz == 125e6);
+  }
+  CHECK(registry.options<pcie::PcieSimOptions>("pcie-sim")->card.id == pcie::kSoftgpuId);  // the rest stays
+
+  CHECK(tb::interrupt_is_level(registry, "sim"));
+  CHECK(tb::interrupt_is_level(registry, "model"));
+  CHECK_FALSE(tb::interrupt_is_level(registry, "pcie-sim"));
+  TransportRegistry bare;  // pcie-sim not registered
+  CHECK(tb::interrupt_is_level(bare, "pcie-sim"));
+  CHECK(tb::board_options(bare, "sim") == nullptr);
 }
 
 TEST_CASE("tb backends: a sim board with a clock that is not positive is refused", "[transport][sim]") {

@@ -18,4 +18,24 @@ Status register_backends(TransportRegistry& registry) {
                       [](const pcie::PcieSimOptions& options) { return pcie::open_pcie_sim(options); });
 }
 
+sim::SimConfig* board_options(TransportRegistry& registry, std::string_view name) {
+  if (name == "sim") return registry.options<sim::SimConfig>(name);
+  if (name == "pcie-sim") {
+    auto* card = registry.options<pcie::PcieSimOptions>(name);
+    return card ? &card->card.sim : nullptr;
+  }
+  return nullptr;
+}
+
+void set_board(TransportRegistry& registry, const sim::SimConfig& board) {
+  for (const auto& backend : registry.backends())
+    if (sim::SimConfig* b = board_options(registry, backend.name)) *b = board;
+}
+
+bool interrupt_is_level(TransportRegistry& registry, std::string_view name) {
+  // The pcie transport over the simulated card hands on MSIs, or polls fences (no IOMMU): never a level.
+  if (name == "pcie-sim") return !registry.contains(name);
+  return true;
+}
+
 }  // namespace sgpu::tb
