@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   app.add_option("--dma-bits", card.transport.dma_address_bits,
                  "pcie, pcie-sim: the device's DMA address width if narrower than CAP_BUS says (e.g. 32 for a "
                  "LitePCIe bridge)")
-      ->check(CLI::Range(21u, 64u));
+      ->check(CLI::Range(sgpu::pcie::kMinDmaAddressBits, 64u));
 
   auto* info = app.add_subcommand("info", "Print what the device reports: ID, capabilities, segments");
   auto* demo_cmd = app.add_subcommand(

@@ -15,6 +15,9 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "sgpu/regs.hpp"
 #include "sgpu/transport/pcie.hpp"
 #include "transport/pcie/config_space.hpp"
 #include "transport/pcie/discovery.hpp"
@@ -31,9 +34,25 @@ using namespace sgpu::pcie::detail;
 
 namespace {
 
-// A function whose DMA side is scripted: records mappings, refuses on request.
+// A BAR in an array of registers.
+class ArrayBar final : public BarWindow {
+ public:
+  explicit ArrayBar(std::size_t bytes) : regs(bytes / 4) {}
+  std::uint32_t read32(std::uint32_t offset) override { return regs.at(offset / 4); }
+  void write32(std::uint32_t offset, std::uint32_t value) override { regs.at(offset / 4) = value; }
+  std::uint64_t size() const override { return regs.size() * 4; }
+  std::vector<std::uint32_t> regs;
+};
+
+// A function whose configuration space, BAR0 and DMA side are scripted: records configuration
+// writes and mappings, refuses on request.
 class ScriptedFunction final : public PciFunction {
  public:
+  std::array<std::uint8_t, 256> config{};
+  std::uint16_t command_sticks = 0xffff;  // COMMAND bits that keep what is written
+  std::shared_ptr<int> config_writes = std::make_shared<int>(0);  // outlives a function a failed open destroyed
+  bool omit_physical = false;                                     // Physical: hand out memory without its address
+  std::optional<ArrayBar> bar0;
   DmaAddressing addressing = DmaAddressing::Translated;
   std::vector<IovaRange> ranges{{0, ~std::uint64_t{0}}};
   std::uint64_t page_sizes = 4096;
@@ -44,10 +63,21 @@ class ScriptedFunction final : public PciFunction {
 
   std::string address() const override { return "0000:00:00.0"; }
   std::string_view kind() const override { return "scripted"; }
-  std::uint32_t config_read(std::uint16_t, unsigned) override { return 0; }
-  void config_write(std::uint16_t, unsigned, std::uint32_t) override {}
-  std::size_t config_size() const override { return 256; }
-  Result<BarWindow*> map_bar(unsigned) override { return Error::unsupported("none"); }
+  std::uint32_t config_read(std::uint16_t offset, unsigned width) override {
+    std::uint32_t v = 0;
+    std::memcpy(&v, &config[offset], width);
+    return v;
+  }
+  void config_write(std::uint16_t offset, unsigned width, std::uint32_t value) override {
+    ++*config_writes;
+    if (offset == cfg::kCommand) value &= command_sticks;
+    std::memcpy(&config[offset], &value, width);
+  }
+  std::size_t config_size() const override { return config.size(); }
+  Result<BarWindow*> map_bar(unsigned index) override {
+    if (index != 0 || !bar0) return Error::unsupported("0000:00:00.0 has no BAR{} (scripted)", index);
+    return &*bar0;
+  }
   DmaAddressing dma_addressing() const override { return addressing; }
   std::vector<IovaRange> iova_ranges() const override { return ranges; }
   std::uint64_t iova_page_sizes() const override { return page_sizes; }
@@ -56,7 +86,7 @@ class ScriptedFunction final : public PciFunction {
     std::memset(p, 0, bytes);
     ++host_blocks;
     HostBlock b{p, bytes, std::nullopt};
-    if (addressing == DmaAddressing::Physical) {
+    if (addressing == DmaAddressing::Physical && !omit_physical) {
       b.bus_addr = next_physical;
       next_physical += bytes;
     }
@@ -513,5 +543,248 @@ TEST_CASE("pcie: the messages a person acts on", "[pcie][messages]") {
                                  "physical address with nothing to stop it"));
     CHECK_THAT(no_hugepages(2 << 20, "Cannot allocate memory").message,
                Catch::Contains("echo 64 > /proc/sys/vm/nr_hugepages"));
+  }
+}
+
+namespace {
+
+// A scripted softgpu: its IDs in configuration space, its identity registers in BAR0.
+std::unique_ptr<ScriptedFunction> scripted_softgpu() {
+  auto f = std::make_unique<ScriptedFunction>();
+  f->config_write(cfg::kVendorId, 2, abi::pci::kVendorId);
+  f->config_write(cfg::kDeviceId, 2, abi::pci::kDeviceId);
+  *f->config_writes = 0;
+  f->bar0.emplace(4096);
+  f->bar0->write32(SGPU_REG(ID_MAGIC), SGPU_REGS__ID_MAGIC__VALUE_reset);
+  f->bar0->write32(SGPU_REG(ID_VERSION), SGPU_FIELD(ID_VERSION, MAJOR).set(0, SGPU_REGS__ID_VERSION__MAJOR_reset));
+  f->bar0->write32(SGPU_REG(CAP_BUS), SGPU_FIELD(CAP_BUS, ADDR_BITS).set(0, 40));
+  return f;
+}
+
+Result<std::unique_ptr<Transport>> open_scripted(std::unique_ptr<ScriptedFunction> f,
+                                                 const PcieTransportOptions& options = {}) {
+  return open_pcie_transport(std::move(f), options);
+}
+
+}  // namespace
+
+TEST_CASE("pcie: open_pcie_transport drives a function that is a softgpu; registers outside BAR0 are refused",
+          "[pcie][open]") {
+  auto f = scripted_softgpu();
+  ScriptedFunction* fn = f.get();
+  auto t = open_scripted(std::move(f));
+  if (!t) FAIL(to_string(t.error()));
+  const auto command = fn->config_read(cfg::kCommand, 2);
+  CHECK((command & cfg::kCommandMemory) != 0);
+  CHECK((command & cfg::kCommandBusMaster) != 0);
+  CHECK((*t)->name() == "pcie");
+  CHECK((*t)->read32(SGPU_REG(ID_MAGIC)) == SGPU_REGS__ID_MAGIC__VALUE_reset);
+  CHECK_THROWS_WITH((*t)->read32(4096), "0000:00:00.0: register read at BAR0 + 0x1000 is outside the 0x1000-byte "
+                                        "BAR or unaligned");
+  CHECK_THROWS_WITH((*t)->write32(0x11, 0), Catch::Contains("register write at BAR0 + 0x11"));
+  // The reach CAP_BUS.ADDR_BITS reports bounds every DMA address.
+  auto m = (*t)->alloc_dma(4096);
+  REQUIRE(m);
+  CHECK(m->bus_addr() + m->size() <= std::uint64_t{1} << 40);
+}
+
+TEST_CASE("pcie: open_pcie_transport refuses what it cannot drive, naming the field", "[pcie][open]") {
+  SECTION("no function") {
+    auto t = open_pcie_transport(nullptr, {});
+    REQUIRE_FALSE(t);
+    CHECK(t.error().code == Errc::InvalidArgument);
+  }
+  SECTION("a DMA width outside [21, 64] bits is refused before the function is touched") {
+    for (unsigned bits : {1u, 20u, 65u}) {
+      auto f = scripted_softgpu();
+      const std::shared_ptr<int> writes = f->config_writes;
+      PcieTransportOptions o;
+      o.dma_address_bits = bits;
+      auto t = open_scripted(std::move(f), o);
+      REQUIRE_FALSE(t);
+      CHECK(t.error().code == Errc::InvalidArgument);
+      CHECK_FALSE(t.error().hardware_touched);
+      CHECK_THAT(t.error().message, Catch::StartsWith(fmt::format("dma_address_bits {} is outside [21, 64]", bits)));
+      CHECK(*writes == 0);
+    }
+  }
+  SECTION("a function that is gone (all-ones vendor ID)") {
+    auto f = scripted_softgpu();
+    f->config[0] = f->config[1] = 0xff;
+    auto t = open_scripted(std::move(f));
+    REQUIRE_FALSE(t);
+    CHECK(t.error().code == Errc::TransportError);
+    CHECK_FALSE(t.error().hardware_touched);
+    CHECK_THAT(t.error().message, Catch::StartsWith("the device at 0000:00:00.0 is gone (opening it)"));
+  }
+  SECTION("memory decoding that does not stick") {
+    auto f = scripted_softgpu();
+    f->command_sticks = static_cast<std::uint16_t>(~cfg::kCommandMemory);
+    auto t = open_scripted(std::move(f));
+    REQUIRE_FALSE(t);
+    CHECK(t.error().code == Errc::TransportError);
+    CHECK(t.error().hardware_touched);
+    CHECK_THAT(t.error().message,
+               Catch::StartsWith("0000:00:00.0 does not decode memory after enabling it (COMMAND reads 0x0004)"));
+  }
+  SECTION("no BAR0") {
+    auto f = scripted_softgpu();
+    f->bar0.reset();
+    auto t = open_scripted(std::move(f));
+    REQUIRE_FALSE(t);
+    CHECK_THAT(t.error().message, Catch::Contains("has no BAR0"));
+  }
+  SECTION("a BAR0 too small for the registers") {
+    auto f = scripted_softgpu();
+    f->bar0.emplace(8);
+    f->bar0->write32(SGPU_REG(ID_MAGIC), SGPU_REGS__ID_MAGIC__VALUE_reset);
+    auto t = open_scripted(std::move(f));
+    REQUIRE_FALSE(t);
+    CHECK(t.error().code == Errc::DeviceMismatch);
+    CHECK_THAT(t.error().message, Catch::StartsWith("0000:00:00.0: BAR0 is 0x8 bytes, too small"));
+  }
+  SECTION("ID_MAGIC and ID_VERSION") {
+    auto f = scripted_softgpu();
+    f->bar0->write32(SGPU_REG(ID_MAGIC), 0x12345678);
+    auto t = open_scripted(std::move(f));
+    REQUIRE_FALSE(t);
+    CHECK(t.error().code == Errc::DeviceMismatch);
+    CHECK_THAT(t.error().message, Catch::StartsWith("0000:00:00.0 is not a softgpu: ID_MAGIC (BAR0 + 0x0) reads "
+                                                    "0x12345678"));
+    auto g = scripted_softgpu();
+    g->bar0->write32(SGPU_REG(ID_VERSION), SGPU_FIELD(ID_VERSION, MAJOR).set(0, 9));
+    auto v = open_scripted(std::move(g));
+    REQUIRE_FALSE(v);
+    CHECK(v.error().code == Errc::DeviceMismatch);
+    CHECK_THAT(v.error().message, Catch::Contains("speaks interface version 9"));
+  }
+  SECTION("a DMA reach the ring cannot live in (CAP_BUS.ADDR_BITS)") {
+    auto f = scripted_softgpu();
+    f->bar0->write32(SGPU_REG(CAP_BUS), SGPU_FIELD(CAP_BUS, ADDR_BITS).set(0, 16));
+    auto t = open_scripted(std::move(f));
+    REQUIRE_FALSE(t);
+    CHECK(t.error().code == Errc::DeviceMismatch);
+    CHECK_THAT(t.error().message, Catch::StartsWith("0000:00:00.0: CAP_BUS.ADDR_BITS reads 16: a DMA reach below 21 "
+                                                    "bits"));
+  }
+}
+
+TEST_CASE("pcie: without an IOMMU, memory without a physical address or off the alignment is given back",
+          "[pcie][pool]") {
+  auto fn = std::make_shared<ScriptedFunction>();
+  fn->addressing = DmaAddressing::Physical;
+  fn->omit_physical = true;
+  auto pool = std::make_shared<DmaPool>(fn, 64, std::size_t{2} << 20);
+  auto none = pool->allocate(pool, 4096, 4096);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code == Errc::TransportError);
+  CHECK_THAT(none.error().message, Catch::Contains("without a bus address"));
+  CHECK(fn->host_blocks == 0);
+
+  fn->omit_physical = false;
+  fn->next_physical = (std::uint64_t{1} << 30) + 4096;  // page-aligned only
+  auto off = pool->allocate(pool, 4096, std::size_t{64} << 10);
+  REQUIRE_FALSE(off);
+  CHECK(off.error().code == Errc::OutOfMemory);
+  CHECK_THAT(off.error().message,
+             Catch::Contains("physical DMA memory at 0x40001000 is not aligned to the 0x10000 bytes asked for"));
+  CHECK(fn->host_blocks == 0);
+}
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("pcie: without an IOMMU, BARs come from sysfs resource files or are refused by number", "[pcie][sysfs]") {
+  FakeSysfs s;
+  s.device("0000:05:00.0", "", 11);
+  const std::string dir = s.root + "/bus/pci/devices/0000:05:00.0";
+  std::ofstream(dir + "/config") << std::string(256, '\0');
+  std::ofstream(dir + "/enable") << "0\n";
+  std::ofstream(dir + "/resource1").flush();                   // a BAR the card does not have: empty
+  std::ofstream(dir + "/resource2") << std::string(4096, '\0');  // a 4 KiB BAR
+  auto f = open_sysfs_function("05:00.0", s.root);
+  if (!f) FAIL(to_string(f.error()));
+  PciFunction& fn = **f;
+
+  auto six = fn.map_bar(6);
+  REQUIRE_FALSE(six);
+  CHECK(six.error().code == Errc::InvalidArgument);
+  CHECK(six.error().message == "BAR 6 does not exist (0..5)");
+  auto missing = fn.map_bar(0);
+  REQUIRE_FALSE(missing);
+  CHECK_THAT(missing.error().message, Catch::StartsWith("cannot open " + dir + "/resource0: No such file"));
+  CHECK_THAT(missing.error().message, Catch::EndsWith("(BAR0 through sysfs needs root)"));
+  auto empty = fn.map_bar(1);
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().message == "0000:05:00.0 has no BAR1");
+
+  auto bar = fn.map_bar(2);
+  REQUIRE(bar);
+  CHECK((*bar)->size() == 4096);
+  (*bar)->write32(0x10, 0xcafef00d);
+  CHECK((*bar)->read32(0x10) == 0xcafef00d);
+  CHECK(fn.map_bar(2).value() == *bar);  // mapped once
+}
+
+TEST_CASE("pcie: bind-vfio and unbind-vfio check each step and say which failed", "[pcie][sysfs][bind]") {
+  FakeSysfs s;
+  s.device("0000:06:00.0", "e1000e", 12);
+  const std::string dev = s.root + "/bus/pci/devices/0000:06:00.0";
+
+  SECTION("an address that is no function") {
+    auto r = bind_vfio("06:1f.0", s.root);
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::StartsWith("no PCI function at 0000:06:1f.0"));
+    auto bad = unbind_vfio("06:1f", s.root);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == Errc::InvalidArgument);
+    CHECK_THAT(bad.error().message, Catch::StartsWith("'06:1f' is not a PCI address"));
+  }
+  SECTION("vfio-pci not loaded: nothing is written") {
+    std::ofstream(dev + "/driver_override").flush();
+    auto r = bind_vfio("0000:06:00.0", s.root);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::Unsupported);
+    CHECK_THAT(r.error().message, Catch::StartsWith("vfio-pci is not loaded: run `modprobe vfio-pci`"));
+    CHECK(slurp(dev + "/driver_override").empty());
+  }
+  SECTION("an attribute that cannot be written is named") {
+    s.mkdirs("bus/pci/drivers/vfio-pci");
+    auto r = bind_vfio("0000:06:00.0", s.root);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::TransportError);
+    CHECK_THAT(r.error().message, Catch::StartsWith("cannot open " + dev + "/driver_override: No such file"));
+    auto u = unbind_vfio("0000:06:00.0", s.root);
+    REQUIRE_FALSE(u);
+    CHECK_THAT(u.error().message, Catch::StartsWith("cannot open " + dev + "/driver_override"));
+  }
+  SECTION("a driver that keeps the function after drivers_probe") {
+    s.mkdirs("bus/pci/drivers/vfio-pci");
+    std::ofstream(dev + "/driver_override").flush();
+    std::ofstream(s.root + "/bus/pci/drivers/e1000e/unbind").flush();
+    std::ofstream(s.root + "/bus/pci/drivers_probe").flush();
+    auto r = bind_vfio("0000:06:00.0", s.root);  // the fake kernel moves nothing
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::TransportError);
+    CHECK(r.error().hardware_touched);
+    CHECK_THAT(r.error().message,
+               Catch::StartsWith("0000:06:00.0 is bound to e1000e after drivers_probe, not vfio-pci"));
+    CHECK(slurp(dev + "/driver_override") == "vfio-pci");
+    CHECK(slurp(s.root + "/bus/pci/drivers/e1000e/unbind") == "0000:06:00.0");
+    CHECK(slurp(s.root + "/bus/pci/drivers_probe") == "0000:06:00.0");
+
+    std::ofstream(dev + "/driver_override").flush();  // a regular file keeps old bytes; sysfs would not
+    auto u = unbind_vfio("0000:06:00.0", s.root);
+    REQUIRE(u);
+    REQUIRE(u->size() == 2);
+    CHECK((*u)[0] == "0000:06:00.0 was not bound to vfio-pci (e1000e)");
+    CHECK((*u)[1] == "0000:06:00.0 is bound to e1000e");
+    CHECK(slurp(dev + "/driver_override") == "\n");
   }
 }

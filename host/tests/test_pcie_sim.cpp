@@ -169,6 +169,55 @@ TEST_CASE("pcie-sim: the simulated IOMMU refuses a mapping that is not on its pa
   f.free_host(*block);
 }
 
+// (One simulated device at a time in each test: two Verilated models alive at once deadlock when
+// one is destroyed, in Verilator 5.006's scope registry.)
+TEST_CASE("pcie-sim: the simulated function refuses what a card would, by name", "[pcie]") {
+  SimPciConfig c;
+  test::fast_board(c.sim);
+  c.iova_ranges = {{0, 0xfffff}, {0x200000, 0x2fffff}};
+  SimPciFunction f(c);
+  auto bar1 = f.map_bar(1);
+  REQUIRE_FALSE(bar1);
+  CHECK(bar1.error().message == "sim: the simulated card has no BAR1");
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{4097}}) {
+    auto odd = f.alloc_host(bytes);
+    REQUIRE_FALSE(odd);
+    CHECK(odd.error().code == Errc::InvalidArgument);
+    CHECK_THAT(odd.error().message, Catch::EndsWith("bytes is not a multiple of the 0x1000-byte IOMMU page"));
+  }
+  auto block = f.alloc_host(8192);
+  REQUIRE(block);
+  auto hole = f.map_dma(block->cpu, 0x1ff000, 8192);  // starts in the hole between the ranges
+  REQUIRE_FALSE(hole);
+  CHECK(hole.error().code == Errc::TransportError);
+  CHECK(hole.error().message == "sim IOMMU: IOVA [0x1ff000, +0x2000) is outside its ranges");
+  CHECK(f.live_mappings() == 0);
+  f.free_host(*block);
+}
+
+TEST_CASE("pcie-sim: the simulated card has MSI, not MSI-X: open says so", "[pcie]") {
+  PcieSimOptions o = fast();
+  o.card.delivery = InterruptDelivery::Msix;
+  auto t = open_pcie_sim(o);
+  REQUIRE_FALSE(t);
+  CHECK(t.error().code == Errc::Unsupported);
+  CHECK(t.error().message == "sim: the simulated card has MSI, not MSI-X");
+}
+
+TEST_CASE("pcie-sim: without an IOMMU the simulated function has nothing to map", "[pcie]") {
+  SimPciConfig p;
+  test::fast_board(p.sim);
+  p.addressing = DmaAddressing::Physical;
+  SimPciFunction physical(p);
+  auto b = physical.alloc_host(4096);
+  REQUIRE(b);
+  REQUIRE(b->bus_addr);
+  auto m = physical.map_dma(b->cpu, 0x100000, 4096);
+  REQUIRE_FALSE(m);
+  CHECK(m.error().code == Errc::Unsupported);
+  physical.free_host(*b);
+}
+
 TEST_CASE("pcie-sim: without an IOMMU (physical addresses, fence polling) the driver still works, and is warned",
           "[pcie]") {
   PcieSimOptions c = fast();

@@ -47,9 +47,13 @@ inline constexpr PciId kSoftgpuId{abi::pci::kVendorId, abi::pci::kDeviceId};
 /// confirmed by ID_MAGIC in BAR0.
 inline constexpr std::uint16_t kCandidateVendors[] = {abi::pci::kVendorId};
 
+/// The narrowest DMA reach the transport drives (2 MiB: the ring and a few buffers).
+inline constexpr unsigned kMinDmaAddressBits = 21;
+
 /// The transport above the seam: the same for a card and for the simulated function.
 struct PcieTransportOptions {
-  /// Highest DMA address bit the device (and its bridge) can drive; 0 = CAP_BUS.ADDR_BITS.
+  /// The DMA address width the device (and its bridge) can drive, in [kMinDmaAddressBits, 64]
+  /// bits, when narrower than CAP_BUS.ADDR_BITS says; 0 = CAP_BUS.ADDR_BITS.
   unsigned dma_address_bits = 0;
   /// The DMA pool maps host memory in chunks of this size (few large IOMMU mappings), rounded up
   /// to the IOMMU's smallest page.

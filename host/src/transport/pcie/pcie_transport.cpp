@@ -113,6 +113,11 @@ class PcieTransport final : public Transport {
 Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFunction> function,
                                                        const PcieTransportOptions& options, std::string name) {
   if (!function) return Error::invalid("open_pcie_transport: no PCI function");
+  // Options first: a bad one changes nothing on the function.
+  if (options.dma_address_bits != 0 &&
+      (options.dma_address_bits < kMinDmaAddressBits || options.dma_address_bits > 64))
+    return Error::invalid("dma_address_bits {} is outside [{}, 64] (0 takes the device's CAP_BUS.ADDR_BITS)",
+                          options.dma_address_bits, kMinDmaAddressBits);
   std::shared_ptr<PciFunction> fn = std::move(function);
   const std::string address = fn->address();
   auto warn = [&](const std::string& text) {
@@ -154,10 +159,13 @@ Result<std::unique_ptr<Transport>> open_pcie_transport(std::unique_ptr<PciFuncti
     if (major != SGPU_REGS__ID_VERSION__MAJOR_reset)
       return detail::version_mismatch(address, version, major, SGPU_REGS__ID_VERSION__MAJOR_reset);
     const unsigned reach = SGPU_FIELD(CAP_BUS, ADDR_BITS).get(bar0->read32(SGPU_REG(CAP_BUS)));
+    if (reach > 0 && reach < kMinDmaAddressBits)
+      return Error::make(Errc::DeviceMismatch, Touched::Hardware,
+                         "{}: CAP_BUS.ADDR_BITS reads {}: a DMA reach below {} bits cannot hold the ring and its "
+                         "buffers",
+                         address, reach, kMinDmaAddressBits);
     if (reach > 0) address_bits = std::min(address_bits, reach);
   }
-  if (address_bits < 21 || address_bits > 64)
-    return Error::invalid("DMA address width {} is outside [21, 64] bits", address_bits);
 
   auto pool = std::make_shared<detail::DmaPool>(fn, address_bits, options.dma_chunk_bytes);
   SGPU_RETURN_IF_ERROR(fn->enable_interrupts());

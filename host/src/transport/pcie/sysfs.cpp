@@ -70,7 +70,8 @@ bool vfio_compatible_driver(const std::string& driver) {
 Status write_attribute(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0)
-    return Error::make(Errc::PermissionDenied, Touched::Nothing, "cannot open {}: {}", path, std::strerror(errno));
+    return Error::make(errno == EACCES || errno == EPERM ? Errc::PermissionDenied : Errc::TransportError,
+                       Touched::Nothing, "cannot open {}: {}", path, std::strerror(errno));
   const ssize_t n = ::write(fd, text.data(), text.size());
   const int err = errno;
   ::close(fd);
