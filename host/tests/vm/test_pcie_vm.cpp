@@ -258,6 +258,24 @@ TEST_CASE("vm: VFIO: configuration space, BAR0, Bus Master, DMA both ways, MSI t
   edu_ack(bar);
 }
 
+TEST_CASE("vm: VFIO refuses by name: a group already open, BARs the function does not have", "[vm]") {
+  REQUIRE(driver_of(kVfio) == "vfio-pci");
+  std::shared_ptr<PciFunction> fn = must(open_vfio_function(kVfio));
+  // The kernel lets one opener have a group: a second one (another sgpu, a VM) gets EBUSY.
+  auto again = open_vfio_function(kVfio);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == Errc::Busy);
+  CHECK_THAT(again.error().message, Catch::Matches("/dev/vfio/[0-9]+ is busy: another process .*"));
+
+  auto six = fn->map_bar(6);
+  REQUIRE_FALSE(six);
+  CHECK(six.error().code == Errc::InvalidArgument);
+  CHECK(six.error().message == "BAR 6 does not exist (0..5)");
+  auto one = fn->map_bar(1);  // edu has BAR0 only
+  REQUIRE_FALSE(one);
+  CHECK(one.error().message == fmt::format("{} has no BAR1 (size 0): is this the right function?", kVfio));
+}
+
 TEST_CASE("vm: the pcie transport refuses a device that is not a softgpu, and drives edu without the check", "[vm]") {
   {
     auto t = open_pcie_transport(must(open_vfio_function(kVfio)), PcieTransportOptions{});
