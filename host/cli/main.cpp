@@ -2,14 +2,23 @@
 //
 //   sgpu info                  what the device reports (ID, capabilities, segments)
 //   sgpu demo                  the demo workload through the driver stack; writes the frame as a PNG
+//   sgpu list                  PCI functions that may be a softgpu card (libpciaccess)
+//   sgpu bind-vfio <address>   hand a card to vfio-pci (unbind-vfio gives it back)
 //
 // The composition root: it owns the transport registry, adds the testbench's backends to
-// libsgpu's own and binds the simulated board's options to the flags below.
+// libsgpu's own and binds each backend's options to the flags below (the simulated board's to
+// --latency..., the card's to --unsafe-no-iommu, --pci-id, --dma-bits). --help lists the
+// registered backends.
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "backends/backends.hpp"
 #include "cli.hpp"
+#include "pcie/pcie_sim_transport.hpp"
+#include "sgpu/transport/pcie.hpp"
 #include "sim/sim_device.hpp"
 
 int main(int argc, char** argv) {
@@ -19,13 +28,17 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "sgpu: {}\n", to_string(s.error()));
     return 3;
   }
-  sgpu::sim::SimConfig& board = *registry.options<sgpu::sim::SimConfig>("sim");
+  // The simulated board of every backend that runs one (sim, pcie-sim), and the card's options.
+  sgpu::sim::SimConfig board;
+  sgpu::pcie::PcieOptions& card = *registry.options<sgpu::pcie::PcieOptions>("pcie");
+  sgpu::pcie::PcieSimOptions& simulated_card = *registry.options<sgpu::pcie::PcieSimOptions>("pcie-sim");
+  card.transport.warn = [](std::string_view w) { fmt::print(stderr, "sgpu: warning: {}\n", w); };
   CommonOptions common;
   common.registry = &registry;
   sgpu::cli::DemoOptions demo;
 
   std::string backends;
-  for (const auto& b : registry.backends()) backends += fmt::format("\n  {:<6} {}", b.name, b.summary);
+  for (const auto& b : registry.backends()) backends += fmt::format("\n  {:<8} {}", b.name, b.summary);
   CLI::App app{"sgpu: drive a softgpu (the simulated RTL by default) through libsgpu"};
   app.require_subcommand(1);
   app.fallthrough();  // common options may also follow the subcommand
@@ -42,6 +55,19 @@ int main(int argc, char** argv) {
   app.add_option("--clock-mhz", clock_mhz, "Core clock of the simulated device, MHz")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_flag("--unsafe-no-iommu", card.unsafe_no_iommu,
+               "pcie without an IOMMU: sysfs BAR, hugepages at physical addresses, fence polling. The card can "
+               "then write anywhere in memory (docs/pcie.md)");
+  std::vector<std::string> pci_ids;
+  app.add_option("--pci-id", pci_ids, "Also treat vendor:device (hex, e.g. 10ee:7024) as a softgpu candidate")
+      ->check([](const std::string& text) {
+        auto id = sgpu::pcie::parse_pci_id(text);
+        return id ? std::string() : id.error().message;
+      });
+  app.add_option("--dma-bits", card.transport.dma_address_bits,
+                 "pcie, pcie-sim: the device's DMA address width if narrower than CAP_BUS says (e.g. 32 for a "
+                 "LitePCIe bridge)")
+      ->check(CLI::Range(sgpu::pcie::kMinDmaAddressBits, 64u));
 
   auto* info = app.add_subcommand("info", "Print what the device reports: ID, capabilities, segments");
   auto* demo_cmd = app.add_subcommand(
@@ -59,12 +85,29 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
 
+  bool list_all = false;
+  auto* list = app.add_subcommand("list", "List PCI functions that may be a softgpu card: address, IDs, driver, "
+                                          "IOMMU group, link, and whether BAR0 answers with the softgpu magic");
+  list->add_flag("--all", list_all, "Also list every other PCI function");
+  std::string address;
+  auto* bind = app.add_subcommand("bind-vfio", "Hand a PCI function to vfio-pci (driver_override, unbind, probe)");
+  bind->add_option("address", address, "domain:bus:device.function")->required();
+  auto* unbind = app.add_subcommand("unbind-vfio", "Give a PCI function back to its kernel driver");
+  unbind->add_option("address", address, "domain:bus:device.function")->required();
+
   CLI11_PARSE(app, argc, argv);
   board.clock_hz = clock_mhz * 1e6;
+  for (const std::string& id : pci_ids) card.extra_ids.push_back(sgpu::pcie::parse_pci_id(id).value());
+  sgpu::tb::set_board(registry, board);
+  // pcie-sim runs the simulated board under the same transport (and its flags) as a card.
+  simulated_card.transport = card.transport;
 
   try {
     if (*info) return sgpu::cli::run_info(common);
     if (*demo_cmd) return sgpu::cli::run_demo(common, demo);
+    if (*list) return sgpu::cli::run_list(common, list_all);
+    if (*bind) return sgpu::cli::run_bind(common, address, true);
+    if (*unbind) return sgpu::cli::run_bind(common, address, false);
   } catch (const std::exception& e) {
     fmt::print(stderr, "sgpu: internal error: {}\n", e.what());
     return 3;

@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 namespace {
 
 Device open_gart() {
-  auto t = test::tb_registry().open("sim");
+  auto t = test::tb_registry().open(test::e2e_backend());
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of the aperture: a small table keeps set-up quick
@@ -63,7 +63,7 @@ std::uint32_t spread(Transport& t, const std::vector<DmaMemory>& pages, F build)
 }  // namespace
 
 TEST_CASE("the CP fetches a DMA buffer spread over scattered host pages mapped into the aperture",
-          "[e2e][aperture]") {
+          "[e2e][parity][aperture]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -97,7 +97,7 @@ TEST_CASE("the CP fetches a DMA buffer spread over scattered host pages mapped i
   CHECK(ap.dummy_intact());
 }
 
-TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][aperture]") {
+TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][parity][aperture]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -128,7 +128,7 @@ TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][aper
   REQUIRE(dev.reset_engine());
 }
 
-TEST_CASE("unmapping one range while the GPU uses another keeps the other working", "[e2e][aperture]") {
+TEST_CASE("unmapping one range while the GPU uses another keeps the other working", "[e2e][parity][aperture]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -165,7 +165,7 @@ TEST_CASE("unmapping one range while the GPU uses another keeps the other workin
 }
 
 TEST_CASE("a write to an unmapped page faults, Device::fault() reports it, reset_engine() recovers",
-          "[e2e][aperture][fault]") {
+          "[e2e][parity][aperture][fault]") {
   Device dev = open_gart();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();

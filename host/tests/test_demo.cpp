@@ -9,6 +9,7 @@
 #include "png.hpp"
 #include "reference.hpp"
 #include "scene.hpp"
+#include "tb_transports.hpp"
 #include "workload.hpp"
 
 using namespace sgpu;
@@ -61,13 +62,13 @@ TEST_CASE("demo PNG: written with libpng, read back byte-exact, errors name the 
 }
 
 TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model's, the hang is recovered",
-          "[demo][sim]") {
+          "[demo][sim][parity]") {
   sched::RuntimeOptions ro;
   ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
   ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
   TransportRegistry registry;  // the default board, as `sgpu demo`
   REQUIRE(tb::register_backends(registry));
-  auto transport = registry.open("sim");
+  auto transport = registry.open(test::e2e_backend());
   REQUIRE(transport);
   auto rt = sched::Runtime::open(std::move(*transport), std::move(ro));
   if (!rt) FAIL(to_string(rt.error()));

@@ -29,7 +29,7 @@ RuntimeOptions small_options() {
 }
 
 std::unique_ptr<Runtime> open_runtime(RuntimeOptions o = small_options()) {
-  auto rt = Runtime::open(test::open_tb_transport("sim"), std::move(o));
+  auto rt = Runtime::open(test::open_e2e_transport(), std::move(o));
   if (!rt) FAIL(to_string(rt.error()));
   return std::move(*rt);
 }
@@ -87,7 +87,7 @@ double sim_us(Runtime& rt) { return static_cast<double>(rt.device().transport().
 
 }  // namespace
 
-TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited for", "[sched][sim]") {
+TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited for", "[sched][sim][parity]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   REQUIRE(dev);
@@ -129,7 +129,7 @@ TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited 
   WARN("submit+wait: simulated " << sim_us(*rt) << " us");
 }
 
-TEST_CASE("sched sim: Patch follows allocations that moved between submissions", "[sched][sim]") {
+TEST_CASE("sched sim: Patch follows allocations that moved between submissions", "[sched][sim][parity]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   auto ctx = rt->create_context(*dev);
@@ -203,7 +203,7 @@ std::vector<std::vector<std::uint32_t>> run_chain(std::uint64_t memory_bytes, Sc
 
 }  // namespace
 
-TEST_CASE("sched sim: a packet too big for memory is split and runs as an unsplit one", "[sched][sim][split]") {
+TEST_CASE("sched sim: a packet too big for memory is split and runs as an unsplit one", "[sched][sim][parity][split]") {
   Scheduler::Counters ref_c, split_c;
   const auto ref = run_chain(0, &ref_c);  // the whole memory segment: no split
   const auto split = run_chain(128 * 1024, &split_c);
@@ -219,7 +219,7 @@ TEST_CASE("sched sim: a packet too big for memory is split and runs as an unspli
   CHECK(ref[3][192 / 4] == 0x400);
 }
 
-TEST_CASE("sched sim: a packet whose allocations cannot fit fails alone", "[sched][sim][split]") {
+TEST_CASE("sched sim: a packet whose allocations cannot fit fails alone", "[sched][sim][parity][split]") {
   RuntimeOptions o = small_options();
   o.memory_segment_bytes = 128 * 1024;
   auto rt = open_runtime(o);
@@ -249,7 +249,7 @@ TEST_CASE("sched sim: a packet whose allocations cannot fit fails alone", "[sche
   CHECK_FALSE(s.context_lost((*ctx)->get()));
 }
 
-TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in order", "[sched][sim]") {
+TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in order", "[sched][sim][parity]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   auto& s = rt->scheduler();
@@ -369,19 +369,19 @@ void hang_test(bool use_preemption, bool unanswered = false) {
 
 }  // namespace
 
-TEST_CASE("sched sim: a hung context is recovered by preemption + reset; others keep running", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a hung context is recovered by preemption + reset; others keep running", "[sched][sim][parity][tdr]") {
   hang_test(true);
 }
 
-TEST_CASE("sched sim: a hung context is recovered by engine reset without preemption", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a hung context is recovered by engine reset without preemption", "[sched][sim][parity][tdr]") {
   hang_test(false);
 }
 
-TEST_CASE("sched sim: a preemption request the engine does not answer in time ends in a reset", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a preemption request the engine does not answer in time ends in a reset", "[sched][sim][parity][tdr]") {
   hang_test(true, true);
 }
 
-TEST_CASE("sched sim: more than TdrLimitCount recoveries puts the scheduler in its fatal state", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: more than TdrLimitCount recoveries puts the scheduler in its fatal state", "[sched][sim][parity][tdr]") {
   RuntimeOptions o = small_options();
   o.scheduler.tdr_limit_count = 2;
   o.scheduler.tdr_limit_time = 1s;
@@ -419,7 +419,7 @@ TEST_CASE("sched sim: more than TdrLimitCount recoveries puts the scheduler in i
   CHECK(s.counters().recoveries == 3);
 }
 
-TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[sched][sim][tdr]") {
+TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[sched][sim][parity][tdr]") {
   RuntimeOptions o = small_options();
   bool corrupt = false;
   std::uint64_t stray = 0;
@@ -466,7 +466,7 @@ TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[
   check_notifications(s.reporter());
 }
 
-TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primary", "[sched][sim][present]") {
+TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primary", "[sched][sim][parity][present]") {
   auto rt = open_runtime();
   auto dev = rt->adapter().create_device({});
   REQUIRE(dev);
@@ -518,10 +518,10 @@ TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primar
   check_notifications(s.reporter());
 }
 
-TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the aperture)", "[sched][sim]") {
+TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the aperture)", "[sched][sim][parity]") {
   RuntimeOptions o = small_options();
   o.device.gart = false;
-  auto rt = Runtime::open(test::open_tb_transport("sim"), std::move(o));
+  auto rt = Runtime::open(test::open_e2e_transport(), std::move(o));
   REQUIRE_FALSE(rt);
   CHECK(rt.error().code == Errc::Unsupported);
   CHECK(rt.error().message.find("GART") != std::string::npos);

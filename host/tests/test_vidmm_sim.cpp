@@ -24,7 +24,7 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 
 Device open_device() {
-  auto t = test::tb_registry().open("sim");
+  auto t = test::tb_registry().open(test::e2e_backend());
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of aperture: a small table keeps set-up quick
@@ -95,7 +95,7 @@ PagingLocation sys(const DmaMemory& m, std::uint64_t off = 0) {
 }  // namespace
 
 TEST_CASE("device executor on the RTL: FILL, TRANSFER both ways, MAP / UNMAP, INIT_CONTEXT_RESOURCE",
-          "[e2e][vidmm][device_executor]") {
+          "[e2e][parity][vidmm][device_executor]") {
   Device dev = open_device();
   Transport& t = dev.transport();
   Aperture& ap = *dev.aperture();
@@ -187,7 +187,7 @@ TEST_CASE("device executor on the RTL: FILL, TRANSFER both ways, MAP / UNMAP, IN
 }
 
 TEST_CASE("device executor on the RTL: a faulting paging buffer is a DeviceFault with hardware touched",
-          "[e2e][vidmm][device_executor]") {
+          "[e2e][parity][vidmm][device_executor]") {
   Device dev = open_device();
   auto desc = small_description(dev, 1 << 20);
   auto ex = DeviceExecutor::create(dev, desc.segments);
@@ -210,7 +210,7 @@ TEST_CASE("device executor on the RTL: a faulting paging buffer is a DeviceFault
   CHECK((*ex)->counters().buffers == 0);
 }
 
-TEST_CASE("device executor: records are validated before the device is touched", "[e2e][vidmm][device_executor]") {
+TEST_CASE("device executor: records are validated before the device is touched", "[e2e][parity][vidmm][device_executor]") {
   Device dev = open_device();
   auto desc = small_description(dev, 1 << 20);
   auto ex = DeviceExecutor::create(dev, desc.segments);
@@ -235,7 +235,7 @@ TEST_CASE("device executor: records are validated before the device is touched",
 }
 
 TEST_CASE("pressure on the RTL: a working set 4x the memory segment cycles through eviction, every byte checked",
-          "[e2e][vidmm][pressure]") {
+          "[e2e][parity][vidmm][pressure]") {
   Device dev = open_device();
   Transport& t = dev.transport();
   constexpr std::uint64_t kMemBytes = 256 * 1024;

@@ -2,21 +2,47 @@
 // CLI, the benchmarks, the end-to-end tests): libsgpu itself never includes tb/.
 //
 //   sgpu::TransportRegistry registry;        // libsgpu's own: mock, pcie
-//   sgpu::tb::register_backends(registry);   // + sim, model
+//   sgpu::tb::register_backends(registry);   // + sim, model, pcie-sim
 //   auto t = registry.open("sim");
 //
 // Each backend keeps its own options in the registry:
-//   "sim"    the Verilated RTL in process (tb/sim)          options sgpu::sim::SimConfig
-//   "model"  the C++ reference model (tb/model)             options sgpu::model::Config
+//   "sim"       the Verilated RTL in process (tb/sim)              options sgpu::sim::SimConfig
+//   "model"     the C++ reference model (tb/model)                 options sgpu::model::Config
+//   "pcie-sim"  libsgpu's pcie transport over the simulated PCI    options sgpu::pcie::PcieSimOptions
+//               function wrapping the Verilated RTL (tb/pcie)
+//
+// Several backends run the same simulated board (its memory latencies, clock, seed, waveform)
+// under different transports. board_options() finds the board inside a backend's options and
+// set_board() sets it on all of them at once, so the CLI's --latency... flags and the tests'
+// fast memory reach every such backend without naming them. interrupt_is_level() says how a
+// backend delivers the interrupt (the one behaviour the end-to-end tests tell apart). A backend
+// registered here is added to both where it differs from "sim".
 #pragma once
+
+#include <string_view>
 
 #include "sgpu/result.hpp"
 #include "sgpu/transport/registry.hpp"
+#include "sim/sim_device.hpp"
 
 namespace sgpu::tb {
 
-/// Adds "sim" and "model" to `registry` with default options. InvalidArgument if either name
-/// is taken already (nothing is added then).
+/// Adds "sim", "model" and "pcie-sim" to `registry` with default options. InvalidArgument if any
+/// name is taken already (nothing is added then).
 Status register_backends(TransportRegistry& registry);
+
+/// The simulated board backend `name` runs, inside its options in `registry`, to read or change
+/// before opening it; nullptr for a backend that runs none ("mock", "pcie", "model") or that is
+/// not registered.
+sim::SimConfig* board_options(TransportRegistry& registry, std::string_view name);
+
+/// Gives `board` to every registered backend that runs the simulated board.
+void set_board(TransportRegistry& registry, const sim::SimConfig& board);
+
+/// Whether backend `name`, opened with its options in `registry`, shows the device's interrupt
+/// as a level (Transport::wait_irq() stays true until the status is acknowledged: "sim",
+/// "model"), or delivers it as messages (each wait_irq() consumes one: "pcie-sim" with MSI).
+/// A backend that is not registered counts as a level.
+bool interrupt_is_level(TransportRegistry& registry, std::string_view name);
 
 }  // namespace sgpu::tb
