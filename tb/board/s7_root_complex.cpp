@@ -99,7 +99,7 @@ void S7RootComplex::to_device(const Tlp& t, std::uint64_t now_ps, bool bar_hit) 
   p.bar_hit = bar_hit;
   rx_queue_.push_back(std::move(p));
   ++stats_.rx_tlps;
-  if (trace_) std::fprintf(stderr, "[tlp] %10.1f ns  host -> device  %s\n", now_ps / 1000.0, t.describe().c_str());
+  if (trace_) std::fprintf(stderr, "[tlp] %10.1f ns  host -> device  %s\n", static_cast<double>(now_ps) / 1000.0, t.describe().c_str());
   if (t.kind == TlpKind::CompletionData) stats_.completion_payload_bytes += t.payload.size();
 }
 
@@ -147,7 +147,7 @@ void S7RootComplex::from_device(const std::vector<std::uint32_t>& dws, std::uint
     fail(std::string("malformed TLP from the device: ") + e.what());
   }
   ++stats_.tx_tlps;
-  if (trace_) std::fprintf(stderr, "[tlp] %10.1f ns  device -> host  %s\n", now_ps / 1000.0, t.describe().c_str());
+  if (trace_) std::fprintf(stderr, "[tlp] %10.1f ns  device -> host  %s\n", static_cast<double>(now_ps) / 1000.0, t.describe().c_str());
   Scheduled s{0, seq_++, Scheduled::DeliverTx, t};
   const std::uint64_t arrival = link_send(now_ps, t.tlp_bytes(), tx_link_free_ps_);
   if (t.kind == TlpKind::MemRead || t.kind == TlpKind::MemWrite) {
