@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Tests of the board flow's commands that run without Vivado or hardware: the board list, the
+messages that stop `bitstream`, `program` and `rescan` early, the Vivado settings written from
+fpga/boards.toml, and the IP port-list check. Run by `make test` (ctest: fpga flow)."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAILS = []
+
+
+def run(cmd, env=None, **kw):
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run(cmd, cwd=ROOT, env=e, capture_output=True, text=True, **kw)
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def main():
+    py = sys.executable
+    # The board list: at least two boards of two families, each with part, bridge, link, status.
+    r = run(["make", "-s", "-C", "fpga", "boards"])
+    check(r.returncode == 0, "make -C fpga boards succeeds")
+    for word in ("acorn_cle215", "alveo_u50", "xc7a200tfbg484-3", "xcu50-fsvh2104-2-e", "LitePCIe", "XDMA",
+                 "Gen2 x4", "Gen3 x8", "never run on hardware"):
+        check(word in r.stdout, f"the board list names {word}")
+    r = run([py, "fpga/scripts/boards.py", "check"])
+    check(r.returncode == 0, "every board's files exist, two families: " + r.stdout.strip() + r.stderr.strip())
+
+    # bitstream without Vivado: stops at once, says what is missing and for which part.
+    path = "/usr/bin:/bin"
+    t0 = time.monotonic()
+    r = run(["make", "-s", "-C", "fpga", "BOARD=alveo_u50", "bitstream"], env={"PATH": path})
+    check(r.returncode != 0 and "Vivado is missing" in r.stdout and "xcu50-fsvh2104-2-e" in r.stdout,
+          "bitstream without Vivado stops and names Vivado and the part")
+    check(time.monotonic() - t0 < 10, "... at once (before creating environments or generating cores)")
+    r = run(["make", "-s", "-C", "fpga", "bitstream"], env={"PATH": path})
+    check(r.returncode != 0 and "say which board" in r.stdout, "bitstream without BOARD asks for one")
+    r = run(["make", "-s", "-C", "fpga", "BOARD=no_such_board", "bitstream"], env={"PATH": path})
+    check(r.returncode != 0 and "no board 'no_such_board'" in r.stderr and "acorn_cle215" in r.stderr,
+          "an unknown board is refused with the known ones")
+    with tempfile.TemporaryDirectory() as tmp:
+        r = run(["make", "-s", "-C", "fpga", "BOARD=litefury", f"BUILD={tmp}", "program"])
+        check(r.returncode != 0 and "run 'make -C fpga BOARD=litefury bitstream' first" in r.stdout,
+              "program without a bitstream says which command makes it")
+    r = run(["make", "-s", "-C", "fpga", "rescan"])
+    check(r.returncode != 0 and "BDF=" in r.stdout, "rescan without BDF asks for one")
+    r = run(["fpga/scripts/rescan.sh", "0000:7f:1f.7"])
+    check(r.returncode != 0 and ("no device" in r.stdout or "needs root" in r.stdout),
+          "rescan of a device that is not there is refused")
+
+    # Vivado settings from boards.toml.
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = os.path.join(tmp, "config.tcl")
+        r = run([py, "fpga/scripts/boards.py", "vivado-config", "acorn_cle215", "--gen", tmp, "--out", cfg])
+        text = open(cfg).read() if r.returncode == 0 else ""
+        for line in ("set part {xc7a200tfbg484-3}", "set top {sgpu_s7_board}", "set pci_device_id 5347",
+                     "set pci_class_code 038000", "sgpu_litepcie_s7.v", "pcie_s7.tcl", "acorn_cle215.xdc",
+                     "set bar0_kib 4"):
+            check(line in text, f"vivado config has '{line}'")
+        check("fpga/stubs" not in text.split("set stubs")[0], "the Vivado sources have no black boxes")
+
+    # The IP port-list check catches a difference.
+    with tempfile.TemporaryDirectory() as tmp:
+        ip = os.path.join(tmp, "ip_stub.v")
+        with open(ip, "w") as f:
+            f.write("module pcie_s7(a);\n  input [63:0]s_axis_tx_tdata;\nendmodule\n")
+        r = run([py, "fpga/scripts/check_stub.py", "--ip", ip, "--ours", "fpga/stubs/pcie_s7.sv"])
+        check(r.returncode != 0 and "s_axis_tx_tdata" in r.stderr and "only in fpga/stubs/pcie_s7.sv" in r.stderr,
+              "check_stub reports a changed width and missing ports")
+        r = run([py, "fpga/scripts/check_stub.py", "--ip", "fpga/stubs/xdma_0.sv", "--ours", "fpga/stubs/xdma_0.sv"])
+        check(r.returncode == 0, "check_stub accepts an identical list")
+
+    if FAILS:
+        sys.exit(f"{len(FAILS)} failed")
+
+
+if __name__ == "__main__":
+    main()
