@@ -97,10 +97,14 @@ void S7RootComplex::to_device(const Tlp& t, std::uint64_t now_ps, bool bar_hit) 
   p.dws = t.encode();
   p.ready_ps = link_send(now_ps, t.tlp_bytes(), rx_link_free_ps_);
   p.bar_hit = bar_hit;
+  const std::uint64_t ready = p.ready_ps;
   rx_queue_.push_back(std::move(p));
   ++stats_.rx_tlps;
   if (trace_) std::fprintf(stderr, "[tlp] %10.1f ns  host -> device  %s\n", static_cast<double>(now_ps) / 1000.0, t.describe().c_str());
-  if (t.kind == TlpKind::CompletionData) stats_.completion_payload_bytes += t.payload.size();
+  if (t.kind == TlpKind::CompletionData) {
+    stats_.completion_payload_bytes += t.payload.size();
+    stats_.last_completion_ps = ready;
+  }
 }
 
 // ------------------------------------------------------------------ host side
@@ -159,6 +163,7 @@ void S7RootComplex::from_device(const std::vector<std::uint32_t>& dws, std::uint
     if (!bad.empty()) fail(t.describe() + ": " + bad);
   }
   if (t.kind == TlpKind::MemRead) {
+    if (stats_.device_reads == 0) stats_.first_read_ps = arrival;
     ++stats_.device_reads;
     stats_.device_read_bytes += read_byte_count(t.length_dw, t.first_be, t.last_be);
     stats_.reads_in_flight++;

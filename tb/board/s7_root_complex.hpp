@@ -111,6 +111,8 @@ struct RootComplexStats {
   std::uint64_t msis = 0;
   std::uint64_t unsupported_requests = 0;  ///< reads answered with UR (inject_unsupported)
   std::uint64_t rx_tlps = 0, tx_tlps = 0;
+  std::uint64_t first_read_ps = 0;         ///< first device read reaching the root complex
+  std::uint64_t last_completion_ps = 0;    ///< the hard block has received the last CplD
 };
 
 class S7RootComplex {
