@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 
 #include "board/config_space.hpp"
 
@@ -21,6 +22,14 @@ std::string hex(std::uint32_t v) {
 }
 
 }  // namespace
+
+void check_bar0_write(std::uint32_t offset, std::size_t bytes) {
+  if (bytes == 0 || bytes > 64)
+    throw std::invalid_argument("bar0_write: " + std::to_string(bytes) + " bytes (1..64)");
+  if ((offset & 0xfffu) + bytes > 0x1000)
+    throw std::invalid_argument("bar0_write: " + std::to_string(bytes) + " bytes at " + hex(offset) +
+                                " cross a 4 KiB boundary");
+}
 
 Enumerated enumerate(PciFunction& f, const EnumerateOptions& o) {
   Enumerated e;

@@ -28,7 +28,8 @@ class PciFunction {
   virtual std::uint32_t bar0_read32(std::uint32_t offset) = 0;
   /// Posted 32-bit write of BAR0.
   virtual void bar0_write32(std::uint32_t offset, std::uint32_t value) = 0;
-  /// Posted write of 1..8 bytes at any offset, with the byte enables a CPU store would carry.
+  /// Posted write of 1..64 bytes at any offset, not crossing 4 KiB, as one TLP with the byte
+  /// enables a CPU store (up to 8 bytes) or a write-combining buffer flush (up to 64) carries.
   virtual void bar0_write(std::uint32_t offset, const void* data, std::size_t bytes) = 0;
 
   /// Host memory, by bus address (what the device's DMA reaches).
@@ -66,6 +67,10 @@ struct Enumerated {
   unsigned max_payload = 0, max_read_request = 0;
   unsigned link_width = 0, link_gen = 0;
 };
+
+/// Throws std::invalid_argument unless a bar0_write of `bytes` at `offset` is one a host can make:
+/// 1..64 bytes, not crossing a 4 KiB boundary.
+void check_bar0_write(std::uint32_t offset, std::size_t bytes);
 
 /// Checks the IDs, sizes and assigns BAR0, sets MPS/MRRS, enables MSI, memory decoding and bus
 /// mastering. Throws std::runtime_error naming what does not match.

@@ -135,13 +135,21 @@ S7Board::S7Board(S7BoardConfig config) : impl_(std::make_unique<Impl>(std::move(
 
   // Power-up: the core clock's MMCM is not locked, the link trains (user_reset high). The
   // flops start random (Verilator), and an asynchronous reset acts on its edge in simulation
-  // (in the FPGA it is a level): make a real falling edge so every reset flop is reset.
+  // (in the FPGA it is a level): make a real falling edge so every reset flop is reset. The
+  // reset synchronisers' outputs must be high first, or a random 0 there never falls and the
+  // flops behind stay random: clock them out of reset (models idle, assertions off) before.
   d.top->user_clk_i = 0;
   d.top->core_clk_i = 0;
   d.drive(d.rc.outputs());
   d.top->user_reset_i = 0;
   d.top->core_rst_ni = 1;
-  d.top->eval();
+  d.context->assertOn(false);
+  for (int i = 0; i < 16; ++i) {
+    d.top->user_clk_i = !d.top->user_clk_i;
+    d.top->core_clk_i = !d.top->core_clk_i;
+    d.top->eval();
+  }
+  d.context->assertOn(true);
   d.top->core_rst_ni = 0;
   d.drive(d.rc.outputs());
   d.top->eval();
@@ -190,7 +198,7 @@ void S7Board::bar0_write32(std::uint32_t offset, std::uint32_t value) { bar0_wri
 
 void S7Board::bar0_write(std::uint32_t offset, const void* data, std::size_t bytes) {
   auto& d = *impl_;
-  if (bytes == 0 || bytes > 8) throw std::invalid_argument("bar0_write: 1..8 bytes");
+  check_bar0_write(offset, bytes);
   const std::uint32_t first_dw = offset & ~3u;
   const std::uint32_t end = offset + static_cast<std::uint32_t>(bytes);
   const std::uint32_t dws = (((end + 3) & ~3u) - first_dw) / 4;

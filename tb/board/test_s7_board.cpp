@@ -88,6 +88,14 @@ TEST_CASE("Register writes change exactly the bytes their enables name", "[s7][b
   // model checks byte count and lower address of every completion).
   const auto partial = b.bar0_read(reg, 1, 0x6, 0);
   CHECK(partial.size() == 4);
+
+  // A write-combined store of five dwords, one TLP whose last dword travels alone in the hard
+  // block's last beat: PREEMPT_FENCE_LO .. PREEMPT_ADDR_HI, then PREEMPT_STATUS (read-only).
+  const std::uint32_t five[5] = {0xa1a2a3a4u, 0xb1b2b3b4u, 0xc1c2c3c0u, 0xd1d2d3d4u, 0};
+  b.bar0_write(reg, five, sizeof five);
+  b.drain();
+  CHECK(b.register_writes() == 7 + 5);
+  for (unsigned i = 0; i < 4; ++i) CHECK(b.bar0_read32(reg + 4 * i) == five[i]);
 }
 
 TEST_CASE("A ring submission: fetch, WRITE_DATA and fence over PCIe, then an MSI", "[s7][dma]") {

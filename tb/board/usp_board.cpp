@@ -343,10 +343,17 @@ UspBoard::UspBoard(UspBoardConfig config) : impl_(std::make_unique<Impl>(std::mo
   v.usr_irq_ack = 0;
   v.msi_enable = 0;
   drive_host_port(v, tb::AxiSubordinateOut{});
-  // A real falling edge of both reset sources (the flops start random).
+  // A real falling edge of both reset sources (the flops start random), after clocking the
+  // reset synchronisers' outputs high (see S7Board: a random 0 there would never fall).
   v.axi_aresetn = 1;
   v.core_rst_ni = 1;
-  v.eval();
+  d.context->assertOn(false);
+  for (int i = 0; i < 16; ++i) {
+    v.axi_aclk = !v.axi_aclk;
+    v.core_clk_i = !v.core_clk_i;
+    v.eval();
+  }
+  d.context->assertOn(true);
   v.axi_aresetn = 0;
   v.core_rst_ni = 0;
   v.eval();
@@ -390,7 +397,7 @@ void UspBoard::bar0_write32(std::uint32_t offset, std::uint32_t value) {
 
 void UspBoard::bar0_write(std::uint32_t offset, const void* data, std::size_t bytes) {
   auto& d = *impl_;
-  if (bytes == 0 || bytes > 8) throw std::invalid_argument("bar0_write: 1..8 bytes");
+  check_bar0_write(offset, bytes);
   // XDMA presents each dword of a store as a beat with its strobes (a two-dword store is split).
   std::uint32_t a = offset;
   const auto* p = static_cast<const std::uint8_t*>(data);
