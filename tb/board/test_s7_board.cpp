@@ -163,7 +163,7 @@ TEST_CASE("Copies land byte-exact at any alignment (byte enables of each write T
   CHECK(st.max_reads_in_flight > 1);
 }
 
-TEST_CASE("Reads keep the bridge's tags busy; completions reorder and split at the RCB", "[s7][dma]") {
+TEST_CASE("Reads keep the bridge's tags busy, completions reorder and split at the RCB", "[s7][dma]") {
   const auto seed = tb::test_seed(5);
   CAPTURE(seed);
   S7BoardConfig c = config_for(seed);
@@ -217,7 +217,7 @@ TEST_CASE("Another Max_Payload_Size and Max_Read_Request_Size, a slower core clo
   CHECK(ring.mem().read8(kDst + 3 + 0x2ff0) == 0);
 }
 
-TEST_CASE("A failed read (Unsupported Request) faults the engine; reset recovers", "[s7][dma][error]") {
+TEST_CASE("A failed read (Unsupported Request) faults the engine, a reset recovers", "[s7][dma][error]") {
   const auto seed = tb::test_seed(7);
   CAPTURE(seed);
   S7Board b(config_for(seed));
