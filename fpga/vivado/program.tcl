@@ -6,7 +6,7 @@ source $config
 open_hw_manager
 connect_hw_server
 open_hw_target
-set dev [lindex [get_hw_devices -filter "PART =~ [string range $part 0 5]*"] 0]
+set dev [lindex [get_hw_devices -filter "PART =~ [lindex [split $part -] 0]*"] 0]
 if {$dev eq ""} { error "softgpu: no $part on the JTAG chain" }
 current_hw_device $dev
 set_property PROGRAM.FILE $out/$board.bit $dev

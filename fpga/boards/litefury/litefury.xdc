@@ -27,14 +27,14 @@ set_property PACKAGE_PIN C9  [get_ports {pcie_rx_n[3]}]
 set_property PACKAGE_PIN D7  [get_ports {pcie_tx_p[3]}]
 set_property PACKAGE_PIN C7  [get_ports {pcie_tx_n[3]}]
 
-# ---- LEDs: 0 link up, 1 interrupt, 2 core clock, 3 user clock / register writes.
+# ---- LEDs: 0 link up, 1 interrupt, 2 core clock alive, 3 user clock alive.
 set_property -dict {PACKAGE_PIN G3 IOSTANDARD LVCMOS33 DRIVE 8} [get_ports {led_o[0]}]
 set_property -dict {PACKAGE_PIN H3 IOSTANDARD LVCMOS33 DRIVE 8} [get_ports {led_o[1]}]
 set_property -dict {PACKAGE_PIN G4 IOSTANDARD LVCMOS33 DRIVE 8} [get_ports {led_o[2]}]
 set_property -dict {PACKAGE_PIN H4 IOSTANDARD LVCMOS33 DRIVE 8} [get_ports {led_o[3]}]
 
-# ---- Configuration: 16 MiB SPI flash, x4; fast enough that the link is up before the host
-# enumerates (PCIe gives 100 ms from power good).
+# ---- Configuration: 16 MiB SPI flash, x4 (configuration time against PCIe's 100 ms: docs/boards.md,
+# "Program, flash, rescan").
 set_property CFGBVS VCCO [current_design]
 set_property CONFIG_VOLTAGE 3.3 [current_design]
 set_property CONFIG_MODE SPIx4 [current_design]
