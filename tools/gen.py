@@ -21,12 +21,13 @@ ABI = "spec/abi.toml"
 OUTPUTS = [
     "rtl/gen/sgpu_regs.sv",
     "rtl/gen/sgpu_regs_pkg.sv",
-    "host/include/sgpu/gen/sgpu_regs.h",
+    "host/abi/include/sgpu/gen/sgpu_regs.h",
+    "host/abi/include/sgpu/gen/sgpu_reg_enums.hpp",
     "host/src/gen/reg_table.cpp",
     "docs/reference/registers.md",
     "rtl/gen/sgpu_reg_map_pkg.sv",
     "rtl/gen/sgpu_abi_pkg.sv",
-    "host/include/sgpu/gen/abi.hpp",
+    "host/abi/include/sgpu/gen/abi.hpp",
     "docs/reference/abi.md",
 ]
 
@@ -44,14 +45,16 @@ def generate(peakrdl, out_root):
              "--addr-width", "12", "--err-if-bad-addr"])
         for name in ("sgpu_regs.sv", "sgpu_regs_pkg.sv"):
             os.replace(os.path.join(tmp, name), p("rtl/gen/" + name))
-    run([peakrdl, "c-header", RDL, "-o", p("host/include/sgpu/gen/sgpu_regs.h")])
-    run([sys.executable, "tools/gen_reg_table.py", p("host/include/sgpu/gen/sgpu_regs.h"),
+    run([peakrdl, "c-header", RDL, "-o", p("host/abi/include/sgpu/gen/sgpu_regs.h")])
+    run([peakrdl, "cpp-enums", "--peakrdl-cfg", "tools/peakrdl.toml", RDL,
+         "-o", p("host/abi/include/sgpu/gen/sgpu_reg_enums.hpp")])
+    run([sys.executable, "tools/gen_reg_table.py", p("host/abi/include/sgpu/gen/sgpu_regs.h"),
          "--out", p("host/src/gen/reg_table.cpp")])
-    run([sys.executable, "tools/gen_reg_map.py", p("host/include/sgpu/gen/sgpu_regs.h"),
+    run([sys.executable, "tools/gen_reg_map.py", p("host/abi/include/sgpu/gen/sgpu_regs.h"),
          "--out", p("rtl/gen/sgpu_reg_map_pkg.sv")])
     run([peakrdl, "markdown", RDL, "-o", p("docs/reference/registers.md")])
     run([sys.executable, "tools/gen_abi.py", ABI, "--sv", p("rtl/gen/sgpu_abi_pkg.sv"),
-         "--cpp", p("host/include/sgpu/gen/abi.hpp"), "--md", p("docs/reference/abi.md")])
+         "--cpp", p("host/abi/include/sgpu/gen/abi.hpp"), "--md", p("docs/reference/abi.md")])
 
 
 def main():

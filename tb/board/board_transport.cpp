@@ -4,8 +4,6 @@
 
 #include "board/s7_root_complex.hpp"
 #include "sgpu/gen/sgpu_regs.h"
-#include "transport/bus_allocator.hpp"
-#include "transport/host_pages.hpp"
 
 namespace sgpu::board {
 namespace {
@@ -14,24 +12,16 @@ constexpr std::uint32_t kIdMagic = static_cast<std::uint32_t>(offsetof(sgpu_regs
 constexpr std::uint32_t kCapBus = static_cast<std::uint32_t>(offsetof(sgpu_regs_t, CAP_BUS));
 constexpr std::uint32_t kMagic = 0x53475055;
 
-// Shared by the transport and every DmaMemory it handed out (buffers may outlive it).
-class BoardDma final : public DmaBackend {
- public:
-  BoardDma(std::shared_ptr<PciFunction> f, std::uint64_t base, std::uint64_t size)
-      : fn(std::move(f)), bus(base, size) {}
-  void release(void* cpu, std::uint64_t bus_addr, std::size_t bytes) noexcept override {
-    fn->host_memory().detach(bus_addr, bytes);
-    bus.free(bus_addr, bytes);
-    detail::free_host_pages(cpu);
-  }
-  std::shared_ptr<PciFunction> fn;
-  detail::BusAllocator bus;
-};
-
 class BoardTransport final : public Transport {
  public:
+  // DMA buffers are host pages the board's host-memory model maps at their bus addresses; they
+  // keep the board alive until the last one is gone, whatever the destruction order.
   BoardTransport(std::shared_ptr<PciFunction> f, const BoardTransportOptions& o)
-      : fn_(f), dma_(std::make_shared<BoardDma>(f, o.dma_base, o.dma_size)) {}
+      : fn_(f),
+        dma_(HostPageDma::create("board",
+                                 {[f](std::uint64_t bus, void* cpu, std::size_t n) { f->host_memory().attach(bus, cpu, n); },
+                                  [f](std::uint64_t bus, std::size_t n) { f->host_memory().detach(bus, n); }},
+                                 o.dma_base, o.dma_size)) {}
 
   std::uint32_t read32(std::uint32_t offset) override {
     try {
@@ -49,21 +39,7 @@ class BoardTransport final : public Transport {
     }
   }
 
-  Result<DmaMemory> alloc_dma(std::size_t bytes, std::size_t align) override {
-    if (align == 0 || (align & (align - 1)) != 0)
-      return Error{Errc::InvalidArgument, fmt::format("alignment {} is not a power of two", align), false};
-    const std::size_t a = align < detail::kHostPage ? detail::kHostPage : align;
-    const std::size_t size = detail::round_up(bytes == 0 ? 1 : bytes, a);
-    const auto bus = dma_->bus.allocate(size, a);
-    if (!bus) return Error{Errc::OutOfMemory, "board: DMA window exhausted", false};
-    void* cpu = detail::alloc_host_pages(size, a);
-    if (!cpu) {
-      dma_->bus.free(*bus, size);
-      return Error{Errc::OutOfMemory, fmt::format("host allocation of {} bytes failed", size), false};
-    }
-    fn_->host_memory().attach(*bus, cpu, size);
-    return DmaMemory(dma_, cpu, *bus, size);
-  }
+  Result<DmaMemory> alloc_dma(std::size_t bytes, std::size_t align) override { return dma_->allocate(bytes, align); }
 
   // An MSI is an event: the line counts as high when an MSI arrived since the last time this
   // returned true. The shell sends another MSI when a register write leaves the line high (the
@@ -86,7 +62,7 @@ class BoardTransport final : public Transport {
 
  private:
   std::shared_ptr<PciFunction> fn_;
-  std::shared_ptr<BoardDma> dma_;
+  std::shared_ptr<HostPageDma> dma_;
   std::uint64_t msis_seen_ = 0;
 };
 
@@ -95,25 +71,23 @@ class BoardTransport final : public Transport {
 Result<std::unique_ptr<Transport>> open_board_transport(std::shared_ptr<PciFunction> f,
                                                         const BoardTransportOptions& o) {
   if (o.dma_size == 0 || o.dma_base + o.dma_size < o.dma_base)
-    return Error{Errc::InvalidArgument, fmt::format("DMA window [{:#x}, +{:#x}) is empty or wraps", o.dma_base,
-                                                    o.dma_size), false};
+    return Error::invalid("board: DMA window [{:#x}, +{:#x}) is empty or wraps", o.dma_base, o.dma_size);
   try {
     const Enumerated e = enumerate(*f, o.enumerate);
     const std::uint32_t magic = f->bar0_read32(kIdMagic);
     if (magic != kMagic)
-      return Error{Errc::DeviceMismatch,
-                   fmt::format("board: BAR0 at {:#x} reads ID_MAGIC {:#010x}, not a softgpu", e.bar0_base, magic), true};
+      return Error::make(Errc::DeviceMismatch, Touched::Hardware, "board: BAR0 at {:#x} reads ID_MAGIC {:#010x}, not a softgpu",
+                         e.bar0_base, magic);
     const std::uint32_t bus = f->bar0_read32(kCapBus);
     const unsigned bits = (bus & SGPU_REGS__CAP_BUS__ADDR_BITS_bm) >> SGPU_REGS__CAP_BUS__ADDR_BITS_bp;
     const std::uint64_t last = o.dma_base + o.dma_size - 1;
     if (bits < 64 && (last >> bits) != 0)
-      return Error{Errc::Unsupported,
-                   fmt::format("board: the DMA window [{:#x}, {:#x}] is beyond the device's reach: it reaches bus "
-                               "addresses below 2^{} (CAP_BUS.addr_bits, {})",
-                               o.dma_base, last, bits, f->describe()),
-                   true};
+      return Error::make(Errc::Unsupported, Touched::Hardware,
+                         "board: the DMA window [{:#x}, {:#x}] is beyond the device's reach: it reaches bus addresses "
+                         "below 2^{} (CAP_BUS.addr_bits, {})",
+                         o.dma_base, last, bits, f->describe());
   } catch (const std::exception& ex) {
-    return Error{Errc::TransportError, fmt::format("board: cannot bring up {}: {}", f->describe(), ex.what()), true};
+    return Error::make(Errc::TransportError, Touched::Hardware, "board: cannot bring up {}: {}", f->describe(), ex.what());
   }
   return std::unique_ptr<Transport>(std::make_unique<BoardTransport>(std::move(f), o));
 }
@@ -126,12 +100,19 @@ Result<std::unique_ptr<Transport>> open_board_transport(const BoardTransportOpti
     } else if (o.shell == "usp") {
       f = std::make_shared<UspBoard>(o.usp);
     } else {
-      return Error{Errc::InvalidArgument, fmt::format("unknown board shell '{}' (known: s7, usp)", o.shell), false};
+      return Error::invalid("board: unknown board shell '{}' (known: s7, usp)", o.shell);
     }
   } catch (const std::exception& e) {
-    return Error{Errc::TransportError, fmt::format("board: cannot start the simulated board: {}", e.what()), false};
+    return Error::make(Errc::TransportError, Touched::Nothing, "board: cannot start the simulated board: {}", e.what());
   }
   return open_board_transport(std::move(f), o);
+}
+
+Result<std::unique_ptr<Transport>> open_board_backend(const BoardTransportOptions& options, std::string_view shell) {
+  if (shell.empty()) return open_board_transport(options);
+  BoardTransportOptions o = options;
+  o.shell = std::string(shell);
+  return open_board_transport(o);
 }
 
 }  // namespace sgpu::board

@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "board/pci_function.hpp"
 #include "board/s7_board.hpp"
 #include "board/usp_board.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/transport.hpp"
+#include "sgpu/transport/host_page_dma.hpp"
 
 namespace sgpu::board {
 
@@ -27,14 +29,18 @@ struct BoardTransportOptions {
   S7BoardConfig s7;
   UspBoardConfig usp;
   EnumerateOptions enumerate;
-  /// Bus addresses of DMA buffers: [dma_base, dma_base + dma_size). The default starts at 4 GiB,
-  /// so 64-bit addressing is exercised as with the sim backend.
-  std::uint64_t dma_base = std::uint64_t{1} << 32;
-  std::uint64_t dma_size = std::uint64_t{1} << 36;
+  /// Bus addresses of DMA buffers: [dma_base, dma_base + dma_size). The default is the sim
+  /// backend's (from 4 GiB, so 64-bit addressing is exercised).
+  std::uint64_t dma_base = HostPageDma::kDefaultBusBase;
+  std::uint64_t dma_size = HostPageDma::kDefaultBusSize;
 };
 
 /// Opens a board transport; the error says what failed (enumeration, reach, unknown shell).
 Result<std::unique_ptr<Transport>> open_board_transport(const BoardTransportOptions& options = {});
+
+/// The "board" backend's factory (tb/backends registers it): "board" opens options.shell,
+/// "board:s7" / "board:usp" that shell with the rest of the options.
+Result<std::unique_ptr<Transport>> open_board_backend(const BoardTransportOptions& options, std::string_view shell);
 
 /// The same, around a PCI function the caller made (tests give it a board with its own
 /// configuration). The function must outlive the transport.

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "backends/backends.hpp"
 #include "board/board_transport.hpp"
 #include "reference.hpp"
 #include "sgpu/sched/runtime.hpp"
@@ -26,9 +27,13 @@ std::uint64_t fingerprint(const std::vector<std::uint8_t>& bytes) {
 
 namespace {
 
-void run_demo(const board::BoardTransportOptions& o) {
-  auto t = board::open_board_transport(o);
+// Through the registry, as `sgpu --backend <spec> demo` opens it.
+void run_demo(const char* spec) {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto t = registry.open(spec);
   if (!t) FAIL(to_string(t.error()));
+  CHECK((*t)->name() == "board");
   sched::RuntimeOptions ro;
   ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`
   ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
@@ -37,7 +42,7 @@ void run_demo(const board::BoardTransportOptions& o) {
   demo::WorkloadOptions wo;
   auto r = demo::run_workload(**rt, wo);
   if (!r) FAIL(to_string(r.error()));
-  auto ref = demo::reference_frame(wo.geometry);
+  auto ref = demo::reference_frame(wo.geometry, registry);
   if (!ref) FAIL(to_string(ref.error()));
   REQUIRE(r->frame.size() == ref->size());
   CHECK(std::memcmp(r->frame.data(), ref->data(), ref->size()) == 0);
@@ -50,13 +55,11 @@ void run_demo(const board::BoardTransportOptions& o) {
 }  // namespace
 
 TEST_CASE("The demo on the co-simulated Artix-7 board presents the reference frame", "[board][demo][s7]") {
-  run_demo({});
+  run_demo("board");
 }
 
 TEST_CASE("The demo on the UltraScale+ shell (XDMA model) presents the reference frame", "[board][demo][usp]") {
-  board::BoardTransportOptions o;
-  o.shell = "usp";
-  run_demo(o);
+  run_demo("board:usp");
 }
 
 TEST_CASE("A DMA window beyond the device's reach is refused at open, naming both", "[board][error]") {
@@ -77,10 +80,22 @@ TEST_CASE("A DMA window beyond the device's reach is refused at open, naming bot
 }
 
 TEST_CASE("An unknown board shell is refused", "[board][error]") {
-  board::BoardTransportOptions o;
-  o.shell = "kintex-ultra";
-  auto t = board::open_board_transport(o);
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto t = registry.open("board:kintex-ultra");
   REQUIRE_FALSE(t);
   CHECK(t.error().code == Errc::InvalidArgument);
   CHECK_THAT(t.error().message, Catch::Contains("kintex-ultra"));
+}
+
+TEST_CASE("The board backend's options are the registry's", "[board][registry]") {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto* o = registry.options<board::BoardTransportOptions>("board");
+  REQUIRE(o != nullptr);
+  o->shell = "usp";
+  o->dma_base = std::uint64_t{1} << 48;  // beyond the XDMA shell's reach: refused at open
+  auto t = registry.open("board");
+  REQUIRE_FALSE(t);
+  CHECK(t.error().code == Errc::Unsupported);
 }
