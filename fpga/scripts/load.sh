@@ -3,7 +3,7 @@
 #   load.sh program|flash <board> <out-dir> [cable]
 # 7-series boards use openFPGALoader (Debian package openfpgaloader; a JTAG cable on the board's
 # header: the Acorn needs a Molex Pico-Lock adapter). Alveo cards are not in openFPGALoader's
-# list: Vivado's hardware manager does it (hw_server, the card's USB JTAG).
+# list: Vivado's hardware manager does it (hw_server and the card's JTAG: docs/boards.md).
 set -euo pipefail
 what=$1 board=$2 out=$3 cable=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,4 +1,4 @@
-# Volatile load of an Alveo card through Vivado's hardware manager (the card's USB JTAG):
+# Volatile load of an Alveo card through Vivado's hardware manager (its JTAG: docs/boards.md):
 #   vivado -mode batch -source fpga/vivado/program.tcl -tclargs <config.tcl> <out-dir>
 set config [lindex $argv 0]
 set out [lindex $argv 1]
