@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Generates the device ABI (packets, ring entry, write-back record, fault codes) for every
-language from spec/abi.toml: a SystemVerilog package, a C++ header and a Markdown reference.
+"""Generates the device ABI (packets, ring entry, write-back record, fault codes, PCI identity) for
+every language from spec/abi.toml: a SystemVerilog package, a C++ header and a Markdown reference.
 
 Usage: gen_abi.py SPEC --sv OUT.sv --cpp OUT.hpp --md OUT.md
 """
@@ -156,6 +156,10 @@ def check(spec):
             for v in fl.get("values", []):
                 if v["value"] >> fwidth(fl):
                     sys.exit(f"abi: {pkt['name']} flag {fl['name']} value {v['name']} does not fit")
+    pci = spec["pci"]
+    for key, bits in (("vendor_id", 16), ("device_id", 16), ("class_code", 24)):
+        if not 0 <= pci[key] < (1 << bits):
+            sys.exit(f"abi: pci.{key} {pci[key]:#x} does not fit {bits} bits")
     codes = [f["code"] for f in spec["fault"]]
     if len(set(codes)) != len(codes):
         sys.exit("abi: duplicate fault code")
@@ -249,6 +253,11 @@ def gen_sv(spec):
         sep = "," if i + 1 < len(fs) else ""
         out.append(f"    Fault{camel(f['name'])} = 8'd{f['code']}{sep}")
     out.append("  } fault_e;")
+    out.append("")
+    out.append("  /// The identity in PCI configuration space (the board shells' bridge configuration).")
+    out.append(f"  localparam logic [15:0] PciVendorId = 16'h{spec['pci']['vendor_id']:04x};")
+    out.append(f"  localparam logic [15:0] PciDeviceId = 16'h{spec['pci']['device_id']:04x};")
+    out.append(f"  localparam logic [23:0] PciClassCode = 24'h{spec['pci']['class_code']:06x};")
     out.append("")
     out.append("endpackage")
     out.append("")
@@ -441,6 +450,13 @@ def gen_cpp(spec):
     o.append("  return \"UNKNOWN_FAULT\";")
     o.append("}")
     o.append("")
+    o.append("/// The identity a softgpu card presents in PCI configuration space.")
+    o.append("namespace pci {")
+    o.append(f"inline constexpr std::uint16_t kVendorId = 0x{spec['pci']['vendor_id']:04x};")
+    o.append(f"inline constexpr std::uint16_t kDeviceId = 0x{spec['pci']['device_id']:04x};")
+    o.append(f"inline constexpr std::uint32_t kClassCode = 0x{spec['pci']['class_code']:06x};  ///< base, sub-class, prog-if")
+    o.append("}  // namespace pci")
+    o.append("")
     o.append("}  // namespace sgpu::abi")
     return "\n".join(o) + "\n"
 
@@ -471,8 +487,8 @@ def md_address(pkt, dword, name, access):
 def gen_md(spec):
     one_line = lambda s: re.sub(r"\s+", " ", s).strip()
     o = [f"<!-- {BANNER} -->", "# Device ABI reference", "",
-         "Packets, the ring entry, the write-back record and fault codes. All structures are",
-         "little-endian arrays of 32-bit dwords. Registers are in [registers.md](registers.md).", "",
+         "Packets, the ring entry, the write-back record, fault codes and the PCI identity. All",
+         "structures are little-endian arrays of 32-bit dwords. Registers are in [registers.md](registers.md).", "",
          "## Packet header", "", one_line(spec["header"]["desc"]), "",
          "| bits | field | meaning |", "|---|---|---|"]
     for f in spec["header"]["fields"]:
@@ -515,6 +531,14 @@ def gen_md(spec):
     o += ["", "## Fault codes", "", "| code | name | meaning |", "|---|---|---|"]
     for f in spec["fault"]:
         o.append(f"| {f['code']} | `{f['name']}` | {f['desc']} |")
+    pci = spec["pci"]
+    o += ["", "## PCI identity", "",
+          "What a softgpu card presents in configuration space; the host's pcie transport treats a",
+          "function of this vendor as a candidate and confirms it by `ID_MAGIC` in BAR0.", "",
+          "| field | value |", "|---|---|",
+          f"| vendor ID | `0x{pci['vendor_id']:04x}` |",
+          f"| device ID | `0x{pci['device_id']:04x}` |",
+          f"| class code | `0x{pci['class_code']:06x}` |"]
     return "\n".join(o) + "\n"
 
 

@@ -241,6 +241,11 @@ package sgpu_abi_pkg;
     FaultPhysicalRange = 8'd14
   } fault_e;
 
+  /// The identity in PCI configuration space (the board shells' bridge configuration).
+  localparam logic [15:0] PciVendorId = 16'h10ee;
+  localparam logic [15:0] PciDeviceId = 16'h5347;
+  localparam logic [23:0] PciClassCode = 24'h038000;
+
 endpackage
 
 `default_nettype wire

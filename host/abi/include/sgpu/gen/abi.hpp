@@ -349,4 +349,11 @@ constexpr std::string_view to_string(Fault f) {
   return "UNKNOWN_FAULT";
 }
 
+/// The identity a softgpu card presents in PCI configuration space.
+namespace pci {
+inline constexpr std::uint16_t kVendorId = 0x10ee;
+inline constexpr std::uint16_t kDeviceId = 0x5347;
+inline constexpr std::uint32_t kClassCode = 0x038000;  ///< base, sub-class, prog-if
+}  // namespace pci
+
 }  // namespace sgpu::abi
