@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAILS = []
@@ -61,11 +62,30 @@ def main():
         cfg = os.path.join(tmp, "config.tcl")
         r = run([py, "fpga/scripts/boards.py", "vivado-config", "acorn_cle215", "--gen", tmp, "--out", cfg])
         text = open(cfg).read() if r.returncode == 0 else ""
-        for line in ("set part {xc7a200tfbg484-3}", "set top {sgpu_s7_board}", "set pci_device_id 5347",
-                     "set pci_class_code 038000", "sgpu_litepcie_s7.v", "pcie_s7.tcl", "acorn_cle215.xdc",
-                     "set bar0_kib 4"):
+        with open(os.path.join(ROOT, "spec", "abi.toml"), "rb") as f:
+            ident = tomllib.load(f)["pci"]
+        for line in ("set part {xc7a200tfbg484-3}", "set top {sgpu_s7_board}",
+                     f"set pci_vendor_id {ident['vendor_id']:04x}", f"set pci_device_id {ident['device_id']:04x}",
+                     f"set pci_class_code {ident['class_code']:06x}", "sgpu_litepcie_s7.v", "pcie_s7.tcl",
+                     "acorn_cle215.xdc", "set bar0_kib 4"):
             check(line in text, f"vivado config has '{line}'")
         check("fpga/stubs" not in text.split("set stubs")[0], "the Vivado sources have no black boxes")
+
+    # The identity has one owner: a board database that sets it too is refused.
+    with tempfile.TemporaryDirectory() as tmp:
+        shadow = os.path.join(tmp, "fpga", "scripts")
+        os.makedirs(shadow)
+        os.makedirs(os.path.join(tmp, "spec"))
+        for rel in ("fpga/scripts/boards.py", "spec/abi.toml"):
+            with open(os.path.join(ROOT, rel)) as src, open(os.path.join(tmp, rel), "w") as dst:
+                dst.write(src.read())
+        with open(os.path.join(ROOT, "fpga", "boards.toml")) as src:
+            db = src.read().replace("[pci]\n", "[pci]\ndevice_id = 0x1234\n", 1)
+        with open(os.path.join(tmp, "fpga", "boards.toml"), "w") as dst:
+            dst.write(db)
+        r = run([py, os.path.join(shadow, "boards.py"), "list"])
+        check(r.returncode != 0 and "device_id" in r.stderr and "spec/abi.toml" in r.stderr,
+              "a PCI ID in fpga/boards.toml is refused (spec/abi.toml owns it)")
 
     # The IP port-list check catches a difference.
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::uint32_t kIdMagic = static_cast<std::uint32_t>(offsetof(sgpu_regs_t, ID_MAGIC));
 constexpr std::uint32_t kCapBus = static_cast<std::uint32_t>(offsetof(sgpu_regs_t, CAP_BUS));
-constexpr std::uint32_t kMagic = 0x53475055;
+constexpr std::uint32_t kMagic = SGPU_REGS__ID_MAGIC__VALUE_reset;
 
 class BoardTransport final : public Transport {
  public:

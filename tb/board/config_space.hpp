@@ -8,15 +8,20 @@
 #include <array>
 #include <cstdint>
 
+#include "board/sgpu_board_pci.hpp"
+
 namespace sgpu::board {
 
+/// By default what the Vivado flow configures the hard blocks with: the softgpu's identity
+/// (spec/abi.toml [pci]) and the boards' other values (fpga/boards.toml [pci]), through the
+/// header boards.py generates.
 struct FunctionIds {
-  std::uint16_t vendor_id = 0x10ee;
-  std::uint16_t device_id = 0x5347;
-  std::uint32_t class_code = 0x038000;  ///< display controller, other
-  std::uint8_t revision = 0;
-  std::uint16_t subsystem_vendor_id = 0x10ee;
-  std::uint16_t subsystem_id = 0x0001;
+  std::uint16_t vendor_id = hard_block::kVendorId;
+  std::uint16_t device_id = hard_block::kDeviceId;
+  std::uint32_t class_code = hard_block::kClassCode;
+  std::uint8_t revision = hard_block::kRevision;
+  std::uint16_t subsystem_vendor_id = hard_block::kSubsystemVendorId;
+  std::uint16_t subsystem_id = hard_block::kSubsystemId;
 };
 
 struct LinkCaps {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "board/sgpu_board_pci.hpp"
 #include "common/host_memory.hpp"
 
 namespace sgpu::board {
@@ -52,8 +53,8 @@ class PciFunction {
 
 /// What system firmware and the OS do before a driver opens the device.
 struct EnumerateOptions {
-  std::uint16_t vendor_id = 0x10ee;
-  std::uint16_t device_id = 0x5347;
+  std::uint16_t vendor_id = hard_block::kVendorId;  ///< what enumeration looks for
+  std::uint16_t device_id = hard_block::kDeviceId;
   std::uint32_t bar0_base = 0xf000'0000;  ///< BAR0 is a 32-bit BAR: below 4 GiB
   unsigned max_payload = 256;             ///< Max_Payload_Size the host programs
   unsigned max_read_request = 512;        ///< Max_Read_Request_Size

@@ -16,7 +16,7 @@ namespace sgpu::board {
 struct S7BoardConfig {
   RootComplexConfig rc;
   FunctionIds ids;
-  std::uint32_t bar0_bytes = 4096;
+  std::uint32_t bar0_bytes = hard_block::kBar0Bytes;
   double user_clock_hz = 125e6;
   double core_clock_hz = 125e6;
   /// Where in its period the core clock starts, as a fraction (the two clocks are unrelated).

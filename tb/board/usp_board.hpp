@@ -22,7 +22,7 @@ namespace sgpu::board {
 
 struct UspBoardConfig {
   FunctionIds ids;
-  std::uint32_t bar0_bytes = 4096;
+  std::uint32_t bar0_bytes = hard_block::kBar0Bytes;
   unsigned lanes = 8, gen = 3;
   double axi_clock_hz = 250e6;
   double core_clock_hz = 250e6;
