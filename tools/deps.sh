@@ -12,6 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 packages=(
   build-essential cmake ninja-build ccache pkg-config python3 python3-venv
   verilator catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libpng-dev
+  openfpgaloader
   "$@"
 )
 

@@ -3,6 +3,7 @@
 messages that stop `bitstream`, `program` and `rescan` early, the Vivado settings written from
 fpga/boards.toml, and the IP port-list check. Run by `make test` (ctest: fpga flow)."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,67 @@ def main():
     r = run(["fpga/scripts/rescan.sh", "0000:7f:1f.7"])
     check(r.returncode != 0 and ("no device" in r.stdout or "needs root" in r.stdout),
           "rescan of a device that is not there is refused")
+
+    # program and flash with DRY_RUN=1 print the loader's command: the right tool, arguments
+    # from boards.toml, the cable, the image. Without an image they stop and say so.
+    with open(os.path.join(ROOT, "fpga", "boards.toml"), "rb") as f:
+        db = tomllib.load(f)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, b in db["boards"].items():
+            out = os.path.join(tmp, "fpga", name)
+            os.makedirs(out)
+            r = run(["make", "-s", "-C", "fpga", f"BOARD={name}", f"BUILD={tmp}", "DRY_RUN=1", "flash"])
+            check(r.returncode != 0 and "run the bitstream target first" in r.stdout,
+                  f"{name}: flash without an image says which command makes it")
+            for ext in ("bit", "bin", "mcs"):
+                open(os.path.join(out, f"{name}.{ext}"), "w").close()
+            open(os.path.join(out, "config.tcl"), "w").close()
+            for what in ("program", "flash"):
+                r = run(["make", "-s", "-C", "fpga", f"BOARD={name}", f"BUILD={tmp}", "DRY_RUN=1", what],
+                        env={"PATH": "/usr/bin:/bin"})
+                cmd = r.stdout.split()
+                if b["family"] == "s7":
+                    image = os.path.join(out, f"{name}.bit" if what == "program" else f"{name}.bin")
+                    want = (["openFPGALoader"] + b["openfpgaloader"] + ["-c", b["default_cable"]]
+                            + ([] if what == "program" else ["-f"]) + [image])
+                else:
+                    want = ["vivado", "-mode", "batch", "-nojournal", "-log", f"{what}.log", "-source",
+                            os.path.join(ROOT, "fpga", "scripts", "..", "vivado", f"{what}.tcl"), "-tclargs",
+                            os.path.join(out, "config.tcl"), out]
+                check(r.returncode == 0 and cmd == want, f"{name}: {what} runs {' '.join(want)} (got: {r.stdout.strip()}"
+                      f"{r.stderr.strip()})")
+        r = run(["make", "-s", "-C", "fpga", "BOARD=litefury", f"BUILD={tmp}", "DRY_RUN=1", "CABLE=digilent_hs2",
+                 "program"])
+        check(r.stdout.split()[:5] == ["openFPGALoader", "--fpga-part", "xc7a100tfgg484", "-c", "digilent_hs2"],
+              "CABLE= picks the cable")
+        r = run(["fpga/scripts/load.sh", "erase", "litefury", tmp])
+        check(r.returncode != 0 and "neither program nor flash" in r.stdout, "load.sh refuses an unknown action")
+
+    # What the 7-series loads pass to openFPGALoader (Debian's, installed by tools/deps.sh) names
+    # boards, cables and parts it knows, and it has the SPI-over-JTAG bridge each part's flash
+    # write needs.
+    ofl = run(["openFPGALoader", "--list-boards"]) if shutil.which("openFPGALoader") else None
+    check(ofl is not None and ofl.returncode == 0, "openFPGALoader is installed (tools/deps.sh)")
+    if ofl is not None:
+        known_boards = {line.split()[0] for line in ofl.stdout.splitlines()[1:] if line.split()}
+        known_cables = {line.split()[0] for line in run(["openFPGALoader", "--list-cables"]).stdout.splitlines()[1:]
+                        if line.split()}
+        share = "/usr/share/openFPGALoader"
+        bridges = os.listdir(share) if os.path.isdir(share) else []
+        for name, b in db["boards"].items():
+            if b["family"] != "s7":
+                continue
+            args = b["openfpgaloader"]
+            check(b["default_cable"] in known_cables, f"{name}: openFPGALoader knows cable {b['default_cable']}")
+            if "-b" in args:
+                check(args[args.index("-b") + 1] in known_boards, f"{name}: openFPGALoader knows board {args[1]}")
+                die = b["part"].split("-")[0][:8]  # e.g. xc7a200t: the board entry names its package
+                check(any(f.startswith(f"spiOverJtag_{die}") for f in bridges),
+                      f"{name}: openFPGALoader has a SPI-over-JTAG bridge for {die}")
+            if "--fpga-part" in args:
+                part = args[args.index("--fpga-part") + 1]
+                check(b["part"].startswith(part), f"{name}: --fpga-part {part} is the board's part {b['part']}")
+                check(f"spiOverJtag_{part}.bit.gz" in bridges, f"{name}: openFPGALoader has spiOverJtag_{part}")
 
     # Vivado settings from boards.toml.
     with tempfile.TemporaryDirectory() as tmp:
