@@ -13,6 +13,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config python3 python3-venv
   verilator catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libpng-dev libpciaccess-dev
   qemu-system-x86 busybox-static cpio   # the pcie VM test (tools/vm)
+  openfpgaloader                        # flashing the boards (fpga/scripts)
   "$@"
 )
 

@@ -1,6 +1,6 @@
 // The testbench's transports as programs register them: tb::register_backends adds "sim",
-// "model" and "pcie-sim" with their own options, once; set_board reaches every backend that runs
-// the simulated board.
+// "model", "pcie-sim" and, where the co-simulated boards are built, "board", with their own
+// options, once; set_board reaches every backend that runs the simulated board.
 #include <catch2/catch.hpp>
 
 #include "backends/backends.hpp"
@@ -11,10 +11,18 @@
 
 using namespace sgpu;
 
+namespace {
+#if SGPU_TB_HAVE_BOARD
+constexpr const char* kNames = "mock, pcie, sim, model, pcie-sim, board";
+#else
+constexpr const char* kNames = "mock, pcie, sim, model, pcie-sim";
+#endif
+}  // namespace
+
 TEST_CASE("tb backends: registered next to libsgpu's own, each with its own options", "[transport][registry]") {
   TransportRegistry registry;
   REQUIRE(tb::register_backends(registry));
-  CHECK(registry.names() == "mock, pcie, sim, model, pcie-sim");
+  CHECK(registry.names() == kNames);
   sim::SimConfig* board = registry.options<sim::SimConfig>("sim");
   REQUIRE(board != nullptr);
   CHECK(board->read_latency == sim::SimConfig{}.read_latency);
@@ -29,7 +37,7 @@ TEST_CASE("tb backends: registered next to libsgpu's own, each with its own opti
   auto again = tb::register_backends(registry);
   REQUIRE_FALSE(again);
   CHECK(again.error().code == Errc::InvalidArgument);
-  CHECK(registry.names() == "mock, pcie, sim, model, pcie-sim");
+  CHECK(registry.names() == kNames);
 }
 
 TEST_CASE("tb backends: sim, model and pcie-sim open from the registry and run a device",

@@ -2,7 +2,7 @@
 // CLI, the benchmarks, the end-to-end tests): libsgpu itself never includes tb/.
 //
 //   sgpu::TransportRegistry registry;        // libsgpu's own: mock, pcie
-//   sgpu::tb::register_backends(registry);   // + sim, model, pcie-sim
+//   sgpu::tb::register_backends(registry);   // + sim, model, pcie-sim, board
 //   auto t = registry.open("sim");
 //
 // Each backend keeps its own options in the registry:
@@ -10,13 +10,19 @@
 //   "model"     the C++ reference model (tb/model)                 options sgpu::model::Config
 //   "pcie-sim"  libsgpu's pcie transport over the simulated PCI    options sgpu::pcie::PcieSimOptions
 //               function wrapping the Verilated RTL (tb/pcie)
+//   "board"     a co-simulated PCIe board (tb/board): the Artix-7  options sgpu::board::BoardTransportOptions
+//               design (generated LitePCIe, shell, core) against a
+//               root-complex model; "board:usp" the Alveo shell
+//               against an XDMA model. Built when the Python
+//               environment is (SGPU_TB_HAVE_BOARD).
 //
 // Several backends run the same simulated board (its memory latencies, clock, seed, waveform)
 // under different transports. board_options() finds the board inside a backend's options and
 // set_board() sets it on all of them at once, so the CLI's --latency... flags and the tests'
 // fast memory reach every such backend without naming them. interrupt_is_level() says how a
 // backend delivers the interrupt (the one behaviour the end-to-end tests tell apart). A backend
-// registered here is added to both where it differs from "sim".
+// registered here is added to both where it differs from "sim". ("board" models its own memory
+// timing in the root-complex model, so it has no sim::SimConfig.)
 #pragma once
 
 #include <string_view>
@@ -27,8 +33,8 @@
 
 namespace sgpu::tb {
 
-/// Adds "sim", "model" and "pcie-sim" to `registry` with default options. InvalidArgument if any
-/// name is taken already (nothing is added then).
+/// Adds "sim", "model", "pcie-sim" and (SGPU_TB_HAVE_BOARD) "board" to `registry` with default
+/// options. InvalidArgument if any name is taken already (nothing is added then).
 Status register_backends(TransportRegistry& registry);
 
 /// The simulated board backend `name` runs, inside its options in `registry`, to read or change
