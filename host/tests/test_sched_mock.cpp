@@ -330,7 +330,7 @@ TEST_CASE("scheduler: every DMA buffer lies in the segment SubmitCommand names, 
   CHECK(render_seen);
 }
 
-TEST_CASE("scheduler: a context whose DmaBufferSegmentSet does not name the window is refused, naming why",
+TEST_CASE("scheduler: DmaBufferSegmentSet 0 puts DMA buffers in system memory; a set without the window is refused",
           "[sched][dma_segment]") {
   struct Policy : kmd::DefaultSizingPolicy {
     kmd::SegmentSet set;
@@ -352,12 +352,30 @@ TEST_CASE("scheduler: a context whose DmaBufferSegmentSet does not name the wind
   REQUIRE(rt);
   auto dev = (*rt)->adapter().create_device({});
   REQUIRE(dev);
-  SECTION("0: contiguous system memory") {
+  SECTION("0: contiguous system memory, fetched at its bus address by a privileged entry") {
     policy->set = {};
     auto ctx = (*rt)->create_context(*dev);
-    REQUIRE_FALSE(ctx);
-    CHECK(ctx.error().code == Errc::Unsupported);
-    CHECK_THAT(ctx.error().message, Catch::Contains("DmaBufferSegmentSet is 0 (contiguous system memory"));
+    REQUIRE(ctx);
+    auto a = dev->create_allocation(memory_allocation((*rt)->adapter(), 4096));
+    REQUIRE(a);
+    umd::CommandList cl;
+    REQUIRE(cl.fill(a->handle(), 0, 4096, 0x0badf00du));
+    const std::uint32_t window_maps_before = (*rt)->window().mapped_buffers();
+    auto sub = (*rt)->scheduler().submit((*ctx)->get(), cl);
+    REQUIRE(sub);
+    REQUIRE((*rt)->scheduler().wait(*sub, 1ms));
+    CHECK((*rt)->window().mapped_buffers() == window_maps_before);  // nothing went into the window
+    bool render_seen = false;
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      const abi::RingEntry e = engine->entry(i);
+      if (e.flags & abi::ring_flags::kPaging) continue;
+      render_seen = true;
+      CHECK(e.flags == abi::ring_flags::kPrivileged);
+      CHECK_FALSE((*rt)->device().aperture()->contains(e.buf_addr));  // a bus address, not the aperture
+      CHECK(mock->dma_cpu(e.buf_addr) != nullptr);
+    }
+    CHECK(render_seen);
+    ctx->reset();
   }
   SECTION("the memory manager's aperture segment only") {
     policy->set = kmd::SegmentSet::of(*(*rt)->adapter().aperture_segment());

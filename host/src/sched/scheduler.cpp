@@ -81,13 +81,10 @@ Status Scheduler::add_context(kmd::Context& context) {
   if (&context.adapter() != &adapter_ || !adapter_.owns_context(context.id()))
     return Error::invalid("scheduler: context {:#x} belongs to another adapter", context.id());
   if (find(context.id())) return Error::invalid("scheduler: context {:#x} is already registered", context.id());
+  // DmaBufferSegmentSet 0: contiguous system memory the engine fetches at bus addresses (no
+  // mapper: the pool's buffers stay unmapped, gpu_address 0, and go out as privileged entries).
   const kmd::SegmentSet dma_set = context.info().dma_buffer_segment_set;
-  if (dma_set.empty())
-    return Error::unsupported(
-        "scheduler: context {:#x}: DmaBufferSegmentSet is 0 (contiguous system memory, fetched by PCI cycles); "
-        "this scheduler maps every DMA buffer into its kernel window (segment {}) and cannot honour it",
-        context.id(), dma_buffer_segment_);
-  if (!dma_set.contains(dma_buffer_segment_))
+  if (!dma_set.empty() && !dma_set.contains(dma_buffer_segment_))
     return Error::invalid(
         "scheduler: context {:#x}: DmaBufferSegmentSet {:#x} does not name segment {}, the kernel window its DMA "
         "buffers are mapped into",
@@ -99,7 +96,7 @@ Status Scheduler::add_context(kmd::Context& context) {
   auto cs = std::make_unique<ContextState>();
   cs->context = &context;
   cs->slot = slot;
-  context.dma_buffers().set_mapper(&window_);
+  context.dma_buffers().set_mapper(dma_set.empty() ? nullptr : &window_);
   contexts_.emplace(context.id(), std::move(cs));
   return ok_status();
 }
