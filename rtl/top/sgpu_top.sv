@@ -195,15 +195,11 @@ module sgpu_top #(
   localparam logic [IdWidth-1:0] WalkAxiId = IdWidth'(1);
 
   logic                        cp_exec_privileged;
-  logic [63:0]                 cp_exec_fence;
-  logic [31:0]                 cp_exec_context;
   sgpu_gart_pkg::exec_info_t   exec_info;
   sgpu_gart_pkg::fault_rec_t   gart_fault;
   logic                        gart_fault_evt, gart_walk_busy, gart_inv_busy, gart_inv_ready;
   logic                        gart_rsp_snoop;
   logic [31:0]                 gart_lookups, gart_misses, gart_walks;
-
-  assign exec_info = '{fence: cp_exec_fence, context_id: cp_exec_context};
 
   // Translation-port clients (sgpu_gart_pkg::Client*): 0 the fetch engine, with the privilege
   // of what the CP is reading; 1 the CP's write path, with the privilege of each write; 2 and
@@ -444,10 +440,9 @@ module sgpu_top #(
 
   // ------------------------------------------------------------------ write path
   // CP (GPU addresses) -> write translation (GART client 1) -> write master (bus addresses).
-  logic            wr_valid, wr_ready, wr_idle, wr_err, wr_priv;
-  sgpu_pkg::addr_t wr_addr, wr_err_addr;
-  logic [63:0]     wr_data;
-  logic [7:0]      wr_strb;
+  logic               wr_valid, wr_ready, wr_idle, wr_err, wr_priv;
+  sgpu_pkg::word_wr_t wr;
+  sgpu_pkg::addr_t    wr_err_addr;
   logic            wr_xlate_fault, xw_idle;
   sgpu_pkg::addr_t wr_xlate_fault_addr;
   logic            aw_valid, aw_ready, aw_idle;
@@ -470,9 +465,9 @@ module sgpu_top #(
     .inv_busy_i       (inv_pend_q || cp_inv_valid || gart_inv_busy),
     .req_valid_i      (wr_valid),
     .req_ready_o      (wr_ready),
-    .req_addr_i       (wr_addr),
-    .req_data_i       (wr_data),
-    .req_strb_i       (wr_strb),
+    .req_addr_i       (wr.addr),
+    .req_data_i       (wr.data),
+    .req_strb_i       (wr.strb),
     .req_priv_i       (wr_priv),
     .out_valid_o      (aw_valid),
     .out_ready_i      (aw_ready),
@@ -614,60 +609,42 @@ module sgpu_top #(
   end
 
   // ------------------------------------------------------------------ command processor
-  logic [31:0]               ring_head;
-  logic [63:0]               fence_done;
-  logic                      cp_idle, cp_faulted, cp_resetting;
-  sgpu_abi_pkg::fault_e      fault_reason;
-  logic [23:0]               fault_ring_index;
-  sgpu_pkg::addr_t           fault_addr;
-  logic [63:0]               fault_fence;
-  logic [31:0]               fault_detail;
-  logic                      evt_dma_completed, evt_fault, evt_preempted;
-  logic                      preempt_pending, preempted, preempt_in_entry;
-  logic [31:0]               preempt_offset;
-  logic [4:0]                ring_log2;
+  sgpu_cp_pkg::cp_cfg_t       cp_cfg;
+  sgpu_cp_pkg::cp_cmd_t       cp_cmd;
+  sgpu_cp_pkg::cp_state_t     cp_state;
+  sgpu_cp_pkg::cp_evt_t       cp_evt;
+  sgpu_cp_pkg::cp_fault_rec_t cp_fault;
 
-  // A ring larger than the hardware supports is clamped, never wrapped into a smaller one.
-  assign ring_log2 = (32'(hwif_out.RING_SIZE.log2_entries.value) > MaxRingLog2)
-                     ? 5'(MaxRingLog2) : hwif_out.RING_SIZE.log2_entries.value;
+  assign cp_cfg = '{
+    enable:          hwif_out.CTRL.enable.value,
+    ring_base:       {hwif_out.RING_BASE_HI.value.value, hwif_out.RING_BASE_LO.value.value},
+    // A ring larger than the hardware supports is clamped, never wrapped into a smaller one.
+    ring_log2:       (32'(hwif_out.RING_SIZE.log2_entries.value) > MaxRingLog2)
+                     ? 5'(MaxRingLog2) : hwif_out.RING_SIZE.log2_entries.value,
+    ring_tail:       hwif_out.RING_TAIL.index.value,
+    wb_addr:         {hwif_out.WB_ADDR_HI.value.value, hwif_out.WB_ADDR_LO.value.value},
+    watchdog:        hwif_out.CP_WATCHDOG.cycles.value,
+    preempt_fence:   {hwif_out.PREEMPT_FENCE_HI.value.value, hwif_out.PREEMPT_FENCE_LO.value.value},
+    preempt_addr:    {hwif_out.PREEMPT_ADDR_HI.value.value, hwif_out.PREEMPT_ADDR_LO.value.value},
+    gart_table_base: {hwif_out.GART_TABLE_BASE_HI.value.value,
+                      hwif_out.GART_TABLE_BASE_LO.value.value},
+    gart_table_size: hwif_out.GART_TABLE_SIZE.entries.value
+  };
+  assign cp_cmd = '{engine_reset:   hwif_out.RESET.engine.value,
+                    preempt_req:    hwif_out.PREEMPT.request.value,
+                    preempt_resume: hwif_out.PREEMPT.resume.value};
 
   sgpu_cp #(.DataWidth(DataWidth), .MaxIndirectDepth(MaxIndirectDepth), .SysAddrBits(SysAddrBits)) u_cp (
     .clk_i, .rst_ni,
-    .enable_i          (hwif_out.CTRL.enable.value),
-    .ring_base_i       ({hwif_out.RING_BASE_HI.value.value, hwif_out.RING_BASE_LO.value.value}),
-    .ring_log2_i       (ring_log2),
-    .ring_tail_i       (hwif_out.RING_TAIL.index.value),
-    .wb_addr_i         ({hwif_out.WB_ADDR_HI.value.value, hwif_out.WB_ADDR_LO.value.value}),
-    .engine_reset_i    (hwif_out.RESET.engine.value),
-    .watchdog_i        (hwif_out.CP_WATCHDOG.cycles.value),
+    .cfg_i             (cp_cfg),
+    .cmd_i             (cp_cmd),
+    .state_o           (cp_state),
+    .evt_o             (cp_evt),
+    .fault_o           (cp_fault),
     .cycle_i           (cycle_q),
     .copy_progress_i   (ce_wvalid && ce_wready),
-    .preempt_req_i     (hwif_out.PREEMPT.request.value),
-    .preempt_resume_i  (hwif_out.PREEMPT.resume.value),
-    .preempt_fence_i   ({hwif_out.PREEMPT_FENCE_HI.value.value, hwif_out.PREEMPT_FENCE_LO.value.value}),
-    .preempt_addr_i    ({hwif_out.PREEMPT_ADDR_HI.value.value, hwif_out.PREEMPT_ADDR_LO.value.value}),
-    .gart_table_base_i ({hwif_out.GART_TABLE_BASE_HI.value.value, hwif_out.GART_TABLE_BASE_LO.value.value}),
-    .gart_table_size_i (hwif_out.GART_TABLE_SIZE.entries.value),
-    .ring_head_o       (ring_head),
-    .fence_done_o      (fence_done),
-    .idle_o            (cp_idle),
-    .faulted_o         (cp_faulted),
-    .resetting_o       (cp_resetting),
-    .fault_reason_o    (fault_reason),
-    .fault_ring_index_o(fault_ring_index),
-    .fault_addr_o      (fault_addr),
-    .fault_fence_o     (fault_fence),
-    .fault_detail_o    (fault_detail),
-    .evt_dma_completed_o(evt_dma_completed),
-    .evt_fault_o       (evt_fault),
-    .evt_preempted_o   (evt_preempted),
-    .preempt_pending_o (preempt_pending),
-    .preempted_o       (preempted),
-    .preempt_in_entry_o(preempt_in_entry),
-    .preempt_offset_o  (preempt_offset),
     .exec_privileged_o (cp_exec_privileged),
-    .exec_fence_o      (cp_exec_fence),
-    .exec_context_o    (cp_exec_context),
+    .exec_o            (exec_info),
     .dma_req_valid_o   (dma_req_valid),
     .dma_req_ready_i   (dma_req_ready),
     .dma_req_o         (dma_req),
@@ -682,9 +659,7 @@ module sgpu_top #(
     .dma_busy_i        (dma_busy),
     .wr_valid_o        (wr_valid),
     .wr_ready_i        (wr_ready),
-    .wr_addr_o         (wr_addr),
-    .wr_data_o         (wr_data),
-    .wr_strb_o         (wr_strb),
+    .wr_o              (wr),
     .wr_priv_o         (wr_priv),
     .wr_idle_i         (wr_idle),
     .wr_err_i          (wr_err),
@@ -728,29 +703,29 @@ module sgpu_top #(
     hwif_in.CAP_APSEG_BASE_HI.value.next         = ApSegBase[63:32];
     hwif_in.CAP_APSEG_SIZE_LO.value.next         = ApSegSize[31:0];
     hwif_in.CAP_APSEG_SIZE_HI.value.next         = ApSegSize[63:32];
-    hwif_in.STATUS.idle.next                     = cp_idle;
-    hwif_in.STATUS.faulted.next                  = cp_faulted;
-    hwif_in.STATUS.resetting.next                = cp_resetting;
+    hwif_in.STATUS.idle.next                     = cp_state.idle;
+    hwif_in.STATUS.faulted.next                  = cp_state.faulted;
+    hwif_in.STATUS.resetting.next                = cp_state.resetting;
     hwif_in.CYCLE_LO.value.next                  = cycle_q[31:0];
     hwif_in.CYCLE_HI.value.next                  = cycle_hi_q;
-    hwif_in.RING_HEAD.index.next                 = ring_head;
-    hwif_in.FENCE_DONE_LO.value.next             = fence_done[31:0];
-    hwif_in.FENCE_DONE_HI.value.next             = fence_done[63:32];
-    hwif_in.INT_STATUS.dma_completed.hwset       = evt_dma_completed;
-    hwif_in.INT_STATUS.fault.hwset               = evt_fault;
-    hwif_in.INT_STATUS.preempted.hwset           = evt_preempted;
-    hwif_in.PREEMPT_STATUS.pending.next          = preempt_pending;
-    hwif_in.PREEMPT_STATUS.preempted.next        = preempted;
-    hwif_in.PREEMPT_STATUS.in_entry.next         = preempt_in_entry;
-    hwif_in.PREEMPT_OFFSET.value.next            = preempt_offset;
+    hwif_in.RING_HEAD.index.next                 = cp_state.ring_head;
+    hwif_in.FENCE_DONE_LO.value.next             = cp_state.fence_done[31:0];
+    hwif_in.FENCE_DONE_HI.value.next             = cp_state.fence_done[63:32];
+    hwif_in.INT_STATUS.dma_completed.hwset       = cp_evt.dma_completed;
+    hwif_in.INT_STATUS.fault.hwset               = cp_evt.fault;
+    hwif_in.INT_STATUS.preempted.hwset           = cp_evt.preempted;
+    hwif_in.PREEMPT_STATUS.pending.next          = cp_state.preempt_pending;
+    hwif_in.PREEMPT_STATUS.preempted.next        = cp_state.preempted;
+    hwif_in.PREEMPT_STATUS.in_entry.next         = cp_state.preempt_in_entry;
+    hwif_in.PREEMPT_OFFSET.value.next            = cp_state.preempt_offset;
     hwif_in.INT_STATUS.gart_fault.hwset          = gart_fault_evt;
-    hwif_in.FAULT_STATUS.reason.next             = fault_reason;
-    hwif_in.FAULT_STATUS.ring_index.next         = fault_ring_index;
-    hwif_in.FAULT_ADDR_LO.value.next             = fault_addr[31:0];
-    hwif_in.FAULT_ADDR_HI.value.next             = fault_addr[63:32];
-    hwif_in.FAULT_FENCE_LO.value.next            = fault_fence[31:0];
-    hwif_in.FAULT_FENCE_HI.value.next            = fault_fence[63:32];
-    hwif_in.FAULT_DETAIL.value.next              = fault_detail;
+    hwif_in.FAULT_STATUS.reason.next             = cp_fault.reason;
+    hwif_in.FAULT_STATUS.ring_index.next         = cp_fault.ring_index;
+    hwif_in.FAULT_ADDR_LO.value.next             = cp_fault.addr[31:0];
+    hwif_in.FAULT_ADDR_HI.value.next             = cp_fault.addr[63:32];
+    hwif_in.FAULT_FENCE_LO.value.next            = cp_fault.fence[31:0];
+    hwif_in.FAULT_FENCE_HI.value.next            = cp_fault.fence[63:32];
+    hwif_in.FAULT_DETAIL.value.next              = cp_fault.detail;
     hwif_in.GART_CAP.tlb_entries.next            = 8'(TlbEntries);
     hwif_in.GART_CAP.ptes_per_walk.next          = 8'(sgpu_gart_pkg::LinePtes);
     hwif_in.GART_CAP.sys_addr_bits.next          = 8'(SysAddrBits);
