@@ -296,7 +296,8 @@ module sgpu_cp
                          count: pkt.args.range.count};
 
   assign copy_req_valid_o = (fsm == StCopyReq);
-  assign copy_req_o       = '{op:        (dec.info.pkt_class inside {PktClassFill, PktClassFillRect})
+  assign copy_req_o       = '{op:        (dec.info.pkt_class inside {PktClassFill,
+                                                                     PktClassFillRect})
                                          ? sgpu_copy_pkg::CopyOpFill : sgpu_copy_pkg::CopyOpCopy,
                               src:       pkt.args.copy.src,
                               dst:       pkt.args.copy.dst,

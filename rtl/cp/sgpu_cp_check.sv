@@ -175,7 +175,8 @@ module sgpu_cp_check
   wait_mem_func_e wait_func;
   assign wait_masked = pkt_i.wait_val & args.wait_mem.mask;
   assign wait_ref    = args.wait_mem.ref_value;
-  assign wait_func   = wait_mem_func_e'(pkt_i.hdr.flags[PktWaitMemFlagFuncBit +: PktWaitMemFlagFuncWidth]);
+  assign wait_func   = wait_mem_func_e'(
+                           pkt_i.hdr.flags[PktWaitMemFlagFuncBit +: PktWaitMemFlagFuncWidth]);
   always_comb begin
     unique case (wait_func)
       WaitMemFuncAlways: wait_hit = 1'b1;

@@ -184,7 +184,8 @@ module sgpu_cp_ctrl
 
       StRingReq: begin
         dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes), tag: TagRing};
+        dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                            tag: TagRing};
         entry_idx_d     = '0;
         if (dma_req_ready_i) state_d = StRingData;
       end
@@ -240,7 +241,8 @@ module sgpu_cp_ctrl
           state_d = StBufEnd;
         end else begin
           dma_req_valid_o = 1'b1;
-          dma_req_o       = '{addr: stream_addr_i, len: sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
+          dma_req_o       = '{addr: stream_addr_i,
+                              len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
                               tag:  TagBuffer};
           if (dma_req_ready_i) state_d = StPktHeader;
         end
@@ -309,7 +311,9 @@ module sgpu_cp_ctrl
         if (dw_valid_i) begin
           dw_ready_o  = (dec_i.slot == SlotData) ? wr_ready_i : 1'b1;
           pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
-          if (dec_i.slot == SlotData && wr_ready_i) pkt_d.args.copy.dst = a.dst + sgpu_pkg::addr_t'(4);
+          if (dec_i.slot == SlotData && wr_ready_i) begin
+            pkt_d.args.copy.dst = a.dst + sgpu_pkg::addr_t'(4);
+          end
           // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
           if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
             pkt_d.args.range.pte_addr = chk_i.table_pte;
@@ -352,7 +356,6 @@ module sgpu_cp_ctrl
       ///////////
 
       StFenceDrain: if (wr_idle_i) state_d = StFenceWrite;
-
       StFenceWrite: if (wr_ready_i) state_d = StFenceAck;
 
       StFenceAck: begin
@@ -369,10 +372,8 @@ module sgpu_cp_ctrl
       // The page-table writes of earlier packets are in memory before the GART is asked, and
       // the next packet starts only after the sweep.
       StInvDrain: if (wr_idle_i) state_d = StInvReq;
-
-      StInvReq: if (inv_ready_i) state_d = StInvWait;
-
-      StInvWait: if (!inv_busy_i) state_d = StPktHeader;
+      StInvReq:   if (inv_ready_i) state_d = StInvWait;
+      StInvWait:  if (!inv_busy_i) state_d = StPktHeader;
 
       // UNMAP: one 64-bit write of the dummy PTE per page, then the invalidation.
       StUnmapWrite: begin
@@ -420,7 +421,8 @@ module sgpu_cp_ctrl
           end else begin
             fault_req = fault((copy_status_i.err inside {sgpu_copy_pkg::CopyXlateFault,
                                                          sgpu_copy_pkg::CopyWrXlateFault})
-                              ? FaultTranslation : FaultBusError, copy_status_i.addr, 32'(pkt_q.hdr));
+                              ? FaultTranslation : FaultBusError, copy_status_i.addr,
+                              32'(pkt_q.hdr));
           end
         end
       end
@@ -445,7 +447,8 @@ module sgpu_cp_ctrl
 
       StWaitReq: begin
         dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4), tag: TagWait};
+        dma_req_o       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+                            tag: TagWait};
         if (dma_req_ready_i) state_d = StWaitData;
       end
 
@@ -456,7 +459,8 @@ module sgpu_cp_ctrl
           state_d    = StWaitStatus;
         end else if (dma_status_valid_i) begin
           dma_status_ready_o = 1'b1;
-          fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr, 32'(pkt_q.hdr));
+          fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                            32'(pkt_q.hdr));
         end
       end
 
@@ -464,7 +468,8 @@ module sgpu_cp_ctrl
         dma_status_ready_o = 1'b1;
         if (dma_status_valid_i) begin
           if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
-            fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr, 32'(pkt_q.hdr));
+            fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                            32'(pkt_q.hdr));
           end else if (chk_i.wait_hit) begin
             state_d = StBufResume;
           end else begin
@@ -670,14 +675,16 @@ module sgpu_cp_ctrl
   // The rest of the configuration and of the packet table row is used elsewhere.
   logic unused;
   assign unused = ^{cfg_i.wb_addr, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
-                    cfg_i.gart_table_base, cfg_i.gart_table_size, dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
+                    cfg_i.gart_table_base, cfg_i.gart_table_size,
+                    dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
 
   ////////////////
   // Invariants //
   ////////////////
 
   // A status belongs to the request the FSM is reading (except while draining, which drops all).
-  `SGPU_ASSERT(StatusMatchesRequest, dma_status_valid_i && dma_status_ready_o && !stops_fetch(state_q)
+  `SGPU_ASSERT(StatusMatchesRequest,
+      dma_status_valid_i && dma_status_ready_o && !stops_fetch(state_q)
       |-> dma_status_i.tag == ((state_q inside {StRingData, StRingStatus}) ? TagRing
                                : (state_q inside {StWaitData, StWaitStatus}) ? TagWait : TagBuffer))
   // The stream is only re-requested once the aborted one drained.

@@ -15,6 +15,8 @@
 // by the positions of one packet of that class. A new packet of an existing class needs no
 // change here. The `unique case` on a few low index bits is exact because the header check
 // already bounded the packet length.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_cp_decode
@@ -181,7 +183,8 @@ module sgpu_cp_decode
       // Page ranges (range view): TLB_INVALIDATE, MAP, UNMAP        //
       /////////////////////////////////////////////////////////////////
       PktClassInvalidate: begin
-        slot = idx_i[0] ? SlotSrcHi : SlotSrcLo;  // PldTlbInvalidateFirstPage, PldTlbInvalidateCount
+        // PldTlbInvalidateFirstPage, PldTlbInvalidateCount
+        slot = idx_i[0] ? SlotSrcHi : SlotSrcLo;
       end
       PktClassMap: begin
         if (idx_i == 16'(PldMapFirstPage - 1))     slot = SlotSrcLo;
@@ -212,17 +215,16 @@ module sgpu_cp_decode
 
   // The rows above compare only as many index bits as these layouts need, and take the field a
   // `default` names to be the packet's last fixed dword.
-  if (PldFenceValueHi != PldFenceDwords || PldCopyBytes != PldCopyDwords
-      || PldFillPattern != PldFillDwords || PldBlitRectDstPitch != PldBlitRectDwords
-      || PldFillRectPattern != PldFillRectDwords || PldWaitMemInterval != PldWaitMemDwords
-      || PldUnmapDummyHi != PldUnmapDwords || PldTimestampAddrHi != PldTimestampDwords
-      || PldTlbInvalidateCount != PldTlbInvalidateDwords || PldIndirectBytes != PldIndirectDwords
-      || PldBlitRectDwords > 8 || PldFillRectDwords > 8 || PldCopyDwords > 8
-      || PldWaitMemDwords > 8 || PldFenceDwords > 4 || PldFillDwords > 4 || PldUnmapDwords > 4
-      || PldTimestampAddrLo != 1 || PldTlbInvalidateFirstPage != 1)
-  begin : g_bad_payload_order
-    $error("%m: a routing row's last field or index width does not match sgpu_abi_pkg");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_payload_order,
+      PldFenceValueHi == PldFenceDwords && PldCopyBytes == PldCopyDwords
+      && PldFillPattern == PldFillDwords && PldBlitRectDstPitch == PldBlitRectDwords
+      && PldFillRectPattern == PldFillRectDwords && PldWaitMemInterval == PldWaitMemDwords
+      && PldUnmapDummyHi == PldUnmapDwords && PldTimestampAddrHi == PldTimestampDwords
+      && PldTlbInvalidateCount == PldTlbInvalidateDwords && PldIndirectBytes == PldIndirectDwords
+      && PldBlitRectDwords <= 8 && PldFillRectDwords <= 8 && PldCopyDwords <= 8
+      && PldWaitMemDwords <= 8 && PldFenceDwords <= 4 && PldFillDwords <= 4 && PldUnmapDwords <= 4
+      && PldTimestampAddrLo == 1 && PldTlbInvalidateFirstPage == 1,
+      "a routing row's last field or index width does not match sgpu_abi_pkg")
 
 endmodule
 

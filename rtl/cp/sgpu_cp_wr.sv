@@ -90,7 +90,8 @@ module sgpu_cp_wr
           wr_o.data = args_i.target.value;
           wr_o.strb = 8'hff;
         end else begin
-          wr_o.data = dst[2] ? {args_i.target.value[31:0], 32'h0} : {32'h0, args_i.target.value[31:0]};
+          wr_o.data = dst[2] ? {args_i.target.value[31:0], 32'h0}
+                             : {32'h0, args_i.target.value[31:0]};
           wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
         end
       end

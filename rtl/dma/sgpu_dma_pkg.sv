@@ -1,6 +1,6 @@
 // Types of the DMA fetch engine's request, status and translation channels.
 //
-// Contract (see docs/architecture.md, "DMA fetch engine"):
+// Contract of the fetch engine (sgpu_dma_rd; docs/dma.md describes the design):
 // - Requests are accepted in order on a valid/ready channel.
 // - Data for accepted requests is delivered in request order, packed: byte i of a request is
 //   lane (i mod bus bytes) of its (i / bus bytes)-th beat, every beat but the last has all
@@ -50,6 +50,18 @@ package sgpu_dma_pkg;
     sgpu_pkg::pfn_t ppn;    ///< bus page number to use
     logic           fault;  ///< no access to this page may be issued
   } xlate_rsp_t;
+
+  /// Inside the fetch engine: what a burst descriptor from the issuer to the realigner says.
+  typedef enum logic {
+    DescRead = 1'b0,  ///< a burst was issued; its beats follow in the data buffer
+    DescEnd  = 1'b1   ///< the request ends here without (more) reads
+  } desc_kind_e;
+
+  /// One row for the burst write master (sgpu_dma_wr): its first byte and its length.
+  typedef struct packed {
+    sgpu_pkg::addr_t addr;
+    logic [31:0]     len;  ///< >= 1
+  } wr_row_t;
 
 endpackage
 

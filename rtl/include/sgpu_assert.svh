@@ -4,6 +4,8 @@
 //                                          reset (rst_ni low disables it)
 //   `SGPU_ASSERT_KNOWN(Name, signal)      the signal is never X/Z out of reset (meaningful in
 //                                          four-state simulators; Verilator is two-state)
+//   `SGPU_ASSERT_KNOWN_IF(Name, sig, en)  the signal is known whenever `en` is high (a payload
+//                                          and its valid)
 //   `SGPU_ASSERT_STATIC(g_name, cond, msg) elaboration-time parameter check: fails elaboration
 //                                          in every tool (simulation, lint, synthesis) with
 //                                          "<instance path>: msg"
@@ -23,10 +25,14 @@
 `define SGPU_ASSERT_KNOWN(name, sig, clk = clk_i, rst_n = rst_ni)                           \
   `SGPU_ASSERT(name, !$isunknown(sig), clk, rst_n)
 
+`define SGPU_ASSERT_KNOWN_IF(name, sig, en, clk = clk_i, rst_n = rst_ni)                    \
+  `SGPU_ASSERT(name, (en) |-> !$isunknown(sig), clk, rst_n)
+
 `else
 
 `define SGPU_ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)
 `define SGPU_ASSERT_KNOWN(name, sig, clk = clk_i, rst_n = rst_ni)
+`define SGPU_ASSERT_KNOWN_IF(name, sig, en, clk = clk_i, rst_n = rst_ni)
 
 `endif
 
