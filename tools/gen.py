@@ -23,6 +23,7 @@ OUTPUTS = [
     "rtl/gen/sgpu_regs_pkg.sv",
     "host/include/sgpu/gen/sgpu_regs.h",
     "host/src/gen/reg_table.cpp",
+    "host/include/sgpu/gen/reg_enums.hpp",
     "docs/reference/registers.md",
     "rtl/gen/sgpu_abi_pkg.sv",
     "host/include/sgpu/gen/abi.hpp",
@@ -46,6 +47,9 @@ def generate(peakrdl, out_root):
     run([peakrdl, "c-header", RDL, "-o", p("host/include/sgpu/gen/sgpu_regs.h")])
     run([sys.executable, "tools/gen_reg_table.py", p("host/include/sgpu/gen/sgpu_regs.h"),
          "--out", p("host/src/gen/reg_table.cpp")])
+    # The register enums need the SystemRDL compiler, which lives beside peakrdl in the venv.
+    run([os.path.join(os.path.dirname(peakrdl), "python3"), "tools/gen_reg_enums.py", RDL,
+         "--out", p("host/include/sgpu/gen/reg_enums.hpp")])
     run([peakrdl, "markdown", RDL, "-o", p("docs/reference/registers.md")])
     run([sys.executable, "tools/gen_abi.py", ABI, "--sv", p("rtl/gen/sgpu_abi_pkg.sv"),
          "--cpp", p("host/include/sgpu/gen/abi.hpp"), "--md", p("docs/reference/abi.md")])

@@ -160,6 +160,9 @@ def check(spec):
     codes = [f["code"] for f in spec["fault"]]
     if len(set(codes)) != len(codes):
         sys.exit("abi: duplicate fault code")
+    ecodes = [f["code"] for f in spec["fetch_error"]]
+    if len(set(ecodes)) != len(ecodes) or ecodes[0] != 0 or spec["fetch_error"][0]["name"] != "OK":
+        sys.exit("abi: fetch error codes must be unique, starting with OK = 0")
     for struct in ("ring_entry", "writeback", "preempt_record"):
         dws = [f["dword"] for f in spec[struct]["fields"]]
         if sorted(dws) != list(range(spec[struct]["dwords"])):
@@ -350,6 +353,15 @@ def gen_sv(spec):
         sep = "," if i + 1 < len(fs) else ""
         out.append(f"    Fault{camel(f['name'])} = 8'd{f['code']}{sep}")
     out.append("  } fault_e;")
+    out.append("")
+    es = spec["fetch_error"]
+    ew = max(1, max(e["code"] for e in es).bit_length())
+    out.append("  /// Fetch engine status codes (sgpu_dma_rd; FAULT_DETAIL of a fetch fault).")
+    out.append(f"  typedef enum logic [{ew - 1}:0] {{")
+    for i, e in enumerate(es):
+        sep = "," if i + 1 < len(es) else ""
+        out.append(f"    Fetch{camel(e['name'])} = {ew}'d{e['code']}{sep}")
+    out.append("  } fetch_err_e;")
     out.append("")
     out.append("endpackage")
     out.append("")
@@ -542,6 +554,20 @@ def gen_cpp(spec):
     o.append("  return \"UNKNOWN_FAULT\";")
     o.append("}")
     o.append("")
+    o.append("/// Status codes of the DMA fetch engine; FAULT_DETAIL of a fault raised by a failed fetch.")
+    o.append("enum class FetchError : std::uint8_t {")
+    for e in spec["fetch_error"]:
+        o.append(f"  {camel(e['name'])} = {e['code']},  ///< {e['desc']}")
+    o.append("};")
+    o.append("")
+    o.append("constexpr std::string_view to_string(FetchError e) {")
+    o.append("  switch (e) {")
+    for e in spec["fetch_error"]:
+        o.append(f"    case FetchError::{camel(e['name'])}: return \"{e['name']}\";")
+    o.append("  }")
+    o.append("  return \"UNKNOWN_FETCH_ERROR\";")
+    o.append("}")
+    o.append("")
     o.append("}  // namespace sgpu::abi")
     return "\n".join(o) + "\n"
 
@@ -616,6 +642,11 @@ def gen_md(spec):
     o += ["", "## Fault codes", "", "| code | name | meaning |", "|---|---|---|"]
     for f in spec["fault"]:
         o.append(f"| {f['code']} | `{f['name']}` | {f['desc']} |")
+    o += ["", "## Fetch error codes", "",
+          "The DMA fetch engine's status per request; FAULT_DETAIL of a fault raised by a failed fetch",
+          "of a ring entry or a DMA buffer.", "", "| code | name | meaning |", "|---|---|---|"]
+    for e in spec["fetch_error"]:
+        o.append(f"| {e['code']} | `{e['name']}` | {e['desc']} |")
     return "\n".join(o) + "\n"
 
 

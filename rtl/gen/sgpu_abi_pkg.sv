@@ -379,6 +379,15 @@ package sgpu_abi_pkg;
     FaultPhysicalRange = 8'd14
   } fault_e;
 
+  /// Fetch engine status codes (sgpu_dma_rd; FAULT_DETAIL of a fetch fault).
+  typedef enum logic [2:0] {
+    FetchOk = 3'd0,
+    FetchBusSlvErr = 3'd1,
+    FetchBusDecErr = 3'd2,
+    FetchXlateFault = 3'd3,
+    FetchAborted = 3'd4
+  } fetch_err_e;
+
 endpackage
 
 `default_nettype wire
