@@ -6,22 +6,26 @@
 //
 // Structure (the Ibex split: decoding apart from control, both apart from the wiring here):
 //
-//   fetch engine ─▶ u_dwords ─▶ dword ─┬─▶ u_decode ── header fault, payload slot, class ─┐
-//     (beats)      (one per cycle)     │                                                  ▼
-//                                      ├──────────────────────────────────────────▶ u_ctrl (FSM)
-//                                      │                    u_check ◀── arguments ──┤  │
-//                                      │         operand faults, what's next ───────▶  │
-//                                      └─▶ u_wr ◀── write source, arguments, records ──┘
-//                                            │
-//                                            ▼ one word write (to sgpu_wr_xlate)
+//   fetch engine ─▶ u_dwords ─▶ dword ─┬─▶ u_decode ── header fault, slot, class ─┐
+//     (beats)      (one per cycle)     │                                          ▼
+//                                      ├─────────────────────────────────▶ u_ctrl (FSM) ─ state
+//                                      │  u_check ◀── entry, packet ──────────┤ │   │      │
+//                                      │  faults, what's next, overlap ───────▶ │   │      │
+//                                      │                       u_stream ◀── op ─┘   │      │
+//                                      │                       position, INDIRECT ──┘      │
+//                                      └─▶ u_wr ◀── arguments, records ────────────────────┤
+//                                            ▼ one word write            outputs, u_watchdog
 //
 // - u_decode (sgpu_cp_decode): the header check and the payload routing, from the generated
 //   packet table (sgpu_abi_pkg). Combinational.
-// - u_check (sgpu_cp_check): faults of payload dwords and of whole packets, what follows a
-//   packet, the copy-overlap and WAIT_MEM comparisons. Combinational.
-// - u_ctrl (sgpu_cp_ctrl): the FSM and the registers it sequences (ring position, buffer stream
-//   and INDIRECT stack, the argument register, the fault record, preemption, watchdog).
+// - u_check (sgpu_cp_check): ring-entry checks, faults of payload dwords and of whole packets,
+//   what follows a packet, the copy-overlap and WAIT_MEM comparisons. Combinational.
+// - u_ctrl (sgpu_cp_ctrl): the FSM and the registers it sequences (ring entry, the packet and
+//   its argument register, the fault record, preemption).
+// - u_stream (sgpu_cp_stream): the buffer position and the INDIRECT return stack.
 // - u_wr (sgpu_cp_wr): the write the CP offers this cycle. Combinational.
+// - u_watchdog (sgpu_cp_watchdog); the outputs that depend on the state alone are decoded here
+//   with the named state sets of sgpu_cp_pkg.
 //
 // Ring entries and DMA buffers share the one fetch engine; the FSM knows which it is reading.
 // Writes leave with GPU addresses through sgpu_wr_xlate (a GART client): a write is offered
