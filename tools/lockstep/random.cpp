@@ -31,7 +31,11 @@ int main(int argc, char** argv) {
     cfg.sim.memory_ready_prob = (rng() % 4 == 0) ? 1.0 : 0.3 + 0.7 * double(rng() % 1000) / 1000.0;
     cfg.sim.seed = seed;
     cfg.gen.ring_log2 = static_cast<unsigned>(pick(1, 6));
-    cfg.gen.watchdog_cycles = (rng() % 3 == 0) ? 0 : static_cast<std::uint32_t>(pick(600, 9000));
+    // The model has no notion of time, so a watchdog must not fire on legitimate slow progress:
+    // its bound grows with the bus's latencies and back-pressure.
+    const auto slow = static_cast<std::uint64_t>(16.0 * (cfg.sim.read_latency + cfg.sim.write_latency) /
+                                                 cfg.sim.memory_ready_prob);
+    cfg.gen.watchdog_cycles = (rng() % 3 == 0) ? 0 : static_cast<std::uint32_t>(pick(2000 + slow, 9000 + slow));
     const sgpu::diff::RunResult r = sgpu::diff::run_differential(cfg);
     cycles += r.rtl_cycles;
     std::printf("seed %llu: read latency %u, write latency %u, ready %.3f, ring 2^%u, watchdog %u: %s\n",
