@@ -4,7 +4,7 @@
 #   make test     lint, generated-files check and every test (CTest)
 #   make bench    optimised build, run the benchmarks, print one JSON object
 #   make lint     verilator --lint-only -Wall on the RTL
-#   make gen      regenerate rtl/gen, host/include/sgpu/gen, host/src/gen and docs/reference from spec/
+#   make gen      regenerate rtl/gen, host/abi/include/sgpu/gen, host/src/gen and docs/reference from spec/
 #   make synth    open synthesis (Yosys) of each block: LUT/FF/RAM table (build/synth/)
 #   make deps     install Debian packages and the Python generators (build/venv)
 #   make fuzz     libFuzzer on Render for FUZZ_SECONDS (clang, ASan/UBSan; build-fuzz/)

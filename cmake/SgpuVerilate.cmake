@@ -5,7 +5,7 @@
 # are the slowest part of the build, so each configuration is compiled exactly once.
 #
 # The model is built with FST tracing compiled in (waveforms are opened only on request, see
-# tb/common/sim_clock.hpp) and assertions enabled. Generated C++ is compiled with -O2.
+# tb/common/bench.hpp) and assertions enabled. Generated C++ is compiled with -O2.
 function(sgpu_verilate target)
   cmake_parse_arguments(A "" "TOP" "SOURCES;ARGS" ${ARGN})
   if(NOT A_TOP OR NOT A_SOURCES)

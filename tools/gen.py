@@ -21,12 +21,12 @@ ABI = "spec/abi.toml"
 OUTPUTS = [
     "rtl/gen/sgpu_regs.sv",
     "rtl/gen/sgpu_regs_pkg.sv",
-    "host/include/sgpu/gen/sgpu_regs.h",
+    "host/abi/include/sgpu/gen/sgpu_regs.h",
+    "host/abi/include/sgpu/gen/sgpu_reg_enums.hpp",
     "host/src/gen/reg_table.cpp",
-    "host/include/sgpu/gen/reg_enums.hpp",
     "docs/reference/registers.md",
     "rtl/gen/sgpu_abi_pkg.sv",
-    "host/include/sgpu/gen/abi.hpp",
+    "host/abi/include/sgpu/gen/abi.hpp",
     "docs/reference/abi.md",
 ]
 
@@ -44,15 +44,14 @@ def generate(peakrdl, out_root):
              "--addr-width", "12", "--err-if-bad-addr"])
         for name in ("sgpu_regs.sv", "sgpu_regs_pkg.sv"):
             os.replace(os.path.join(tmp, name), p("rtl/gen/" + name))
-    run([peakrdl, "c-header", RDL, "-o", p("host/include/sgpu/gen/sgpu_regs.h")])
-    run([sys.executable, "tools/gen_reg_table.py", p("host/include/sgpu/gen/sgpu_regs.h"),
+    run([peakrdl, "c-header", RDL, "-o", p("host/abi/include/sgpu/gen/sgpu_regs.h")])
+    run([peakrdl, "cpp-enums", "--peakrdl-cfg", "tools/peakrdl.toml", RDL,
+         "-o", p("host/abi/include/sgpu/gen/sgpu_reg_enums.hpp")])
+    run([sys.executable, "tools/gen_reg_table.py", p("host/abi/include/sgpu/gen/sgpu_regs.h"),
          "--out", p("host/src/gen/reg_table.cpp")])
-    # The register enums need the SystemRDL compiler, which lives beside peakrdl in the venv.
-    run([os.path.join(os.path.dirname(peakrdl), "python3"), "tools/gen_reg_enums.py", RDL,
-         "--out", p("host/include/sgpu/gen/reg_enums.hpp")])
     run([peakrdl, "markdown", RDL, "-o", p("docs/reference/registers.md")])
     run([sys.executable, "tools/gen_abi.py", ABI, "--sv", p("rtl/gen/sgpu_abi_pkg.sv"),
-         "--cpp", p("host/include/sgpu/gen/abi.hpp"), "--md", p("docs/reference/abi.md")])
+         "--cpp", p("host/abi/include/sgpu/gen/abi.hpp"), "--md", p("docs/reference/abi.md")])
 
 
 def main():

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/backends.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/transport/timed.hpp"
 #include "sgpu/umd/command_list.hpp"
@@ -21,7 +22,9 @@
 
 int main() {
   using Clock = std::chrono::steady_clock;
-  auto t = sgpu::open_transport("sim", {});
+  sgpu::TransportRegistry registry;
+  if (auto s = sgpu::tb::register_backends(registry); !s) return std::fprintf(stderr, "%s\n", to_string(s.error()).c_str()), 1;
+  auto t = registry.open("sim");
   if (!t) return std::fprintf(stderr, "%s\n", to_string(t.error()).c_str()), 1;
   auto timed_owner = std::make_unique<sgpu::TimedTransport>(std::move(*t));
   sgpu::TimedTransport& timed = *timed_owner;
@@ -48,7 +51,7 @@ int main() {
   auto target = dev->create_allocation(info);
   if (!target) return std::fprintf(stderr, "%s\n", to_string(target.error()).c_str()), 1;
   auto& sched = (*rt)->scheduler();
-  sgpu::FenceId last = 0;
+  sgpu::SubmissionId last;
   const auto sim0 = (*rt)->device().transport().now();
   const auto inside1 = timed.inside();
   const auto w0 = Clock::now();

@@ -14,11 +14,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/backends.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
 #include "sgpu/vidmm/memory_manager.hpp"
+#include "sim/sim_device.hpp"
 
 namespace {
 
@@ -40,14 +42,14 @@ void must(const Status& s, std::string_view what) {
 
 constexpr std::uint32_t kBytes = 1 << 20;
 
-FenceId gpu_copy(Device& dev, const DmaMemory& buf, std::uint64_t src, std::uint64_t dst) {
+RingFence gpu_copy(Device& dev, const DmaMemory& buf, std::uint64_t src, std::uint64_t dst) {
   PacketWriter w(buf);
   must(w.copy(src, dst, kBytes), "copy packet");
   Submission s;
   s.buffer = &buf;
   s.end_offset = w.offset();
   s.flags = abi::ring_flags::kPrivileged;
-  const FenceId f = must(dev.submit(s), "submit");
+  const RingFence f = must(dev.submit_next(s), "submit");
   must(dev.wait_fence(f, 1s), "wait");
   return f;
 }
@@ -55,12 +57,14 @@ FenceId gpu_copy(Device& dev, const DmaMemory& buf, std::uint64_t src, std::uint
 }  // namespace
 
 int main() {
-  TransportOptions o;
-  o.read_latency = 256;
-  o.write_latency = 64;
+  TransportRegistry registry;
+  must(tb::register_backends(registry), "register the testbench's backends");
+  sim::SimConfig& board = *registry.options<sim::SimConfig>("sim");
+  board.read_latency = 256;
+  board.write_latency = 64;
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;
-  Device dev = must(Device::open(must(open_transport("sim", o), "open sim"), opt), "open device");
+  Device dev = must(Device::open(must(registry.open("sim"), "open sim"), opt), "open device");
   const double bus_bytes = dev.info().bus_data_bytes;
 
   kmd::AdapterDescription desc = kmd::describe(dev.info());
@@ -73,7 +77,7 @@ int main() {
   vidmm::DeviceExecutorOptions xo;
   xo.timeout = 1s;
   auto ex = must(vidmm::DeviceExecutor::create(dev, desc.segments, xo), "executor");
-  vidmm::TransportSystemMemory system(dev.transport());
+  TransportSystemMemory system(dev.transport());
   vidmm::MemoryManagerConfig cfg;
   cfg.segments = desc.segments;
   auto mm = must(vidmm::MemoryManager::create(cfg, *ex, system), "memory manager");
@@ -83,7 +87,7 @@ int main() {
   info.supported_read_segments = info.supported_write_segments = kmd::SegmentSet::of(1);
   info.preferred_segment = kmd::SegmentPreference::of({1});
   const auto h = must(mm->create_allocation(info), "create");
-  const std::vector<vidmm::AllocationListEntry> list{{h, true}};
+  const std::vector<AllocationListEntry> list{{h, true}};
   const auto placed = must(mm->make_resident(list), "make resident");
   const std::uint64_t gpu = placed[0].gpu_address;
 
@@ -92,7 +96,7 @@ int main() {
   auto cmd = must(dev.transport().alloc_dma(4096), "dma");
   auto* w = data.as<std::uint32_t>();
   for (std::uint32_t i = 0; i < kBytes / 4; ++i) w[i] = i * 2654435761u;
-  const FenceId f = gpu_copy(dev, cmd, data.bus_addr(), gpu);
+  const RingFence f = gpu_copy(dev, cmd, data.bus_addr(), gpu);
   mm->note_submitted(list, {}, f);
   mm->set_completed_fence(dev.completed_fence());
 

@@ -82,7 +82,7 @@ struct AlignedBuffer {
 
 struct Rendered {
   AlignedBuffer dma;
-  std::vector<kmd::PatchLocation> patches;
+  std::vector<PatchLocation> patches;
   kmd::RenderPrivateData priv;
   kmd::RenderOutput out;
 };
@@ -118,8 +118,8 @@ Rendered prepare(const umd::CommandList& cl) {
 }  // namespace
 
 int main() {
-  std::vector<vidmm::AllocationHandle> h;
-  for (std::uint32_t i = 1; i <= kAllocations; ++i) h.push_back(vidmm::AllocationHandle{i});
+  std::vector<AllocationHandle> h;
+  for (std::uint32_t i = 1; i <= kAllocations; ++i) h.push_back(AllocationHandle{i});
 
   // ---- Render: ~4 MiB of mixed packets
   umd::CommandList big;
@@ -156,10 +156,10 @@ int main() {
   pa.patch_list = p.patches.data();
   pa.patch_list_size = p.out.patch_count;
   pa.patch_length = p.out.patch_count;
-  pa.submission_fence = 7;
+  pa.submission_fence = sgpu::RingFence{7};
   pa.fence_address = 0x0018'0000'0000'0000ull;
   const double patch_s = best_seconds([&] { return static_cast<bool>(kmd::patch(pa)); });
-  const double patch_ratio = memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(kmd::PatchLocation)) / patch_s;
+  const double patch_ratio = memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(PatchLocation)) / patch_s;
 
   nlohmann::json out;
   out["render_vs_memcpy"] = render_ratio;

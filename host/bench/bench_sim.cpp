@@ -13,9 +13,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/backends.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/transport/timed.hpp"
+#include "sim/sim_device.hpp"
 
 namespace {
 
@@ -41,8 +43,10 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 }  // namespace
 
 int main() {
-  sgpu::TransportOptions options;  // defaults: 64-cycle read latency, 250 MHz
-  auto timed_owner = std::make_unique<sgpu::TimedTransport>(check(sgpu::open_transport("sim", options), "open sim"));
+  sgpu::TransportRegistry registry;
+  check(sgpu::tb::register_backends(registry), "register the testbench's backends");
+  const sgpu::sim::SimConfig& options = *registry.options<sgpu::sim::SimConfig>("sim");  // 64-cycle reads, 250 MHz
+  auto timed_owner = std::make_unique<sgpu::TimedTransport>(check(registry.open("sim"), "open sim"));
   sgpu::TimedTransport* timed = timed_owner.get();
   sgpu::DeviceOptions dopt;
   dopt.ring_log2_entries = 5;
@@ -79,18 +83,18 @@ int main() {
   const std::uint64_t b0 = check(dev.cycle_counter(), "cycle counter");
   const auto inside0 = timed->inside();
   const auto bw0 = Clock::now();
-  sgpu::FenceId last = 0;
+  sgpu::RingFence last;
   for (unsigned s = 0; s < kSubmissions; ++s) {
     const unsigned b = s % kBuffers;
     for (;;) {
       // Driver-built buffers in system memory: privileged (system-physical with the GART on).
-      auto fence = dev.submit({&buffers[b], 0, ends[b], 0, sgpu::abi::ring_flags::kPrivileged});
+      auto fence = dev.submit_next({&buffers[b], 0, ends[b], 0, sgpu::abi::ring_flags::kPrivileged});
       if (fence) {
         last = *fence;
         break;
       }
       if (fence.error().code != sgpu::Errc::Busy) die("submit", fence.error());
-      check(dev.wait_fence(dev.completed_fence() + 1, 10ms), "wait for ring space");
+      check(dev.wait_fence(dev.completed_fence().next(), 10ms), "wait for ring space");
     }
   }
   check(dev.wait_fence(last, 100ms), "wait for the last fence");

@@ -38,7 +38,7 @@ constexpr int kPairs = 200000;
 int main() {
   using namespace sgpu;
   sgpu::MockTransport mock;
-  vidmm::TransportSystemMemory sys(mock);
+  TransportSystemMemory sys(mock);
   DiscardingExecutor ex;
   vidmm::MemoryManagerConfig cfg;
   kmd::SegmentDescriptor mem;
@@ -52,7 +52,7 @@ int main() {
   kmd::AllocationInfo info;
   info.supported_read_segments = info.supported_write_segments = kmd::SegmentSet::of(1);
   info.preferred_segment = kmd::SegmentPreference::of({1});
-  std::vector<vidmm::AllocationHandle> live;
+  std::vector<AllocationHandle> live;
   for (int i = 0; i < kLive; ++i) {
     info.size = 4096u * (1 + (rng() & 1));
     auto h = (*mm)->create_allocation(info);

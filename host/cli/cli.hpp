@@ -6,14 +6,16 @@
 #include <string>
 
 #include "sgpu/device.hpp"
-#include "sgpu/transport.hpp"
+#include "sgpu/transport/registry.hpp"
 
 namespace sgpu::cli {
 
 /// Options every subcommand understands (they may appear before or after the subcommand).
 struct CommonOptions {
+  /// The transport: a registered backend, "name" or "name:argument" (e.g. "pcie:0000:01:00.0").
   std::string backend = "sim";
-  TransportOptions transport;
+  /// The backends main() registered, with their options as the flags set them.
+  TransportRegistry* registry = nullptr;
 };
 
 struct DemoOptions {

@@ -15,6 +15,7 @@
 #include "reference.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/transport/timed.hpp"
+#include "sim/sim_device.hpp"
 #include "workload.hpp"
 
 namespace sgpu::cli {
@@ -69,7 +70,7 @@ class Report {
 
 int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   const auto wall0 = Clock::now();
-  auto transport = open_transport(options.backend, options.transport);
+  auto transport = options.registry->open(options.backend);
   if (!transport) {
     fmt::print(stderr, "sgpu demo: cannot open the '{}' transport: {}\n", options.backend, to_string(transport.error()));
     return 1;
@@ -104,8 +105,12 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   int failures = 0;
 
   Report rep;
-  rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", dev.transport().name(),
-           options.transport.read_latency, options.transport.write_latency, options.transport.clock_hz / 1e6);
+  const auto* board = options.registry->options<sim::SimConfig>("sim");
+  if (board && dev.transport().name() == "sim")
+    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", dev.transport().name(),
+             board->read_latency, board->write_latency, board->clock_hz / 1e6);
+  else
+    rep.line("softgpu demo on transport '{}'", dev.transport().name());
   rep.line("device: interface {}.{}, {}-bit bus, {} reads in flight; memory segment {} MiB, aperture {} MiB "
            "({} pages kept for the kernel window)",
            i.version_major, i.version_minor, i.bus_data_bytes * 8, i.outstanding_reads,
@@ -146,7 +151,7 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   rep.line("frame:     {}x{} A8R8G8B8 presented to the primary, written to {} (fingerprint {:016x})", g.width,
            g.height, png, fingerprint(r.frame));
   if (!demo.no_reference) {
-    auto ref = demo::reference_frame(g);
+    auto ref = demo::reference_frame(g, *options.registry);
     if (!ref) {
       rep.line("reference: the C++ model could not compute it: {}", to_string(ref.error()));
       ++failures;

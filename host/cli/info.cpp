@@ -6,7 +6,7 @@
 namespace sgpu::cli {
 
 std::optional<Device> open_device(const CommonOptions& options) {
-  auto transport = open_transport(options.backend, options.transport);
+  auto transport = options.registry->open(options.backend);
   if (!transport) {
     fmt::print(stderr, "sgpu: cannot open the '{}' transport: {}\n", options.backend,
                to_string(transport.error()));

@@ -2,32 +2,43 @@
 //
 //   sgpu info                  what the device reports (ID, capabilities, segments)
 //   sgpu demo                  the demo workload through the driver stack; writes the frame as a PNG
+//
+// The composition root: it owns the transport registry, adds the testbench's backends to
+// libsgpu's own and binds the simulated board's options to the flags below.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "backends/backends.hpp"
 #include "cli.hpp"
+#include "sim/sim_device.hpp"
 
 int main(int argc, char** argv) {
   using sgpu::cli::CommonOptions;
+  sgpu::TransportRegistry registry;
+  if (auto s = sgpu::tb::register_backends(registry); !s) {
+    fmt::print(stderr, "sgpu: {}\n", to_string(s.error()));
+    return 3;
+  }
+  sgpu::sim::SimConfig& board = *registry.options<sgpu::sim::SimConfig>("sim");
   CommonOptions common;
+  common.registry = &registry;
   sgpu::cli::DemoOptions demo;
 
+  std::string backends;
+  for (const auto& b : registry.backends()) backends += fmt::format("\n  {:<6} {}", b.name, b.summary);
   CLI::App app{"sgpu: drive a softgpu (the simulated RTL by default) through libsgpu"};
   app.require_subcommand(1);
   app.fallthrough();  // common options may also follow the subcommand
-  app.add_option("--backend", common.backend, "Transport backend: sim (Verilated RTL), model (C++ reference model), pcie, mock")
+  app.add_option("--backend", common.backend, "Transport backend, name[:argument]:" + backends)
       ->capture_default_str();
-  app.add_option("--latency", common.transport.read_latency,
-                 "Host-memory read latency of the simulated device, in core cycles")
+  app.add_option("--latency", board.read_latency, "Host-memory read latency of the simulated device, in core cycles")
       ->capture_default_str();
-  app.add_option("--write-latency", common.transport.write_latency,
+  app.add_option("--write-latency", board.write_latency,
                  "Host-memory write latency of the simulated device, in core cycles")
       ->capture_default_str();
-  app.add_option("--fst", common.transport.fst_path,
-                 "Write an FST waveform of the simulated device to this file");
-  app.add_option("--seed", common.transport.seed, "Seed for random stalls and X initialisation")
-      ->capture_default_str();
-  double clock_mhz = common.transport.clock_hz / 1e6;
+  app.add_option("--fst", board.fst_path, "Write an FST waveform of the simulated device to this file");
+  app.add_option("--seed", board.seed, "Seed for random stalls and X initialisation")->capture_default_str();
+  double clock_mhz = board.clock_hz / 1e6;
   app.add_option("--clock-mhz", clock_mhz, "Core clock of the simulated device, MHz")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -49,7 +60,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 100000u));
 
   CLI11_PARSE(app, argc, argv);
-  common.transport.clock_hz = clock_mhz * 1e6;
+  board.clock_hz = clock_mhz * 1e6;
 
   try {
     if (*info) return sgpu::cli::run_info(common);

@@ -1,9 +1,7 @@
-# Install rules: headers, static libraries, a CMake package (find_package(sgpu) → sgpu::sgpu)
-# and a pkg-config file (sgpu.pc).
-#
-# The installed libsgpu is the core plus open_transport() without the simulator: the Verilated
-# model is a build-tree artefact, so there "sim" answers Unsupported while "mock" works (and
-# "pcie" will). The `sgpu` CLI is installed with the simulator linked in.
+# Install rules: libsgpu (the same library the tree links), the generated ABI headers, a CMake
+# package (find_package(sgpu) → sgpu::sgpu) and a pkg-config file (sgpu.pc). The installed
+# library carries libsgpu's own transports ("mock", "pcie"); the testbench's ("sim", "model")
+# stay in the build tree, linked into the `sgpu` CLI, which is installed too.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -13,21 +11,14 @@ else()
   set(SGPU_HOST_VERSION 0.0.0)
 endif()
 
-add_library(sgpu_dist STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/transport/open_transport.cpp)
-set_target_properties(sgpu_dist PROPERTIES
-  OUTPUT_NAME sgpu
-  EXPORT_NAME sgpu
-  ARCHIVE_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/dist
-  POSITION_INDEPENDENT_CODE ON)
-target_include_directories(sgpu_dist PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-target_compile_options(sgpu_dist PRIVATE ${SGPU_CXX_WARNINGS})
-target_link_libraries(sgpu_dist PUBLIC sgpu_core PRIVATE fmt::fmt)
-
-install(TARGETS sgpu_core sgpu_dist EXPORT sgpuTargets
+install(TARGETS sgpu sgpu_abi EXPORT sgpuTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/sgpu DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS sgpu_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/sgpu ${CMAKE_CURRENT_SOURCE_DIR}/abi/include/sgpu
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET sgpu_cli)
+  install(TARGETS sgpu_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 set(SGPU_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/sgpu)
 install(EXPORT sgpuTargets NAMESPACE sgpu:: DESTINATION ${SGPU_CMAKE_DIR})
@@ -38,5 +29,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/sgpuConfigVersion.c
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sgpuConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/sgpuConfigVersion.cmake
   DESTINATION ${SGPU_CMAKE_DIR})
 
+# sgpu.pc finds its prefix relative to itself (relocatable), whatever depth the libdir has.
+file(RELATIVE_PATH SGPU_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" SGPU_PC_TO_PREFIX "${SGPU_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/cmake/sgpu.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sgpu.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sgpu.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

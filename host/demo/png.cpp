@@ -25,9 +25,7 @@ struct PngError {
 }
 void on_warning(png_structp, png_const_charp) {}
 
-Error failure(const std::string& path, const std::string& what) {
-  return Error{Errc::InvalidArgument, fmt::format("{}: {}", path, what), false};
-}
+Error failure(const std::string& path, const std::string& what) { return Error::invalid("{}: {}", path, what); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/patch.hpp"
+#include "sgpu/kmd/present.hpp"
 #include "sgpu/kmd/render.hpp"
 
 namespace sgpu::demo {
@@ -19,27 +20,24 @@ constexpr std::uint32_t kDmaBytes = 64 * 1024;
 
 class ModelRun {
  public:
-  static Result<ModelRun> open() {
-    auto t = open_transport("model", {});
-    if (!t) return std::move(t).error();
+  static Result<ModelRun> open(const TransportRegistry& transports) {
+    SGPU_ASSIGN_OR_RETURN(auto t, transports.open("model"));
     DeviceOptions opt;
     opt.gart = false;  // the model has no GART: GPU addresses are bus addresses
-    auto d = Device::open(std::move(*t), opt);
-    if (!d) return std::move(d).error();
-    return ModelRun(std::move(*d));
+    SGPU_ASSIGN_OR_RETURN(auto d, Device::open(std::move(t), opt));
+    return ModelRun(std::move(d));
   }
 
-  Result<vidmm::AllocationHandle> allocate(std::size_t bytes) {
-    auto m = dev_.transport().alloc_dma(bytes);
-    if (!m) return std::move(m).error();
-    const vidmm::AllocationHandle h{memory_.size() + 1};
-    memory_.emplace(h.value, std::move(*m));
+  Result<AllocationHandle> allocate(std::size_t bytes) {
+    SGPU_ASSIGN_OR_RETURN(auto m, dev_.transport().alloc_dma(bytes));
+    const AllocationHandle h{memory_.size() + 1};
+    memory_.emplace(h.value, std::move(m));
     return h;
   }
-  const DmaMemory& memory(vidmm::AllocationHandle h) const { return memory_.at(h.value); }
+  const DmaMemory& memory(AllocationHandle h) const { return memory_.at(h.value); }
 
   // The DXGK_ALLOCATIONLIST of a user list: every allocation "resident" at its bus address.
-  std::vector<kmd::DxgkAllocationListEntry> placements(const std::vector<vidmm::AllocationListEntry>& list) const {
+  std::vector<kmd::DxgkAllocationListEntry> placements(const std::vector<AllocationListEntry>& list) const {
     std::vector<kmd::DxgkAllocationListEntry> out;
     for (const auto& e : list) {
       kmd::DxgkAllocationListEntry d;
@@ -60,7 +58,7 @@ class ModelRun {
     const auto list = placements(cl.allocations());
     std::uint32_t offset = 0;
     for (;;) {
-      std::vector<kmd::PatchLocation> patches(cl.patch_locations().size() + 1);
+      std::vector<PatchLocation> patches(cl.patch_locations().size() + 1);
       SGPU_RETURN_IF_ERROR(buffer());
       kmd::RenderArgs ra;
       ra.command = cl.commands().data();
@@ -76,18 +74,17 @@ class ModelRun {
       ra.patch_out = patches.data();
       ra.patch_out_size = static_cast<std::uint32_t>(patches.size());
       ra.multipass_offset = offset;
-      auto out = kmd::render(ra);
-      if (!out) return std::move(out).error();
-      SGPU_RETURN_IF_ERROR(submit(list, patches, *out));
-      if (out->complete) return ok_status();
-      offset = out->multipass_offset;
+      SGPU_ASSIGN_OR_RETURN(auto out, kmd::render(ra));
+      SGPU_RETURN_IF_ERROR(submit(list, patches, out));
+      if (out.complete) return ok_status();
+      offset = out.multipass_offset;
     }
   }
 
-  Status present(const SceneGeometry& g, vidmm::AllocationHandle src, vidmm::AllocationHandle dst) {
-    std::vector<vidmm::AllocationListEntry> user{{}, {src, false}, {dst, true}};
+  Status present(const SceneGeometry& g, AllocationHandle src, AllocationHandle dst) {
+    std::vector<AllocationListEntry> user{{}, {src, false}, {dst, true}};
     const auto list = placements(user);
-    std::vector<kmd::PatchLocation> patches(8);
+    std::vector<PatchLocation> patches(8);
     SGPU_RETURN_IF_ERROR(buffer());
     kmd::PresentArgs pa;
     pa.kind = kmd::PresentKind::Blt;
@@ -101,10 +98,9 @@ class ModelRun {
     pa.patch_out_size = static_cast<std::uint32_t>(patches.size());
     pa.src = pa.dst = kmd::SurfaceDesc{g.width, g.height, g.pitch(), 4};
     pa.src_rect = pa.dst_rect = kmd::Rect{0, 0, static_cast<std::int32_t>(g.width), static_cast<std::int32_t>(g.height)};
-    auto out = kmd::present(pa);
-    if (!out) return std::move(out).error();
-    if (!out->complete) return Error{Errc::InvalidArgument, "reference: Present did not fit one DMA buffer", false};
-    return submit(list, patches, *out);
+    SGPU_ASSIGN_OR_RETURN(auto out, kmd::present(pa));
+    if (!out.complete) return Error::invalid("reference: Present did not fit one DMA buffer");
+    return submit(list, patches, out);
   }
 
  private:
@@ -112,19 +108,16 @@ class ModelRun {
 
   Status buffer() {
     if (dma_) return ok_status();
-    auto m = dev_.transport().alloc_dma(kDmaBytes);
-    if (!m) return std::move(m).error();
-    dma_ = std::move(*m);
-    auto f = dev_.transport().alloc_dma(4096);
-    if (!f) return std::move(f).error();
-    fence_record_ = std::move(*f);
+    SGPU_ASSIGN_OR_RETURN(dma_, dev_.transport().alloc_dma(kDmaBytes));
+    SGPU_ASSIGN_OR_RETURN(fence_record_, dev_.transport().alloc_dma(4096));
     return ok_status();
   }
 
   // Patch (everything, with the next fence) and run the buffer to completion.
-  Status submit(const std::vector<kmd::DxgkAllocationListEntry>& list, const std::vector<kmd::PatchLocation>& patches,
+  Status submit(const std::vector<kmd::DxgkAllocationListEntry>& list, const std::vector<PatchLocation>& patches,
                 const kmd::RenderOutput& out) {
-    const FenceId fence = dev_.last_submitted_fence() + 1;
+    // This program drives the device alone: it numbers the ring fences itself.
+    const RingFence fence = dev_.next_fence();
     kmd::PatchArgs pa;
     pa.dma_buffer = dma_.cpu();
     pa.dma_size = kDmaBytes;
@@ -140,16 +133,13 @@ class ModelRun {
     pa.patch_length = out.patch_count;
     pa.submission_fence = fence;
     pa.fence_address = fence_record_.bus_addr();
-    auto p = kmd::patch(pa);
-    if (!p) return std::move(p).error();
-    auto f = dev_.submit({&dma_, 0, out.dma_bytes, 1, 0});
-    if (!f) return std::move(f).error();
-    SGPU_RETURN_IF_ERROR(dev_.wait_fence(*f, 1s));
-    if (out.complete && fence_record_.as<const std::uint64_t>()[0] != *f)
-      return Error{Errc::DeviceFault,
-                   fmt::format("reference: the submission fence packet wrote {:#x}, expected {}",
-                               fence_record_.as<const std::uint64_t>()[0], *f),
-                   true};
+    SGPU_RETURN_IF_ERROR(kmd::patch(pa));
+    SGPU_RETURN_IF_ERROR(dev_.submit({&dma_, 0, out.dma_bytes, 1, 0}, fence));
+    SGPU_RETURN_IF_ERROR(dev_.wait_fence(fence, 1s));
+    if (out.complete && fence_record_.as<const std::uint64_t>()[0] != fence.value())
+      return Error::make(Errc::DeviceFault, Touched::Hardware,
+                         "reference: the submission fence packet wrote {:#x}, expected {}",
+                         fence_record_.as<const std::uint64_t>()[0], fence);
     return ok_status();
   }
 
@@ -162,14 +152,13 @@ class ModelRun {
 
 }  // namespace
 
-Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g) {
-  auto run = ModelRun::open();
-  if (!run) return std::move(run).error();
+Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const TransportRegistry& transports) {
+  SGPU_ASSIGN_OR_RETURN(auto run, ModelRun::open(transports));
   SceneAllocations a;
-  auto frame = run->allocate(g.frame_bytes());
-  auto sprite = run->allocate(g.sprite_bytes());
-  auto status = run->allocate(kStatusBytes);
-  auto primary = run->allocate(g.frame_bytes());
+  auto frame = run.allocate(g.frame_bytes());
+  auto sprite = run.allocate(g.sprite_bytes());
+  auto status = run.allocate(kStatusBytes);
+  auto primary = run.allocate(g.frame_bytes());
   for (auto* r : {&frame, &sprite, &status, &primary})
     if (!*r) return std::move(*r).error();
   a.frame = *frame;
@@ -178,10 +167,10 @@ Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g) {
   umd::CommandList background, sprites;
   SGPU_RETURN_IF_ERROR(record_background(g, a, background));
   SGPU_RETURN_IF_ERROR(record_sprites(g, a, sprites));
-  SGPU_RETURN_IF_ERROR(run->run_list(background));
-  SGPU_RETURN_IF_ERROR(run->run_list(sprites));
-  SGPU_RETURN_IF_ERROR(run->present(g, a.frame, *primary));
-  const DmaMemory& p = run->memory(*primary);
+  SGPU_RETURN_IF_ERROR(run.run_list(background));
+  SGPU_RETURN_IF_ERROR(run.run_list(sprites));
+  SGPU_RETURN_IF_ERROR(run.present(g, a.frame, *primary));
+  const DmaMemory& p = run.memory(*primary);
   return std::vector<std::uint8_t>(p.as<const std::uint8_t>(), p.as<const std::uint8_t>() + g.frame_bytes());
 }
 

@@ -11,10 +11,12 @@
 
 #include "scene.hpp"
 #include "sgpu/result.hpp"
+#include "sgpu/transport/registry.hpp"
 
 namespace sgpu::demo {
 
 /// The primary surface after the scene's two lists and the Present blt: frame_bytes() bytes.
-Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g);
+/// Runs on the "model" transport of `transports` (the program registers it: tb/backends).
+Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const TransportRegistry& transports);
 
 }  // namespace sgpu::demo

@@ -25,9 +25,9 @@ struct SceneGeometry {
 
 /// The allocations the scene draws with (sizes from SceneGeometry).
 struct SceneAllocations {
-  vidmm::AllocationHandle frame;    ///< back buffer, frame_bytes()
-  vidmm::AllocationHandle sprite;   ///< sprite_bytes()
-  vidmm::AllocationHandle status;   ///< 4 KiB: the user fence and the semaphore word
+  AllocationHandle frame;   ///< back buffer, frame_bytes()
+  AllocationHandle sprite;  ///< sprite_bytes()
+  AllocationHandle status;  ///< 4 KiB: the user fence and the semaphore word
 };
 
 /// Bytes of the status allocation and where the scene's fence and semaphore live in it.

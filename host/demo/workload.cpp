@@ -24,7 +24,7 @@ kmd::AllocationInfo info(const kmd::Adapter& adapter, std::uint64_t bytes) {
 }
 
 Error at(const std::string& step, const Error& e) {
-  return Error{e.code, fmt::format("{}: {}", step, e.message), e.hardware_touched};
+  return Error{e.code, fmt::format("{}: {}", step, e.message), Touched{e.hardware_touched}};
 }
 
 class Run {
@@ -49,7 +49,7 @@ class Run {
 
  private:
   std::chrono::nanoseconds now() { return rt_.device().transport().now(); }
-  void step(std::string what, FenceId fence = 0) { report_.steps.push_back({std::move(what), now(), fence}); }
+  void step(std::string what, SubmissionId fence = {}) { report_.steps.push_back({std::move(what), now(), fence}); }
 
   Result<kmd::Allocation> allocate(kmd::Device& dev, std::uint64_t bytes, const char* what) {
     auto a = dev.create_allocation(info(rt_.adapter(), bytes));
@@ -57,14 +57,14 @@ class Run {
     return a;
   }
 
-  Result<FenceId> submit(kmd::Context& ctx, const umd::CommandList& cl, const std::string& what) {
+  Result<SubmissionId> submit(kmd::Context& ctx, const umd::CommandList& cl, const std::string& what) {
     auto f = s_.submit(ctx, cl);
     if (!f) return at("submit " + what, f.error());
     step("submitted " + what, *f);
     return f;
   }
 
-  Status wait(FenceId f, const std::string& what) {
+  Status wait(SubmissionId f, const std::string& what) {
     if (Status st = s_.wait(f, o_.timeout); !st) return at("wait for " + what, st.error());
     step("completed " + what, f);
     return ok_status();
@@ -92,10 +92,11 @@ class Run {
     umd::CommandList background, sprites;
     SGPU_RETURN_IF_ERROR(record_background(g, sa, background));
     SGPU_RETURN_IF_ERROR(record_sprites(g, sa, sprites));
-    auto f_bg = submit((*render)->get(), background, fmt::format("render: background ({} ops)", background.operations()));
-    if (!f_bg) return std::move(f_bg).error();
-    auto f_sp = submit((*render)->get(), sprites, fmt::format("render: sprites ({} ops)", sprites.operations()));
-    if (!f_sp) return std::move(f_sp).error();
+    SGPU_RETURN_IF_ERROR(
+        submit((*render)->get(), background, fmt::format("render: background ({} ops)", background.operations())));
+    SGPU_ASSIGN_OR_RETURN(
+        const SubmissionId f_sp,
+        submit((*render)->get(), sprites, fmt::format("render: sprites ({} ops)", sprites.operations())));
 
     // copy: a source pattern, then chunked copies, on its own context.
     umd::CommandList fill, chunks;
@@ -106,31 +107,26 @@ class Run {
     }
     for (std::uint32_t i = 0; i < o_.copy_chunks; ++i)
       SGPU_RETURN_IF_ERROR(chunks.copy(src->handle(), i * kChunk, dst->handle(), i * kChunk, kChunk));
-    auto f_fill = submit((*copy)->get(), fill, "copy: source pattern");
-    if (!f_fill) return std::move(f_fill).error();
+    SGPU_RETURN_IF_ERROR(submit((*copy)->get(), fill, "copy: source pattern"));
 
     // hang: a wait nobody satisfies, between the copy context's two submissions.
     std::unique_ptr<sched::ScheduledContext> hang;
     std::optional<kmd::Allocation> word;
-    FenceId f_hang = 0;
+    SubmissionId f_hang;
     if (o_.inject_hang) {
       auto h = rt_.create_context(dev);
       if (!h) return at("create context", h.error());
       hang = std::move(*h);
-      auto w = allocate(dev, 4096, "hang word");
-      if (!w) return std::move(w).error();
-      word = std::move(*w);
+      SGPU_ASSIGN_OR_RETURN(word, allocate(dev, 4096, "hang word"));
       umd::CommandList stuck;
       SGPU_RETURN_IF_ERROR(stuck.wait(word->handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 64));
-      auto f = submit(hang->get(), stuck, "hang: WAIT_MEM on a word nobody writes");
-      if (!f) return std::move(f).error();
-      f_hang = *f;
+      SGPU_ASSIGN_OR_RETURN(f_hang, submit(hang->get(), stuck, "hang: WAIT_MEM on a word nobody writes"));
     }
-    auto f_copy = submit((*copy)->get(), chunks, fmt::format("copy: {} x 64 KiB", o_.copy_chunks));
-    if (!f_copy) return std::move(f_copy).error();
+    SGPU_ASSIGN_OR_RETURN(auto f_copy,
+                          submit((*copy)->get(), chunks, fmt::format("copy: {} x 64 KiB", o_.copy_chunks)));
 
     // present: after the render fence, blt the back buffer to the primary.
-    SGPU_RETURN_IF_ERROR(wait(*f_sp, "render"));
+    SGPU_RETURN_IF_ERROR(wait(f_sp, "render"));
     sched::PresentRequest pr;
     pr.kind = kmd::PresentKind::Blt;
     pr.src = frame->handle();
@@ -140,7 +136,7 @@ class Run {
     auto f_present = s_.present((*present)->get(), pr);
     if (!f_present) return at("present", f_present.error());
     step("submitted present: blt back buffer -> primary", *f_present);
-    SGPU_RETURN_IF_ERROR(wait(*f_copy, "copy"));
+    SGPU_RETURN_IF_ERROR(wait(f_copy, "copy"));
     SGPU_RETURN_IF_ERROR(wait(*f_present, "present"));
 
     if (o_.inject_hang) {

@@ -27,11 +27,11 @@ struct WorkloadOptions {
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(50);  ///< per wait, device time
 };
 
-/// One line of the report: what happened, when (simulated time) and its fence.
+/// One line of the report: what happened, when (simulated time) and its submission (0: none).
 struct Step {
   std::string what;
   std::chrono::nanoseconds at{};
-  FenceId fence = 0;
+  SubmissionId fence;
 };
 
 struct WorkloadReport {

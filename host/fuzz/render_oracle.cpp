@@ -40,7 +40,7 @@ constexpr std::uint64_t kStride = 1ull << 24;
 std::uint64_t alloc_size(std::uint32_t i) { return 16384ull << i; }  // 16, 32, 64, 128 KiB
 
 Status record(Stream& s, umd::CommandList& cl) {
-  const vidmm::AllocationHandle h[kAllocations] = {{1}, {2}, {3}, {4}};
+  const AllocationHandle h[kAllocations] = {{1}, {2}, {3}, {4}};
   std::uint32_t data[16] = {};
   const std::uint32_t ops = 1 + s.below(8);
   for (std::uint32_t i = 0; i < ops; ++i) {
@@ -90,11 +90,11 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
   umd::CommandList cl;
   (void)record(s, cl);
   std::vector<std::uint32_t> cmd = cl.commands();
-  std::vector<kmd::PatchLocation> patches = cl.patch_locations();
+  std::vector<PatchLocation> patches = cl.patch_locations();
   // Mutations: dwords of the command buffer, fields of patch entries, list flags.
   std::vector<kmd::DxgkAllocationListEntry> list(kAllocations + 1);
   for (std::uint32_t i = 1; i <= kAllocations; ++i) {
-    list[i].allocation = vidmm::AllocationHandle{i};
+    list[i].allocation = AllocationHandle{i};
     list[i].segment = 1;
     list[i].gpu_address = kBase + i * kStride;
     list[i].size = alloc_size(i - 1);
@@ -126,7 +126,7 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
 
   struct alignas(4096) Page { std::uint32_t w[1024]; };
   std::vector<Page> dma(32);
-  std::vector<kmd::PatchLocation> out(512);
+  std::vector<PatchLocation> out(512);
   kmd::RenderPrivateData priv;
   kmd::RenderArgs a;
   a.command = cmd.data();
@@ -154,7 +154,7 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
   if (!r->complete) return "";  // multipass: the next pass is checked by its own call
   // Walk the DMA buffer independently of Render.
   const std::uint32_t* w = dma.front().w;
-  std::map<std::uint32_t, const kmd::PatchLocation*> by_offset;
+  std::map<std::uint32_t, const PatchLocation*> by_offset;
   for (std::uint32_t i = 0; i < r->patch_count; ++i) {
     if (!by_offset.emplace(out[i].patch_offset, &out[i]).second)
       return fmt::format("two output patch entries at offset {:#x}", out[i].patch_offset);

@@ -13,14 +13,12 @@ namespace sgpu {
 
 namespace {
 
-Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
-
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const TransportFailure& e) {
-    return Error{Errc::TransportError, e.what(), true};
+    return Error{Errc::TransportError, e.what(), Touched::Hardware};
   }
 }
 
@@ -32,39 +30,32 @@ std::string range_text(std::uint64_t first, std::uint64_t count) {
 
 Result<std::unique_ptr<Aperture>> Aperture::create(Transport& transport, const DeviceInfo& info,
                                                    const ApertureOptions& options) {
-  if (!info.has_gart)
-    return Error{Errc::Unsupported, "the device reports no GART (CAP_FEATURES.gart = 0)", false};
+  if (!info.has_gart) return Error::unsupported("the device reports no GART (CAP_FEATURES.gart = 0)");
   const std::uint64_t base = info.aperture_segment.base;
   const std::uint64_t size = info.aperture_segment.size;
   if (info.page_size() != kPageSize)
-    return Error{Errc::Unsupported,
-                 fmt::format("GPU page size {} bytes (CAP_MEM.page_shift {}); the GART uses 4 KiB pages",
-                             info.page_size(), info.page_shift),
-                 false};
+    return Error::unsupported("GPU page size {} bytes (CAP_MEM.page_shift {}); the GART uses 4 KiB pages",
+                              info.page_size(), info.page_shift);
   if (size < kPageSize || size % kPageSize != 0 || base % kPageSize != 0)
-    return Error{Errc::DeviceMismatch,
-                 fmt::format("unusable aperture segment: base {:#x}, size {:#x} (CAP_APSEG_*)", base, size),
-                 false};
+    return Error::make(Errc::DeviceMismatch, Touched::Nothing,
+                       "unusable aperture segment: base {:#x}, size {:#x} (CAP_APSEG_*)", base, size);
   const std::uint64_t ap_pages = size / kPageSize;
   const std::uint64_t field_max = SGPU_FIELD(GART_TABLE_SIZE, ENTRIES).mask >> SGPU_FIELD(GART_TABLE_SIZE, ENTRIES).lsb;
   std::uint64_t pages = options.table_pages == 0 ? ap_pages : options.table_pages;
   if (pages > ap_pages)
-    return invalid(fmt::format("table_pages {} exceeds the aperture's {} pages (CAP_APSEG_SIZE {:#x})",
-                               options.table_pages, ap_pages, size));
+    return Error::invalid("table_pages {} exceeds the aperture's {} pages (CAP_APSEG_SIZE {:#x})", options.table_pages,
+                          ap_pages, size);
   if (pages > field_max) pages = field_max;
-  if (options.invalidate_timeout.count() <= 0)
-    return invalid("invalidate_timeout must be positive");
+  if (options.invalidate_timeout.count() <= 0) return Error::invalid("invalidate_timeout must be positive");
   const std::uint64_t max_bus = info.bus_addr_bits >= 64 || info.bus_addr_bits == 0
                                     ? ~std::uint64_t{0}
                                     : (std::uint64_t{1} << info.bus_addr_bits) - 1;
 
-  auto table = transport.alloc_dma(pages * 8, kPageSize);
-  if (!table) return std::move(table).error();
-  auto dummy = transport.alloc_dma(kPageSize, kPageSize);
-  if (!dummy) return std::move(dummy).error();
+  SGPU_ASSIGN_OR_RETURN(auto table, transport.alloc_dma(pages * 8, kPageSize));
+  SGPU_ASSIGN_OR_RETURN(auto dummy, transport.alloc_dma(kPageSize, kPageSize));
 
-  std::unique_ptr<Aperture> ap(new Aperture(transport, base, static_cast<std::uint32_t>(pages), max_bus,
-                                            options, std::move(*table), std::move(*dummy)));
+  std::unique_ptr<Aperture> ap(new Aperture(transport, base, static_cast<std::uint32_t>(pages), max_bus, options,
+                                            std::move(table), std::move(dummy)));
   // Host memory first: the poison, and every PTE on the dummy page.
   auto* d = ap->dummy_.as<std::uint32_t>();
   for (std::size_t i = 0; i < kPageSize / 4; ++i) d[i] = options.poison;
@@ -73,7 +64,7 @@ Result<std::unique_ptr<Aperture>> Aperture::create(Transport& transport, const D
   std::atomic_thread_fence(std::memory_order_release);
 
   // Then the registers (programming guide, "Bringing up the GART").
-  Status st = guarded([&]() -> Status {
+  SGPU_RETURN_IF_ERROR(guarded([&]() -> Status {
     const std::uint64_t tb = ap->table_.bus_addr();
     transport.write32(SGPU_REG(GART_TABLE_BASE_LO), static_cast<std::uint32_t>(tb));
     transport.write32(SGPU_REG(GART_TABLE_BASE_HI), static_cast<std::uint32_t>(tb >> 32));
@@ -81,8 +72,7 @@ Result<std::unique_ptr<Aperture>> Aperture::create(Transport& transport, const D
     transport.write32(SGPU_REG(GART_CMD), SGPU_FIELD(GART_CMD, INV_ALL).put(1));
     transport.write32(SGPU_REG(GART_CTRL), SGPU_FIELD(GART_CTRL, ENABLE).put(1));
     return ap->wait_invalidation();
-  });
-  if (!st) return std::move(st).error();
+  }));
   return ap;
 }
 
@@ -138,9 +128,9 @@ bool Aperture::dummy_intact() const {
 }
 
 Status Aperture::check_range(const char* what, std::uint64_t first, std::uint64_t count) const {
-  if (count == 0) return invalid(fmt::format("{}: no pages (count 0 at page {})", what, first));
+  if (count == 0) return Error::invalid("{}: no pages (count 0 at page {})", what, first);
   if (first >= pages_ || count > pages_ - first)
-    return invalid(fmt::format("{}: {} outside the aperture's {} pages", what, range_text(first, count), pages_));
+    return Error::invalid("{}: {} outside the aperture's {} pages", what, range_text(first, count), pages_);
   return ok_status();
 }
 
@@ -150,19 +140,20 @@ Status Aperture::map(std::uint32_t first_page, const std::vector<std::uint64_t>&
   for (std::size_t i = 0; i < bus_pages.size(); ++i) {
     const std::uint64_t b = bus_pages[i];
     if (b % kPageSize != 0)
-      return invalid(fmt::format("map {}: bus address {:#x} for page {} (entry {}) is not 4 KiB aligned",
-                                 range_text(first_page, bus_pages.size()), b, first_page + i, i));
+      return Error::invalid("map {}: bus address {:#x} for page {} (entry {}) is not 4 KiB aligned",
+                            range_text(first_page, bus_pages.size()), b, first_page + i, i);
     if (b > max_bus_ || kPageSize - 1 > max_bus_ - b)
-      return invalid(fmt::format("map {}: bus address {:#x} for page {} (entry {}) is beyond the device's "
-                                 "bus addresses (max {:#x})",
-                                 range_text(first_page, bus_pages.size()), b, first_page + i, i, max_bus_));
+      return Error::invalid(
+          "map {}: bus address {:#x} for page {} (entry {}) is beyond the device's "
+          "bus addresses (max {:#x})",
+          range_text(first_page, bus_pages.size()), b, first_page + i, i, max_bus_);
   }
   for (std::size_t i = 0; i < bus_pages.size(); ++i) {
     if (mapped_[first_page + i]) {
       std::size_t n = 0;
       while (i + n < bus_pages.size() && mapped_[first_page + i + n]) ++n;
-      return invalid(fmt::format("map {}: overlaps a mapped range at {}; unmap it first",
-                                 range_text(first_page, bus_pages.size()), range_text(first_page + i, n)));
+      return Error::invalid("map {}: overlaps a mapped range at {}; unmap it first",
+                            range_text(first_page, bus_pages.size()), range_text(first_page + i, n));
     }
   }
 
@@ -185,15 +176,15 @@ Status Aperture::map(std::uint32_t first_page, const std::vector<const DmaMemory
   std::vector<std::uint64_t> bus;
   for (std::size_t k = 0; k < pieces.size(); ++k) {
     const DmaMemory* m = pieces[k];
-    if (m == nullptr || !*m)
-      return invalid(fmt::format("map at page {}: DMA allocation {} is empty", first_page, k));
+    if (m == nullptr || !*m) return Error::invalid("map at page {}: DMA allocation {} is empty", first_page, k);
     if (m->bus_addr() % kPageSize != 0 || m->size() % kPageSize != 0)
-      return invalid(fmt::format("map at page {}: DMA allocation {} (bus {:#x}, {:#x} bytes) is not whole "
-                                 "4 KiB pages",
-                                 first_page, k, m->bus_addr(), m->size()));
+      return Error::invalid(
+          "map at page {}: DMA allocation {} (bus {:#x}, {:#x} bytes) is not whole "
+          "4 KiB pages",
+          first_page, k, m->bus_addr(), m->size());
     for (std::uint64_t off = 0; off < m->size(); off += kPageSize) bus.push_back(m->bus_addr() + off);
   }
-  if (bus.empty()) return invalid(fmt::format("map at page {}: no DMA allocations", first_page));
+  if (bus.empty()) return Error::invalid("map at page {}: no DMA allocations", first_page);
   return map(first_page, bus, flags);
 }
 
@@ -226,10 +217,9 @@ Status Aperture::wait_invalidation() {
     const std::uint32_t st = t_->read32(SGPU_REG(GART_STATUS));
     if (SGPU_FIELD(GART_STATUS, INV_BUSY).get(st) == 0) return ok_status();
     if (t_->now() - start >= options_.invalidate_timeout)
-      return Error{Errc::Timeout,
-                   fmt::format("GART invalidation did not finish within {}: GART_STATUS is {:#010x}",
-                               detail::format_duration(options_.invalidate_timeout), st),
-                   true};
+      return Error::make(Errc::Timeout, Touched::Hardware,
+                         "GART invalidation did not finish within {}: GART_STATUS is {:#010x}",
+                         detail::format_duration(options_.invalidate_timeout), st);
   }
 }
 

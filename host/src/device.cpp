@@ -26,29 +26,26 @@ constexpr std::uint32_t kIntAll = SGPU_FIELD(INT_STATUS, DMA_COMPLETED).mask |
 constexpr std::uint32_t kIntEnabled = SGPU_FIELD(INT_ENABLE, DMA_COMPLETED).mask |
                                       SGPU_FIELD(INT_ENABLE, FAULT).mask;
 
-Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
-
 // Runs `f`, turning a broken link into a typed error at the API boundary.
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const TransportFailure& e) {
-    return Error{Errc::TransportError, e.what(), true};
+    return Error{Errc::TransportError, e.what(), Touched::Hardware};
   } catch (const std::bad_alloc&) {
-    return Error{Errc::OutOfMemory, "host memory allocation failed", true};
+    return Error::make(Errc::OutOfMemory, Touched::Hardware, "host memory allocation failed");
   }
 }
 
 }  // namespace
 
 std::string to_string(const GartFaultRecord& g) {
-  static constexpr const char* kReasons[] = {"NONE", "INVALID_PTE", "WRITE_PROTECT", "OUT_OF_RANGE",
-                                             "PRIVILEGE", "WALK_ERROR"};
-  static constexpr const char* kClients[] = {"the fetch engine", "the CP write path", "the copy engine (read)",
-                                             "the copy engine (write)"};
-  const std::string reason = g.reason < 6 ? kReasons[g.reason] : fmt::format("reason {}", g.reason);
-  const std::string client = g.client < 4 ? kClients[g.client] : fmt::format("client {}", g.client);
+  // The names come from spec/registers.rdl (gart_fault_e, gart_client_e), as the RTL's do.
+  const std::string_view reason_name = regs::to_string(static_cast<regs::GartFault>(g.reason));
+  const std::string_view client_name = regs::display_name(static_cast<regs::GartClient>(g.client));
+  const std::string reason = reason_name.empty() ? fmt::format("reason {}", g.reason) : std::string(reason_name);
+  const std::string client = client_name.empty() ? fmt::format("client {}", g.client) : std::string(client_name);
   return fmt::format("{} on a {} by {}{}, page {:#x}{}", reason, g.write ? "write" : "read", client,
                      g.privileged ? " (privileged)" : "", g.page_address, g.more_faults ? ", more faults" : "");
 }
@@ -70,10 +67,10 @@ struct Device::State {
   std::unique_ptr<Aperture> aperture;  // when the GART is on; destroyed before `t`
   std::uint32_t log2_entries = 0;
   std::uint32_t tail = 0;        // next entry to write, as last written to RING_TAIL
-  FenceId last_submitted = 0;
-  FenceId ring_last_fence = 0;   // highest fence written to the ring since the last reset
-  FenceId last_aborted = 0;      // LastAbortedFenceId of the latest reset
-  std::vector<std::pair<FenceId, FenceId>> aborted;  // inclusive ranges discarded by resets
+  RingFence last_submitted;      // highest fence ever written to the ring
+  RingFence ring_last_fence;     // highest fence written to the ring since the last reset
+  RingFence last_aborted;        // LastAbortedFenceId of the latest reset
+  std::vector<std::pair<RingFence, RingFence>> aborted;  // inclusive ranges discarded by resets
   std::optional<FaultRecord> fault;                   // seen in INT_STATUS, until reset
 
   std::uint32_t entries() const { return std::uint32_t{1} << log2_entries; }
@@ -94,40 +91,38 @@ struct Device::State {
   std::uint32_t rd(std::uint32_t off) { return t->read32(off); }
   void wr(std::uint32_t off, std::uint32_t v) { t->write32(off, v); }
 
-  FenceId wb_fence() const {
+  RingFence wb_fence() const {
     constexpr std::size_t lo = offsetof(abi::Writeback, fence) / 4;
     // A 64-bit value written by another agent may tear between its halves: read hi, lo, hi.
     for (;;) {
       const std::uint32_t hi = wb()[lo + 1];
       const std::uint32_t l = wb()[lo];
-      if (wb()[lo + 1] == hi) return (std::uint64_t{hi} << 32) | l;
+      if (wb()[lo + 1] == hi) return RingFence{(std::uint64_t{hi} << 32) | l};
     }
   }
   std::uint32_t wb_head() const { return wb()[offsetof(abi::Writeback, head) / 4]; }
 
   Status read_identity();
   Status reset_and_wait();
-  void init_ring(FenceId done);
+  void init_ring(RingFence done);
   InterruptEvents acknowledge();
-  void forget_aborted(FenceId fence);
+  void forget_aborted(RingFence fence);
   FaultRecord read_fault();
 };
 
 Status Device::State::read_identity() {
   const std::uint32_t magic = rd(SGPU_REG(ID_MAGIC));
   if (SGPU_FIELD(ID_MAGIC, VALUE).get(magic) != kMagic)
-    return Error{Errc::DeviceMismatch,
-                 fmt::format("not a softgpu on transport '{}': ID_MAGIC is {:#010x}, expected {:#010x}",
-                             t->name(), magic, kMagic),
-                 true};
+    return Error::make(Errc::DeviceMismatch, Touched::Hardware,
+                       "not a softgpu on transport '{}': ID_MAGIC is {:#010x}, expected {:#010x}", t->name(), magic,
+                       kMagic);
   const std::uint32_t version = rd(SGPU_REG(ID_VERSION));
   const std::uint32_t major = SGPU_FIELD(ID_VERSION, MAJOR).get(version);
   if (major != kMajor)
-    return Error{Errc::DeviceMismatch,
-                 fmt::format("unsupported softgpu interface: ID_VERSION is {:#010x} (major {:#x}), "
-                             "this library needs major version {:#x}",
-                             version, major, kMajor),
-                 true};
+    return Error::make(Errc::DeviceMismatch, Touched::Hardware,
+                       "unsupported softgpu interface: ID_VERSION is {:#010x} (major {:#x}), "
+                       "this library needs major version {:#x}",
+                       version, major, kMajor);
   info.magic = magic;
   info.version_major = major;
   info.version_minor = SGPU_FIELD(ID_VERSION, MINOR).get(version);
@@ -163,9 +158,8 @@ Status Device::State::read_identity() {
   }
 
   if (info.max_ring_log2 < 1)
-    return Error{Errc::DeviceMismatch,
-                 fmt::format("device reports CAP_MEM.max_ring_log2 = {}: no usable ring", info.max_ring_log2),
-                 true};
+    return Error::make(Errc::DeviceMismatch, Touched::Hardware,
+                       "device reports CAP_MEM.max_ring_log2 = {}: no usable ring", info.max_ring_log2);
   return ok_status();
 }
 
@@ -179,23 +173,20 @@ Status Device::State::reset_and_wait() {
       return ok_status();
     const auto elapsed = t->now() - start;
     if (elapsed >= options.reset_timeout)
-      return Error{Errc::Timeout,
-                   fmt::format("engine reset did not finish within {}: STATUS is {:#010x} "
-                               "(idle {}, faulted {}, resetting {})",
-                               detail::format_duration(options.reset_timeout), status,
-                               SGPU_FIELD(STATUS, IDLE).get(status),
-                               SGPU_FIELD(STATUS, FAULTED).get(status),
-                               SGPU_FIELD(STATUS, RESETTING).get(status)),
-                   true};
+      return Error::make(Errc::Timeout, Touched::Hardware,
+                         "engine reset did not finish within {}: STATUS is {:#010x} "
+                         "(idle {}, faulted {}, resetting {})",
+                         detail::format_duration(options.reset_timeout), status, SGPU_FIELD(STATUS, IDLE).get(status),
+                         SGPU_FIELD(STATUS, FAULTED).get(status), SGPU_FIELD(STATUS, RESETTING).get(status));
   }
 }
 
-void Device::State::init_ring(FenceId done) {
+void Device::State::init_ring(RingFence done) {
   // Host side first: an empty ring whose write-back record holds the last retired fence.
   std::memset(control.cpu(), 0, control.size());
   ring_last_fence = done;
-  wb()[offsetof(abi::Writeback, fence) / 4] = static_cast<std::uint32_t>(done);
-  wb()[offsetof(abi::Writeback, fence) / 4 + 1] = static_cast<std::uint32_t>(done >> 32);
+  wb()[offsetof(abi::Writeback, fence) / 4] = static_cast<std::uint32_t>(done.value());
+  wb()[offsetof(abi::Writeback, fence) / 4 + 1] = static_cast<std::uint32_t>(done.value() >> 32);
   wb()[offsetof(abi::Writeback, head) / 4] = 0;
   tail = 0;
   std::atomic_thread_fence(std::memory_order_release);
@@ -233,13 +224,13 @@ InterruptEvents Device::State::acknowledge() {
 }
 
 // A resubmitted fence (explicit ID) is live again: take it out of the aborted ranges.
-void Device::State::forget_aborted(FenceId f) {
+void Device::State::forget_aborted(RingFence f) {
   for (std::size_t i = 0; i < aborted.size(); ++i) {
     auto [first, last] = aborted[i];
     if (f < first || f > last) continue;
     aborted.erase(aborted.begin() + static_cast<std::ptrdiff_t>(i));
-    if (f > first) aborted.emplace_back(first, f - 1);
-    if (f < last) aborted.emplace_back(f + 1, last);
+    if (f > first) aborted.emplace_back(first, RingFence{f.value() - 1});
+    if (f < last) aborted.emplace_back(f.next(), last);
     return;
   }
 }
@@ -253,7 +244,7 @@ FaultRecord Device::State::read_fault() {
   const std::uint64_t addr_lo = rd(SGPU_REG(FAULT_ADDR_LO));
   f.address = addr_lo | (std::uint64_t{rd(SGPU_REG(FAULT_ADDR_HI))} << 32);
   const std::uint64_t fence_lo = rd(SGPU_REG(FAULT_FENCE_LO));
-  f.fence = fence_lo | (std::uint64_t{rd(SGPU_REG(FAULT_FENCE_HI))} << 32);
+  f.fence = RingFence{fence_lo | (std::uint64_t{rd(SGPU_REG(FAULT_FENCE_HI))} << 32)};
   f.detail = rd(SGPU_REG(FAULT_DETAIL));
   if (info.has_gart) {
     const std::uint32_t gs = rd(SGPU_REG(GART_FAULT_STATUS));
@@ -267,7 +258,7 @@ FaultRecord Device::State::read_fault() {
       const std::uint64_t a = rd(SGPU_REG(GART_FAULT_ADDR_LO));
       g.page_address = a | (std::uint64_t{rd(SGPU_REG(GART_FAULT_ADDR_HI))} << 32);
       const std::uint64_t fl = rd(SGPU_REG(GART_FAULT_FENCE_LO));
-      g.fence = fl | (std::uint64_t{rd(SGPU_REG(GART_FAULT_FENCE_HI))} << 32);
+      g.fence = RingFence{fl | (std::uint64_t{rd(SGPU_REG(GART_FAULT_FENCE_HI))} << 32)};
       g.context_id = rd(SGPU_REG(GART_FAULT_CONTEXT));
       f.gart = g;
     }
@@ -290,26 +281,22 @@ Device::~Device() {
 }
 
 Result<Device> Device::open(std::unique_ptr<Transport> transport, const DeviceOptions& options) {
-  if (!transport) return invalid("Device::open: no transport");
+  if (!transport) return Error::invalid("Device::open: no transport");
   if (options.ring_log2_entries < 1 || options.ring_log2_entries > SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm)
-    return invalid(fmt::format("ring_log2_entries {} is outside [1, {}]", options.ring_log2_entries,
-                               SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm));
+    return Error::invalid("ring_log2_entries {} is outside [1, {}]", options.ring_log2_entries,
+                          SGPU_REGS__RING_SIZE__LOG2_ENTRIES_bm);
   auto s = std::make_unique<State>();
   s->t = std::move(transport);
   s->options = options;
   return guarded([&]() -> Result<Device> {
     SGPU_RETURN_IF_ERROR(s->read_identity());
     s->log2_entries = std::min(options.ring_log2_entries, s->info.max_ring_log2);
-    auto control = s->t->alloc_dma(s->control_bytes(), 4096);
-    if (!control) return std::move(control).error();
-    s->control = std::move(*control);
+    SGPU_ASSIGN_OR_RETURN(s->control, s->t->alloc_dma(s->control_bytes(), 4096));
     SGPU_RETURN_IF_ERROR(s->reset_and_wait());
     if (s->info.has_gart && options.gart) {
-      auto ap = Aperture::create(*s->t, s->info, options.aperture);
-      if (!ap) return std::move(ap).error();
-      s->aperture = std::move(*ap);
+      SGPU_ASSIGN_OR_RETURN(s->aperture, Aperture::create(*s->t, s->info, options.aperture));
     }
-    s->init_ring(0);
+    s->init_ring(RingFence{});
     return Device(std::move(s));
   });
 }
@@ -318,47 +305,48 @@ const DeviceInfo& Device::info() const { return s_->info; }
 Transport& Device::transport() { return *s_->t; }
 Aperture* Device::aperture() { return s_->aperture.get(); }
 std::uint32_t Device::ring_entries() const { return s_->entries(); }
-FenceId Device::completed_fence() const { return s_->wb_fence(); }
-FenceId Device::last_submitted_fence() const { return s_->last_submitted; }
+RingFence Device::completed_fence() const { return s_->wb_fence(); }
+RingFence Device::last_submitted_fence() const { return s_->last_submitted; }
 std::uint32_t Device::ring_head() const { return s_->wb_head(); }
 std::uint32_t Device::ring_tail() const { return s_->tail; }
 
-Result<FenceId> Device::submit(const Submission& sub) {
+RingFence Device::next_fence() const { return s_->last_submitted.next(); }
+
+Result<RingFence> Device::submit_next(const Submission& submission) { return submit(submission, next_fence()); }
+
+Result<RingFence> Device::submit(const Submission& sub, RingFence fence) {
   // ---- validate: nothing below touches hardware until every check has passed
   const bool by_gpu_address = sub.buffer == nullptr;
-  if (by_gpu_address && sub.gpu_address == 0) return invalid("submission has no DMA buffer and no GPU address");
-  if (!by_gpu_address && !*sub.buffer) return invalid("submission has no DMA buffer");
+  if (by_gpu_address && sub.gpu_address == 0) return Error::invalid("submission has no DMA buffer and no GPU address");
+  if (!by_gpu_address && !*sub.buffer) return Error::invalid("submission has no DMA buffer");
   if (!by_gpu_address && sub.gpu_address != 0)
-    return invalid(fmt::format("submission names both a DMA buffer and GPU address {:#x}", sub.gpu_address));
-  if (sub.start_offset % 4 != 0)
-    return invalid(fmt::format("start_offset {:#x} is not 4-byte aligned", sub.start_offset));
-  if (sub.end_offset % 4 != 0)
-    return invalid(fmt::format("end_offset {:#x} is not 4-byte aligned", sub.end_offset));
+    return Error::invalid("submission names both a DMA buffer and GPU address {:#x}", sub.gpu_address);
+  if (sub.start_offset % 4 != 0) return Error::invalid("start_offset {:#x} is not 4-byte aligned", sub.start_offset);
+  if (sub.end_offset % 4 != 0) return Error::invalid("end_offset {:#x} is not 4-byte aligned", sub.end_offset);
   if (sub.start_offset > sub.end_offset)
-    return invalid(fmt::format("start_offset {:#x} is after end_offset {:#x}", sub.start_offset,
-                               sub.end_offset));
+    return Error::invalid("start_offset {:#x} is after end_offset {:#x}", sub.start_offset, sub.end_offset);
   if ((sub.flags & ~abi::ring_flags::kDefined) != 0)
-    return invalid(fmt::format("flags {:#x} set undefined bits (defined: {:#x})", sub.flags,
-                               abi::ring_flags::kDefined));
+    return Error::invalid("flags {:#x} set undefined bits (defined: {:#x})", sub.flags, abi::ring_flags::kDefined);
   const bool privileged = (sub.flags & (abi::ring_flags::kPrivileged | abi::ring_flags::kPaging)) != 0;
   std::uint64_t buf_addr = 0;
   if (!by_gpu_address) {
     if (sub.end_offset > sub.buffer->size())
-      return invalid(fmt::format("end_offset {:#x} is past the end of the {:#x}-byte buffer",
-                                 sub.end_offset, sub.buffer->size()));
+      return Error::invalid("end_offset {:#x} is past the end of the {:#x}-byte buffer", sub.end_offset,
+                            sub.buffer->size());
     if (sub.buffer->bus_addr() % 4 != 0)
-      return invalid(fmt::format("buffer bus address {:#x} is not 4-byte aligned", sub.buffer->bus_addr()));
+      return Error::invalid("buffer bus address {:#x} is not 4-byte aligned", sub.buffer->bus_addr());
     if (s_->aperture && !privileged)
-      return invalid(fmt::format("DMA buffer at bus address {:#x} is system memory: with the GART on only "
-                                 "privileged or paging submissions may use system-physical addresses; map "
-                                 "it into the aperture and submit its GPU address",
-                                 sub.buffer->bus_addr()));
+      return Error::invalid(
+          "DMA buffer at bus address {:#x} is system memory: with the GART on only "
+          "privileged or paging submissions may use system-physical addresses; map "
+          "it into the aperture and submit its GPU address",
+          sub.buffer->bus_addr());
     buf_addr = sub.buffer->bus_addr();
   } else {
     buf_addr = sub.gpu_address;
-    if (buf_addr % 4 != 0) return invalid(fmt::format("buffer GPU address {:#x} is not 4-byte aligned", buf_addr));
+    if (buf_addr % 4 != 0) return Error::invalid("buffer GPU address {:#x} is not 4-byte aligned", buf_addr);
     if (buf_addr > ~std::uint64_t{0} - sub.end_offset)
-      return invalid(fmt::format("buffer GPU address {:#x} + end_offset {:#x} overflows", buf_addr, sub.end_offset));
+      return Error::invalid("buffer GPU address {:#x} + end_offset {:#x} overflows", buf_addr, sub.end_offset);
     if (s_->aperture && sub.end_offset > sub.start_offset) {
       // The executed bytes must lie in one segment the submission may use.
       const std::uint64_t lo = buf_addr + sub.start_offset, hi = buf_addr + sub.end_offset;  // [lo, hi)
@@ -369,45 +357,45 @@ Result<FenceId> Device::submit(const Submission& sub) {
       const unsigned sys_bits = s_->info.gart_sys_addr_bits;
       const bool in_sys = privileged && sys_bits > 0 && sys_bits < 64 && hi <= (std::uint64_t{1} << sys_bits);
       if (!in_ap && !in_ms && !in_sys)
-        return invalid(fmt::format("bytes [{:#x}, {:#x}) of the buffer are not inside the aperture's usable "
-                                   "range [{:#x}, {:#x}){}{}",
-                                   lo, hi, ap.base(), ap.base() + ap.size(),
-                                   s_->info.has_memory_segment
-                                       ? fmt::format(" or the memory segment [{:#x}, {:#x})", ms.base, ms.base + ms.size)
-                                       : std::string(),
-                                   privileged ? " or system-physical memory" : ""));
+        return Error::invalid(
+            "bytes [{:#x}, {:#x}) of the buffer are not inside the aperture's usable "
+            "range [{:#x}, {:#x}){}{}",
+            lo, hi, ap.base(), ap.base() + ap.size(),
+            s_->info.has_memory_segment
+                ? fmt::format(" or the memory segment [{:#x}, {:#x})", ms.base, ms.base + ms.size)
+                : std::string(),
+            privileged ? " or system-physical memory" : "");
     }
   }
   if (s_->fault)
-    return Error{Errc::DeviceFault,
-                 fmt::format("engine is stopped on a fault ({}); reset_engine() first", to_string(*s_->fault)),
-                 false};
+    return Error::make(Errc::DeviceFault, Touched::Nothing, "engine is stopped on a fault ({}); reset_engine() first",
+                       to_string(*s_->fault));
   const std::uint32_t in_flight = (s_->tail - s_->wb_head()) & s_->mask();
   if (in_flight >= s_->mask())
-    return Error{Errc::Busy,
-                 fmt::format("ring full: {} submissions in flight in a ring of {} entries; "
-                             "last fence seen {}",
-                             in_flight, s_->entries(), completed_fence()),
-                 false};
+    return Error::busy(
+        "ring full: {} submissions in flight in a ring of {} entries; "
+        "last fence seen {}",
+        in_flight, s_->entries(), completed_fence());
 
-  const FenceId fence = sub.fence != 0 ? sub.fence : s_->last_submitted + 1;
-  if (sub.fence != 0 && (sub.fence <= s_->ring_last_fence || sub.fence <= completed_fence()))
-    return invalid(fmt::format("explicit fence {} is not newer than the ring's last fence {} and the completed "
-                               "fence {}: completion would go backwards",
-                               sub.fence, s_->ring_last_fence, completed_fence()));
+  if (!fence) return Error::invalid("ring fence 0 means 'no fence': ring fences start at 1");
+  if (fence <= s_->ring_last_fence || fence <= completed_fence())
+    return Error::invalid(
+        "explicit fence {} is not newer than the ring's last fence {} and the completed fence {}: "
+        "completion would go backwards",
+        fence, s_->ring_last_fence, completed_fence());
 
   // ---- write the entry, then publish it
   abi::RingEntry e{};
   e.buf_addr = buf_addr;
   e.start_offset = sub.start_offset;
   e.end_offset = sub.end_offset;
-  e.fence = fence;
+  e.fence = fence.value();
   e.context_id = sub.context_id;
   e.flags = sub.flags;
   std::memcpy(s_->control.bytes() + std::size_t{s_->tail} * sizeof e, &e, sizeof e);
   std::atomic_thread_fence(std::memory_order_release);
   const std::uint32_t new_tail = (s_->tail + 1) & s_->mask();
-  return guarded([&]() -> Result<FenceId> {
+  return guarded([&]() -> Result<RingFence> {
     s_->wr(SGPU_REG(RING_TAIL), SGPU_FIELD(RING_TAIL, INDEX).put(new_tail));
     s_->tail = new_tail;
     s_->ring_last_fence = fence;
@@ -419,32 +407,28 @@ Result<FenceId> Device::submit(const Submission& sub) {
   });
 }
 
-Status Device::wait_fence(FenceId fence, std::chrono::nanoseconds timeout) {
+Status Device::wait_fence(RingFence fence, std::chrono::nanoseconds timeout) {
   for (const auto& [first, last] : s_->aborted)
     if (fence >= first && fence <= last)
-      return Error{Errc::Aborted,
-                   fmt::format("fence {} was discarded by an engine reset (aborted fences {}..{})",
-                               fence, first, last),
-                   false};
+      return Error::make(Errc::Aborted, Touched::Nothing,
+                         "fence {} was discarded by an engine reset (aborted fences {}..{})", fence, first, last);
   return guarded([&]() -> Status {
     Transport& t = *s_->t;
     const auto start = t.now();
     for (;;) {
       if (completed_fence() >= fence) return ok_status();
       if (s_->fault)
-        return Error{Errc::DeviceFault,
-                     fmt::format("fence {} will not complete: the engine stopped on {}; "
-                                 "last fence seen {}",
-                                 fence, to_string(*s_->fault), completed_fence()),
-                     true};
+        return Error::make(Errc::DeviceFault, Touched::Hardware,
+                           "fence {} will not complete: the engine stopped on {}; "
+                           "last fence seen {}",
+                           fence, to_string(*s_->fault), completed_fence());
       const auto elapsed = t.now() - start;
       if (elapsed >= timeout)
-        return Error{Errc::Timeout,
-                     fmt::format("fence {} not reached within {}; last fence seen {} "
-                                 "(last submitted {}, ring head {}, tail {})",
-                                 fence, detail::format_duration(timeout), completed_fence(),
-                                 s_->last_submitted, s_->wb_head(), s_->tail),
-                     true};
+        return Error::make(Errc::Timeout, Touched::Hardware,
+                           "fence {} not reached within {}; last fence seen {} "
+                           "(last submitted {}, ring head {}, tail {})",
+                           fence, detail::format_duration(timeout), completed_fence(), s_->last_submitted,
+                           s_->wb_head(), s_->tail);
       // Acknowledge first, then look at memory: an event after the acknowledge raises the
       // line again, so none is lost.
       if (t.wait_irq(timeout - elapsed)) (void)s_->acknowledge();
@@ -464,9 +448,9 @@ Status Device::reset_engine() {
   return guarded([&]() -> Status {
     SGPU_RETURN_IF_ERROR(s_->reset_and_wait());
     // The engine is stopped and drained: whatever it retired is in the write-back record.
-    const FenceId done = completed_fence();
+    const RingFence done = completed_fence();
     if (s_->ring_last_fence > done) {
-      s_->aborted.emplace_back(done + 1, s_->ring_last_fence);
+      s_->aborted.emplace_back(done.next(), s_->ring_last_fence);
       s_->last_aborted = s_->ring_last_fence;
     } else {
       s_->last_aborted = done;
@@ -477,7 +461,7 @@ Status Device::reset_engine() {
   });
 }
 
-FenceId Device::last_aborted_fence() const { return s_->last_aborted; }
+RingFence Device::last_aborted_fence() const { return s_->last_aborted; }
 
 Result<bool> Device::wait_interrupt(std::chrono::nanoseconds timeout) {
   return guarded([&]() -> Result<bool> { return s_->t->wait_irq(timeout); });
@@ -490,16 +474,14 @@ Result<InterruptEvents> Device::acknowledge_interrupts() {
 const std::optional<FaultRecord>& Device::latched_fault() const { return s_->fault; }
 
 namespace {
-Error no_preemption() {
-  return Error{Errc::Unsupported, "device has no preemption (CAP_FEATURES.preemption = 0)", false};
-}
+Error no_preemption() { return Error::unsupported("device has no preemption (CAP_FEATURES.preemption = 0)"); }
 }  // namespace
 
-Status Device::request_preemption(FenceId preemption_fence) {
+Status Device::request_preemption(RingFence preemption_fence) {
   if (!s_->info.has_preemption) return no_preemption();
   return guarded([&]() -> Status {
-    s_->wr(SGPU_REG(PREEMPT_FENCE_LO), static_cast<std::uint32_t>(preemption_fence));
-    s_->wr(SGPU_REG(PREEMPT_FENCE_HI), static_cast<std::uint32_t>(preemption_fence >> 32));
+    s_->wr(SGPU_REG(PREEMPT_FENCE_LO), static_cast<std::uint32_t>(preemption_fence.value()));
+    s_->wr(SGPU_REG(PREEMPT_FENCE_HI), static_cast<std::uint32_t>(preemption_fence.value() >> 32));
     s_->wr(SGPU_REG(PREEMPT), SGPU_FIELD(PREEMPT, REQUEST).put(1));
     return ok_status();
   });
@@ -519,8 +501,8 @@ Result<PreemptionState> Device::preemption_state() {
       const volatile std::uint32_t* r = s_->preempt_record();
       constexpr std::size_t pf = offsetof(abi::PreemptRecord, preempt_fence) / 4;
       constexpr std::size_t lf = offsetof(abi::PreemptRecord, last_fence) / 4;
-      p.preemption_fence = r[pf] | (std::uint64_t{r[pf + 1]} << 32);
-      p.last_completed = r[lf] | (std::uint64_t{r[lf + 1]} << 32);
+      p.preemption_fence = RingFence{r[pf] | (std::uint64_t{r[pf + 1]} << 32)};
+      p.last_completed = RingFence{r[lf] | (std::uint64_t{r[lf + 1]} << 32)};
     }
     return p;
   });

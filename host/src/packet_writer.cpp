@@ -9,8 +9,6 @@ namespace sgpu {
 
 namespace {
 
-Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
-
 const abi::PacketInfo& info(abi::Opcode op) { return *abi::find_packet(static_cast<std::uint8_t>(op)); }
 
 }  // namespace
@@ -25,13 +23,12 @@ PacketWriter::PacketWriter(void* cpu, std::size_t bytes, std::size_t start_offse
 Status PacketWriter::reserve(abi::Opcode op, std::size_t dwords) {
   const auto& p = info(op);
   if (dwords < p.min_dwords || dwords > p.max_dwords)
-    return invalid(fmt::format("{} packet of {} dwords: the packet takes {} to {} dwords", p.name,
-                               dwords, p.min_dwords, p.max_dwords));
+    return Error::invalid("{} packet of {} dwords: the packet takes {} to {} dwords", p.name, dwords, p.min_dwords,
+                          p.max_dwords);
   if (dwords * 4 > remaining())
-    return Error{Errc::OutOfMemory,
-                 fmt::format("{} packet of {} bytes does not fit: {} of {} bytes left in the buffer",
-                             p.name, dwords * 4, remaining(), capacity_),
-                 false};
+    return Error::make(Errc::OutOfMemory, Touched::Nothing,
+                       "{} packet of {} bytes does not fit: {} of {} bytes left in the buffer", p.name, dwords * 4,
+                       remaining(), capacity_);
   return ok_status();
 }
 
@@ -51,9 +48,9 @@ Status PacketWriter::nop(std::uint32_t dwords) {
 Status PacketWriter::dword_write(abi::Opcode op, std::uint64_t addr, const std::uint32_t* data,
                                  std::size_t count) {
   const auto name = info(op).name;
-  if (addr % 4 != 0) return invalid(fmt::format("{} address {:#x} is not 4-byte aligned", name, addr));
-  if (count == 0) return invalid(fmt::format("{} without data", name));
-  if (data == nullptr) return invalid(fmt::format("{} data is null", name));
+  if (addr % 4 != 0) return Error::invalid("{} address {:#x} is not 4-byte aligned", name, addr);
+  if (count == 0) return Error::invalid("{} without data", name);
+  if (data == nullptr) return Error::invalid("{} data is null", name);
   const std::size_t dwords = count + 3;
   SGPU_RETURN_IF_ERROR(reserve(op, dwords));
   put(abi::make_header(op, static_cast<std::uint32_t>(dwords)));
@@ -72,13 +69,11 @@ Status PacketWriter::write_data(std::uint64_t addr, const std::uint32_t* data, s
 Status PacketWriter::fence(std::uint64_t addr, std::uint64_t value, std::uint8_t flags) {
   const auto& p = info(abi::Opcode::Fence);
   if ((flags & ~p.flags_mask) != 0)
-    return invalid(fmt::format("FENCE flags {:#04x} set undefined bits (defined: {:#04x})", flags,
-                               p.flags_mask));
+    return Error::invalid("FENCE flags {:#04x} set undefined bits (defined: {:#04x})", flags, p.flags_mask);
   const unsigned align = (flags & abi::fence_flags::kValue64) ? 8 : 4;
-  if (addr % align != 0)
-    return invalid(fmt::format("FENCE address {:#x} is not {}-byte aligned", addr, align));
+  if (addr % align != 0) return Error::invalid("FENCE address {:#x} is not {}-byte aligned", addr, align);
   if (!(flags & abi::fence_flags::kValue64) && (value >> 32) != 0)
-    return invalid(fmt::format("FENCE value {:#x} needs 64 bits but the value64 flag is not set", value));
+    return Error::invalid("FENCE value {:#x} needs 64 bits but the value64 flag is not set", value);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Fence, p.min_dwords));
   put(abi::make_header(abi::Opcode::Fence, p.min_dwords, flags));
   put(static_cast<std::uint32_t>(addr));
@@ -91,10 +86,6 @@ Status PacketWriter::fence(std::uint64_t addr, std::uint64_t value, std::uint8_t
 
 Status PacketWriter::linear_copy(abi::Opcode op, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
   const auto& p = info(op);
-  const auto below_end = [bytes](std::uint64_t a, std::uint64_t b) { return a < b || a - b < bytes; };
-  if (bytes != 0 && below_end(src, dst) && below_end(dst, src))
-    return invalid(fmt::format("{} of {} bytes from {:#x} to {:#x}: source and destination overlap", p.name, bytes,
-                               src, dst));
   SGPU_RETURN_IF_ERROR(reserve(op, p.min_dwords));
   put(abi::make_header(op, p.min_dwords));
   put(static_cast<std::uint32_t>(src));
@@ -112,10 +103,10 @@ Status PacketWriter::copy(std::uint64_t src, std::uint64_t dst, std::uint32_t by
 
 Status PacketWriter::wait_mem(std::uint64_t addr, abi::WaitMemFunc func, std::uint32_t ref, std::uint32_t mask,
                               std::uint32_t interval) {
-  if (addr % 4 != 0) return invalid(fmt::format("WAIT_MEM address {:#x} is not 4-byte aligned", addr));
+  if (addr % 4 != 0) return Error::invalid("WAIT_MEM address {:#x} is not 4-byte aligned", addr);
   const auto f = static_cast<unsigned>(func);
   if (f > (abi::wait_mem_flags::kFuncMask >> abi::wait_mem_flags::kFuncLsb))
-    return invalid(fmt::format("WAIT_MEM compare function {} is not defined", f));
+    return Error::invalid("WAIT_MEM compare function {} is not defined", f);
   const auto& p = info(abi::Opcode::WaitMem);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::WaitMem, p.min_dwords));
   put(abi::make_header(abi::Opcode::WaitMem, p.min_dwords, static_cast<std::uint8_t>(f << abi::wait_mem_flags::kFuncLsb)));
@@ -129,8 +120,8 @@ Status PacketWriter::wait_mem(std::uint64_t addr, abi::WaitMemFunc func, std::ui
 }
 
 Status PacketWriter::indirect(std::uint64_t addr, std::uint32_t bytes) {
-  if (addr % 4 != 0) return invalid(fmt::format("INDIRECT address {:#x} is not 4-byte aligned", addr));
-  if (bytes % 4 != 0) return invalid(fmt::format("INDIRECT length {} is not a multiple of 4 bytes", bytes));
+  if (addr % 4 != 0) return Error::invalid("INDIRECT address {:#x} is not 4-byte aligned", addr);
+  if (bytes % 4 != 0) return Error::invalid("INDIRECT length {} is not a multiple of 4 bytes", bytes);
   const auto& p = info(abi::Opcode::Indirect);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Indirect, p.min_dwords));
   put(abi::make_header(abi::Opcode::Indirect, p.min_dwords));
@@ -142,7 +133,7 @@ Status PacketWriter::indirect(std::uint64_t addr, std::uint32_t bytes) {
 }
 
 Status PacketWriter::timestamp(std::uint64_t addr) {
-  if (addr % 8 != 0) return invalid(fmt::format("TIMESTAMP address {:#x} is not 8-byte aligned", addr));
+  if (addr % 8 != 0) return Error::invalid("TIMESTAMP address {:#x} is not 8-byte aligned", addr);
   const auto& p = info(abi::Opcode::Timestamp);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Timestamp, p.min_dwords));
   put(abi::make_header(abi::Opcode::Timestamp, p.min_dwords));
@@ -166,20 +157,6 @@ Status PacketWriter::fill(std::uint64_t dst, std::uint32_t bytes, std::uint32_t 
 
 Status PacketWriter::blit_rect(std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
                                std::uint32_t src_pitch, std::uint32_t dst_pitch) {
-  if (width != 0 && height != 0) {
-    // Extents (height - 1) * pitch + width may need 65 bits: compare without wrap-around.
-    const auto extent = [&](std::uint32_t pitch) {
-      const std::uint64_t body = std::uint64_t{height - 1} * pitch;
-      return std::pair<std::uint64_t, bool>{body + width, body + width < body};
-    };
-    const auto below_end = [](std::uint64_t a, std::uint64_t b, std::pair<std::uint64_t, bool> e) {
-      return a < b || e.second || a - b < e.first;
-    };
-    if (below_end(src, dst, extent(dst_pitch)) && below_end(dst, src, extent(src_pitch)))
-      return invalid(fmt::format("BLIT_RECT {}x{} from {:#x} (pitch {}) to {:#x} (pitch {}): source and "
-                                 "destination extents overlap",
-                                 width, height, src, src_pitch, dst, dst_pitch));
-  }
   const auto& p = info(abi::Opcode::BlitRect);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::BlitRect, p.min_dwords));
   put(abi::make_header(abi::Opcode::BlitRect, p.min_dwords));
@@ -212,8 +189,7 @@ Status PacketWriter::fill_rect(std::uint64_t dst, std::uint32_t width, std::uint
 
 Status PacketWriter::tlb_invalidate(std::uint32_t first_page, std::uint32_t count) {
   if (count > ~first_page)
-    return invalid(fmt::format("TLB_INVALIDATE of {} pages from page {} wraps around the page index", count,
-                               first_page));
+    return Error::invalid("TLB_INVALIDATE of {} pages from page {} wraps around the page index", count, first_page);
   const auto& p = info(abi::Opcode::TlbInvalidate);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::TlbInvalidate, p.min_dwords));
   put(abi::make_header(abi::Opcode::TlbInvalidate, p.min_dwords));
@@ -225,12 +201,12 @@ Status PacketWriter::tlb_invalidate(std::uint32_t first_page, std::uint32_t coun
 
 Status PacketWriter::map_pages(std::uint32_t first_page, std::uint32_t pte_flags, const std::uint64_t* bus,
                                std::size_t count) {
-  if (pte_flags > 7) return invalid(fmt::format("MAP pte_flags {:#x} set bits above 2", pte_flags));
-  if (count != 0 && bus == nullptr) return invalid("MAP bus addresses are null");
+  if (pte_flags > 7) return Error::invalid("MAP pte_flags {:#x} set bits above 2", pte_flags);
+  if (count != 0 && bus == nullptr) return Error::invalid("MAP bus addresses are null");
   if (count > ~first_page)
-    return invalid(fmt::format("MAP of {} pages from page {} wraps around the page index", count, first_page));
+    return Error::invalid("MAP of {} pages from page {} wraps around the page index", count, first_page);
   for (std::size_t i = 0; i < count; ++i) {
-    if (bus[i] % 4096 != 0) return invalid(fmt::format("MAP bus address {:#x} is not 4 KiB aligned", bus[i]));
+    if (bus[i] % 4096 != 0) return Error::invalid("MAP bus address {:#x} is not 4 KiB aligned", bus[i]);
   }
   const std::size_t dwords = 4 + 2 * count;
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Map, dwords));
@@ -248,7 +224,7 @@ Status PacketWriter::map_pages(std::uint32_t first_page, std::uint32_t pte_flags
 
 Status PacketWriter::unmap_pages(std::uint32_t first_page, std::uint32_t count, std::uint64_t dummy_pte) {
   if (count > ~first_page)
-    return invalid(fmt::format("UNMAP of {} pages from page {} wraps around the page index", count, first_page));
+    return Error::invalid("UNMAP of {} pages from page {} wraps around the page index", count, first_page);
   const auto& p = info(abi::Opcode::Unmap);
   SGPU_RETURN_IF_ERROR(reserve(abi::Opcode::Unmap, p.min_dwords));
   put(abi::make_header(abi::Opcode::Unmap, p.min_dwords));
@@ -280,8 +256,8 @@ Status PacketWriter::tlb_invalidate_all() {
 
 Status PacketWriter::raw(const std::uint32_t* dwords, std::size_t count) {
   if (count * 4 > remaining())
-    return Error{Errc::OutOfMemory,
-                 fmt::format("{} raw bytes do not fit: {} bytes left", count * 4, remaining()), false};
+    return Error::make(Errc::OutOfMemory, Touched::Nothing, "{} raw bytes do not fit: {} bytes left", count * 4,
+                       remaining());
   for (std::size_t i = 0; i < count; ++i) put(dwords[i]);
   return ok_status();
 }

@@ -12,6 +12,7 @@
 
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/kmd/patch.hpp"
+#include "sgpu/kmd/present.hpp"
 #include "sgpu/kmd/render.hpp"
 #include "sgpu/umd/command_list.hpp"
 
@@ -41,19 +42,18 @@ class DmaBlock {
 
 /// Where a fake allocation lives: resident in segment 1 at a distinct address per handle.
 struct FakeAllocation {
-  kmd::SegmentId segment = 1;
+  SegmentId segment = 1;
   std::uint64_t gpu_address = 0;
   std::uint64_t size = 0x10000;
 };
 
-inline FakeAllocation default_placement(vidmm::AllocationHandle h) {
+inline FakeAllocation default_placement(AllocationHandle h) {
   return {1, 0x1'0000'0000ull + h.value * 0x100000ull, 0x10000};
 }
 
 /// The DXGK_ALLOCATIONLIST dxgkrnl would build from the CommandList's D3DDDI list.
 inline std::vector<kmd::DxgkAllocationListEntry> dxgk_list(
-    const umd::CommandList& cl,
-    const std::function<FakeAllocation(vidmm::AllocationHandle)>& place = default_placement) {
+    const umd::CommandList& cl, const std::function<FakeAllocation(AllocationHandle)>& place = default_placement) {
   std::vector<kmd::DxgkAllocationListEntry> list;
   for (const auto& e : cl.allocations()) {
     kmd::DxgkAllocationListEntry d;
@@ -76,11 +76,11 @@ struct RenderRig {
   std::vector<std::byte> private_data = std::vector<std::byte>(sizeof(kmd::RenderPrivateData), std::byte{0});
   std::vector<kmd::DxgkAllocationListEntry> list;
   std::vector<std::uint32_t> commands;
-  std::vector<kmd::PatchLocation> patch_in;
-  std::vector<kmd::PatchLocation> patch_out = std::vector<kmd::PatchLocation>(1024);
+  std::vector<PatchLocation> patch_in;
+  std::vector<PatchLocation> patch_out = std::vector<PatchLocation>(1024);
 
   explicit RenderRig(const umd::CommandList& cl,
-                     const std::function<FakeAllocation(vidmm::AllocationHandle)>& place = default_placement)
+                     const std::function<FakeAllocation(AllocationHandle)>& place = default_placement)
       : list(dxgk_list(cl, place)), commands(cl.commands()), patch_in(cl.patch_locations()) {}
 
   kmd::RenderArgs args(std::uint32_t dma_size = 64 * 1024) {
@@ -161,7 +161,7 @@ inline std::vector<bool> address_dwords(const std::uint32_t* buf, std::uint32_t 
 
 /// Builds a CommandList from raw dwords and patch entries, with the allocation list of `like`.
 inline umd::CommandList raw_list(const umd::CommandList& like, const std::vector<std::uint32_t>& dwords,
-                                 const std::vector<kmd::PatchLocation>& patches) {
+                                 const std::vector<PatchLocation>& patches) {
   umd::CommandList cl;
   for (std::size_t i = 1; i < like.allocations().size(); ++i)
     cl.reference(like.allocations()[i].allocation, like.allocations()[i].write);

@@ -278,7 +278,7 @@ TEST_CASE("device: opens the aperture when the device reports a GART; submits by
   REQUIRE(ap->map(4, *buf));
   m.clear_log();
   // A system-memory buffer needs the privileged flag while the GART is on: refused up front.
-  auto sys = d->submit({&*buf, 0, 16, 0, 0});
+  auto sys = d->submit_next({&*buf, 0, 16, 0, 0});
   REQUIRE_FALSE(sys);
   CHECK(sys.error().code == Errc::InvalidArgument);
   CHECK_FALSE(sys.error().hardware_touched);
@@ -287,24 +287,24 @@ TEST_CASE("device: opens the aperture when the device reports a GART; submits by
   Submission bad;
   bad.gpu_address = ap->gpu_addr(63);
   bad.end_offset = 8192;
-  auto out = d->submit(bad);
+  auto out = d->submit_next(bad);
   REQUIRE_FALSE(out);
   CHECK(out.error().code == Errc::InvalidArgument);
   CHECK_THAT(out.error().message, Catch::Contains("not inside the aperture's usable range"));
   Submission misaligned;
   misaligned.gpu_address = ap->gpu_addr(4, 2);
   misaligned.end_offset = 4;
-  CHECK(d->submit(misaligned).error().code == Errc::InvalidArgument);
+  CHECK(d->submit_next(misaligned).error().code == Errc::InvalidArgument);
   Submission both;
   both.buffer = &*buf;
   both.gpu_address = ap->gpu_addr(4);
-  CHECK(d->submit(both).error().code == Errc::InvalidArgument);
+  CHECK(d->submit_next(both).error().code == Errc::InvalidArgument);
   CHECK(m.log().empty());
 
   Submission good;
   good.gpu_address = ap->gpu_addr(4);
   good.end_offset = 16;
-  auto fence = d->submit(good);
+  auto fence = d->submit_next(good);
   REQUIRE(fence);
   // The ring entry (entry 0) names the GPU address.
   abi::RingEntry e;

@@ -10,6 +10,7 @@
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
@@ -17,10 +18,7 @@ using namespace std::chrono_literals;
 namespace {
 
 Device open_gart() {
-  TransportOptions o;
-  o.read_latency = 16;
-  o.write_latency = 8;
-  auto t = open_transport("sim", o);
+  auto t = test::tb_registry().open("sim");
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of the aperture: a small table keeps set-up quick
@@ -86,7 +84,7 @@ TEST_CASE("the CP fetches a DMA buffer spread over scattered host pages mapped i
   Submission s;
   s.gpu_address = ap.gpu_addr(16);
   s.end_offset = bytes;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   const Status waited = dev.wait_fence(*fence, 2ms);
   if (!waited) FAIL(to_string(waited.error()));
@@ -114,7 +112,7 @@ TEST_CASE("an unmapped aperture page reads the dummy page's poison", "[e2e][aper
   Submission s;
   s.gpu_address = ap.gpu_addr(300);
   s.end_offset = bytes;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   const Status st = dev.wait_fence(*fence, 2ms);
   REQUIRE_FALSE(st);
@@ -147,7 +145,7 @@ TEST_CASE("unmapping one range while the GPU uses another keeps the other workin
   Submission s;
   s.gpu_address = ap.gpu_addr(400);
   s.end_offset = bytes;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   // While it runs: unmap range B (and invalidate it).
   REQUIRE(dev.completed_fence() < *fence);
@@ -184,7 +182,7 @@ TEST_CASE("a write to an unmapped page faults, Device::fault() reports it, reset
   s.gpu_address = ap.gpu_addr(10);
   s.end_offset = 3 * 16;
   s.context_id = 5;
-  auto fence = dev.submit(s);
+  auto fence = dev.submit_next(s);
   REQUIRE(fence);
   const Status st = dev.wait_fence(*fence, 2ms);
   REQUIRE_FALSE(st);
@@ -215,7 +213,7 @@ TEST_CASE("a write to an unmapped page faults, Device::fault() reports it, reset
   // Map the page and run the same buffer again.
   auto more = scattered_pages(t, 1);
   REQUIRE(ap.map(12, ptrs(more)));
-  auto again = dev.submit(s);
+  auto again = dev.submit_next(s);
   REQUIRE(again);
   REQUIRE(dev.wait_fence(*again, 2ms));
   CHECK(more[0].as<std::uint32_t>()[0x40 / 4] == 0x2);

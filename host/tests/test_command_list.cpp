@@ -9,7 +9,7 @@
 
 using namespace sgpu;
 using namespace sgpu::test;
-using vidmm::AllocationHandle;
+using sgpu::AllocationHandle;
 
 namespace {
 const AllocationHandle kA{1}, kB{2}, kC{3};
@@ -151,7 +151,7 @@ TEST_CASE("command list: round trip through render() and patch()", "[command_lis
   // Rendered with nothing resident, then patched with the placements VidMm chose.
   RenderRig rig(cl, [](AllocationHandle h) {
     FakeAllocation f = default_placement(h);
-    f.segment = kmd::kSystemMemory;
+    f.segment = kSystemMemory;
     return f;
   });
   auto r = rig.render();
@@ -176,7 +176,7 @@ TEST_CASE("command list: round trip through render() and patch()", "[command_lis
   p.patch_list = rig.patch_out.data();
   p.patch_list_size = r->patch_count;
   p.patch_length = r->patch_count;
-  p.submission_fence = 77;
+  p.submission_fence = RingFence{77};
   p.fence_address = 0x9'0000'0000ull;
   auto pr = kmd::patch(p);
   REQUIRE(pr);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "backends/backends.hpp"
 #include "png.hpp"
 #include "reference.hpp"
 #include "scene.hpp"
@@ -22,7 +23,9 @@ std::uint32_t pixel(const std::vector<std::uint8_t>& f, const demo::SceneGeometr
 
 TEST_CASE("demo scene: the reference model draws the expected frame", "[demo][model]") {
   const demo::SceneGeometry g;
-  auto frame = demo::reference_frame(g);
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto frame = demo::reference_frame(g, registry);
   if (!frame) FAIL(to_string(frame.error()));
   REQUIRE(frame->size() == g.frame_bytes());
   CHECK(pixel(*frame, g, 0, 0) == demo::argb(0x10, 0x18, 0x50));               // first gradient band
@@ -62,12 +65,16 @@ TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model'
   sched::RuntimeOptions ro;
   ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
   ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
-  auto rt = sched::Runtime::open(std::move(ro));
+  TransportRegistry registry;  // the default board, as `sgpu demo`
+  REQUIRE(tb::register_backends(registry));
+  auto transport = registry.open("sim");
+  REQUIRE(transport);
+  auto rt = sched::Runtime::open(std::move(*transport), std::move(ro));
   if (!rt) FAIL(to_string(rt.error()));
   demo::WorkloadOptions wo;
   auto r = demo::run_workload(**rt, wo);
   if (!r) FAIL(to_string(r.error()));
-  auto ref = demo::reference_frame(wo.geometry);
+  auto ref = demo::reference_frame(wo.geometry, registry);
   if (!ref) FAIL(to_string(ref.error()));
   REQUIRE(r->frame.size() == ref->size());
   CHECK(std::memcmp(r->frame.data(), ref->data(), ref->size()) == 0);

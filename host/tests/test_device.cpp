@@ -1,12 +1,13 @@
 // Device on the mock transport: exact MMIO sequences, ID checks, validation without side
-// effects, fences, faults and reset. A small fake (FakeEngine) plays the device's part of the
-// ring protocol through the mock's hooks.
+// effects, fences, faults and reset. A small fake (fake_engine.hpp) plays the device's part of
+// the ring protocol through the mock's hooks.
 #include <catch2/catch.hpp>
 
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "fake_engine.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/regs.hpp"
 #include "sgpu/transport/mock.hpp"
@@ -17,77 +18,9 @@ using Access = MockTransport::Access;
 
 namespace {
 
-constexpr std::uint32_t kIntDma = SGPU_FIELD(INT_STATUS, DMA_COMPLETED).mask;
-constexpr std::uint32_t kIntFault = SGPU_FIELD(INT_STATUS, FAULT).mask;
-
-// Emulates the device side of the ring on top of a MockTransport: remembers the programmed
-// registers, retires every published entry at once (write-back record + dma_completed), or stops
-// on a scripted fault.
-struct FakeEngine {
-  MockTransport& m;
-  std::uint64_t ring = 0, wb = 0;
-  std::uint32_t log2 = 0, head = 0, int_status = 0, int_enable = 0;
-  bool enabled = false;
-  bool retire = true;                // retire entries as soon as they are published
-  std::optional<std::uint32_t> fault_header;  // fault on the next entry with ILLEGAL_OPCODE
-
-  explicit FakeEngine(MockTransport& mock) : m(mock) {
-    m.load_reset_values();
-    m.on_write = [this](std::uint32_t off, std::uint32_t v) { write(off, v); };
-  }
-
-  void lo(std::uint64_t& r, std::uint32_t v) { r = (r & ~0xffffffffull) | v; }
-  void hi(std::uint64_t& r, std::uint32_t v) { r = (r & 0xffffffffull) | (std::uint64_t{v} << 32); }
-  void update_irq() {
-    m.set_reg(SGPU_REG(INT_STATUS), int_status);
-    m.set_irq((int_status & int_enable) != 0);
-  }
-
-  void write(std::uint32_t off, std::uint32_t v) {
-    if (off == SGPU_REG(RING_BASE_LO)) lo(ring, v);
-    if (off == SGPU_REG(RING_BASE_HI)) hi(ring, v);
-    if (off == SGPU_REG(WB_ADDR_LO)) lo(wb, v);
-    if (off == SGPU_REG(WB_ADDR_HI)) hi(wb, v);
-    if (off == SGPU_REG(RING_SIZE)) log2 = v;
-    if (off == SGPU_REG(CTRL)) enabled = v & 1;
-    if (off == SGPU_REG(INT_ENABLE)) int_enable = v, update_irq();
-    if (off == SGPU_REG(INT_STATUS)) int_status &= ~v, update_irq();
-    if (off == SGPU_REG(RESET) && (v & 1)) {
-      head = 0;
-      m.set_reg(SGPU_REG(STATUS), SGPU_FIELD(STATUS, IDLE).mask);
-    }
-    if (off == SGPU_REG(RING_TAIL) && retire) run(v);
-  }
-
-  abi::RingEntry entry(std::uint32_t index) {
-    abi::RingEntry e;
-    std::memcpy(&e, m.dma_cpu(ring + index * sizeof e), sizeof e);
-    return e;
-  }
-
-  void run(std::uint32_t tail) {
-    while (head != tail) {
-      const auto e = entry(head);
-      if (fault_header) {
-        m.set_reg(SGPU_REG(STATUS), SGPU_FIELD(STATUS, FAULTED).mask | SGPU_FIELD(STATUS, IDLE).mask);
-        m.set_reg(SGPU_REG(FAULT_STATUS), SGPU_FIELD(FAULT_STATUS, REASON).put(1) |
-                                              SGPU_FIELD(FAULT_STATUS, RING_INDEX).put(head));
-        m.set_reg(SGPU_REG(FAULT_ADDR_LO), static_cast<std::uint32_t>(e.buf_addr + e.start_offset));
-        m.set_reg(SGPU_REG(FAULT_ADDR_HI), static_cast<std::uint32_t>((e.buf_addr + e.start_offset) >> 32));
-        m.set_reg(SGPU_REG(FAULT_FENCE_LO), static_cast<std::uint32_t>(e.fence));
-        m.set_reg(SGPU_REG(FAULT_DETAIL), *fault_header);
-        int_status |= kIntFault;
-        update_irq();
-        return;
-      }
-      head = (head + 1) & ((1u << log2) - 1);
-      abi::Writeback w{e.fence, head, 0};
-      std::memcpy(m.dma_cpu(wb), &w, sizeof w);
-      int_status |= kIntDma;
-      update_irq();
-    }
-  }
-};
+using test::FakeEngine;
+constexpr std::uint32_t kIntDma = FakeEngine::kIntDma;
+constexpr std::uint32_t kIntFault = FakeEngine::kIntFault;
 
 struct Fixture {
   MockTransport* mock;
@@ -235,7 +168,7 @@ TEST_CASE("open: a wrong major version is a DeviceMismatch naming both values", 
 TEST_CASE("submit: writes the ring entry, then exactly one doorbell write", "[device]") {
   Fixture f;
   f.engine->retire = false;
-  auto fence = f.device->submit({&f.buffer, 16, 64, 5, abi::ring_flags::kPresent});
+  auto fence = f.device->submit_next({&f.buffer, 16, 64, 5, abi::ring_flags::kPresent});
   REQUIRE(fence);
   CHECK(*fence == 1);
   CHECK(f.mock->log() == std::vector<Access>{MockTransport::write(SGPU_REG(RING_TAIL), 1)});
@@ -247,7 +180,7 @@ TEST_CASE("submit: writes the ring entry, then exactly one doorbell write", "[de
   CHECK(e.context_id == 5);
   CHECK(e.flags == abi::ring_flags::kPresent);
 
-  auto second = f.device->submit(f.sub());
+  auto second = f.device->submit_next(f.sub());
   REQUIRE(second);
   CHECK(*second == 2);
   CHECK(f.device->last_submitted_fence() == 2);
@@ -270,7 +203,7 @@ TEST_CASE("submit: invalid submissions are typed errors that touch nothing", "[d
   std::vector<std::byte> ring_before(f.device->ring_entries() * sizeof(abi::RingEntry));
   std::memcpy(ring_before.data(), f.mock->dma_cpu(f.engine->ring), ring_before.size());
   for (const auto& [s, code] : bad) {
-    auto r = f.device->submit(s);
+    auto r = f.device->submit_next(s);
     REQUIRE_FALSE(r);
     INFO(r.error().message);
     CHECK(r.error().code == code);
@@ -287,9 +220,9 @@ TEST_CASE("submit: a full ring is Busy and touches nothing", "[device]") {
   opt.ring_log2_entries = 2;
   Fixture f(opt);
   f.engine->retire = false;
-  for (FenceId i = 1; i <= 3; ++i) REQUIRE(f.device->submit(f.sub()).value() == i);
+  for (RingFence i{1}; i <= 3; ++i) REQUIRE(f.device->submit_next(f.sub()).value() == i);
   f.mock->clear_log();
-  auto full = f.device->submit(f.sub());
+  auto full = f.device->submit_next(f.sub());
   REQUIRE_FALSE(full);
   CHECK(full.error().code == Errc::Busy);
   CHECK_FALSE(full.error().hardware_touched);
@@ -297,12 +230,38 @@ TEST_CASE("submit: a full ring is Busy and touches nothing", "[device]") {
   CHECK(f.mock->log().empty());
   // Once the device retires the entries, there is room again.
   f.engine->run(3);
-  CHECK(f.device->submit(f.sub()).value() == 4);
+  CHECK(f.device->submit_next(f.sub()).value() == 4);
+}
+
+TEST_CASE("submit: the caller's ring fence goes into the entry; 0 and stale fences touch nothing", "[device]") {
+  Fixture f;
+  f.engine->retire = false;
+  CHECK(f.device->next_fence() == 1);
+  auto given = f.device->submit(f.sub(), RingFence{7});
+  REQUIRE(given);
+  CHECK(*given == 7);
+  CHECK(f.engine->entry(0).fence == 7);
+  CHECK(f.device->last_submitted_fence() == 7);
+  CHECK(f.device->next_fence() == 8);
+  f.mock->clear_log();
+  for (RingFence bad : {RingFence{}, RingFence{7}, RingFence{3}}) {
+    auto r = f.device->submit(f.sub(), bad);
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(r.error().code == Errc::InvalidArgument);
+    CHECK_FALSE(r.error().hardware_touched);
+  }
+  CHECK(f.mock->log().empty());
+  CHECK(f.device->ring_tail() == 1);
+  auto next = f.device->submit_next(f.sub());  // the numbering convenience continues after 7
+  REQUIRE(next);
+  CHECK(*next == 8);
+  CHECK(f.engine->entry(1).fence == 8);
 }
 
 TEST_CASE("wait_fence: completes on the interrupt and acknowledges it", "[device]") {
   Fixture f;
-  auto fence = f.device->submit(f.sub());
+  auto fence = f.device->submit_next(f.sub());
   REQUIRE(fence);
   f.mock->clear_log();
   REQUIRE(f.device->wait_fence(*fence, 1ms));
@@ -313,7 +272,7 @@ TEST_CASE("wait_fence: completes on the interrupt and acknowledges it", "[device
 
   // With the write-back arriving only with the interrupt, the wait reads and clears INT_STATUS.
   f.engine->retire = false;
-  auto second = f.device->submit(f.sub());
+  auto second = f.device->submit_next(f.sub());
   REQUIRE(second);
   f.mock->on_wait_irq = [&](std::chrono::nanoseconds) {
     f.engine->run(f.device->ring_tail());
@@ -329,15 +288,15 @@ TEST_CASE("wait_fence: completes on the interrupt and acknowledges it", "[device
 
 TEST_CASE("wait_fence: a timeout names the fence and the last fence seen", "[device]") {
   Fixture f;
-  REQUIRE(f.device->wait_fence(f.device->submit(f.sub()).value(), 1ms));
+  REQUIRE(f.device->wait_fence(f.device->submit_next(f.sub()).value(), 1ms));
   f.engine->retire = false;
-  REQUIRE(f.device->submit(f.sub()).value() == 2);
-  auto r = f.device->wait_fence(2, 10us);
+  REQUIRE(f.device->submit_next(f.sub()).value() == 2);
+  auto r = f.device->wait_fence(RingFence{2}, 10us);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::Timeout);
   CHECK_THAT(r.error().message, Catch::Contains("fence 2") && Catch::Contains("last fence seen 1"));
 
-  auto never = f.device->wait_fence(99, 10us);
+  auto never = f.device->wait_fence(RingFence{99}, 10us);
   REQUIRE_FALSE(never);
   CHECK(never.error().code == Errc::Timeout);
   CHECK_THAT(never.error().message, Catch::Contains("fence 99") && Catch::Contains("last fence seen 1"));
@@ -345,10 +304,10 @@ TEST_CASE("wait_fence: a timeout names the fence and the last fence seen", "[dev
 
 TEST_CASE("faults: reported with their record, refused work, reset aborts and recovers", "[device]") {
   Fixture f;
-  REQUIRE(f.device->wait_fence(f.device->submit(f.sub()).value(), 1ms));
+  REQUIRE(f.device->wait_fence(f.device->submit_next(f.sub()).value(), 1ms));
   const std::uint32_t header = 0x00010077;
   f.engine->fault_header = header;
-  auto bad = f.device->submit(f.sub());
+  auto bad = f.device->submit_next(f.sub());
   REQUIRE(bad);
 
   auto waited = f.device->wait_fence(*bad, 1ms);
@@ -367,7 +326,7 @@ TEST_CASE("faults: reported with their record, refused work, reset aborts and re
   CHECK(fr.address == f.buffer.bus_addr());
 
   f.mock->clear_log();
-  auto refused = f.device->submit(f.sub());
+  auto refused = f.device->submit_next(f.sub());
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == Errc::DeviceFault);
   CHECK_FALSE(refused.error().hardware_touched);
@@ -384,9 +343,9 @@ TEST_CASE("faults: reported with their record, refused work, reset aborts and re
   REQUIRE(none);
   CHECK_FALSE(none->has_value());
 
-  auto next = f.device->submit(f.sub());
+  auto next = f.device->submit_next(f.sub());
   REQUIRE(next);
-  CHECK(*next == *bad + 1);  // numbering continues across the reset
+  CHECK(*next == bad->next());  // numbering continues across the reset
   REQUIRE(f.device->wait_fence(*next, 1ms));
   CHECK(f.device->completed_fence() == *next);
 }
@@ -407,7 +366,7 @@ TEST_CASE("reset_engine: a reset that never drains is a Timeout", "[device]") {
 TEST_CASE("a broken link is a TransportError, not an exception", "[device]") {
   Fixture f;
   f.mock->on_write = [](std::uint32_t, std::uint32_t) { throw TransportFailure("link down"); };
-  auto r = f.device->submit(f.sub());
+  auto r = f.device->submit_next(f.sub());
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::TransportError);
   CHECK(r.error().hardware_touched);
@@ -422,7 +381,7 @@ TEST_CASE("preemption: Unsupported without CAP_FEATURES.preemption, no register 
   REQUIRE(dev);
   REQUIRE_FALSE(dev->info().has_preemption);
   m->clear_log();
-  auto req = dev->request_preemption(1);
+  auto req = dev->request_preemption(RingFence{1});
   auto st = dev->preemption_state();
   auto res = dev->resume_from_preemption();
   REQUIRE_FALSE(req);
@@ -434,4 +393,21 @@ TEST_CASE("preemption: Unsupported without CAP_FEATURES.preemption, no register 
     CHECK_THAT(e->message, Catch::Contains("preemption"));
   }
   CHECK(m->log().empty());
+}
+
+TEST_CASE("GART fault records name reason and client from the register description", "[device][gart]") {
+  GartFaultRecord g;
+  g.reason = static_cast<std::uint32_t>(regs::GartFault::OutOfRange);
+  g.client = static_cast<std::uint32_t>(regs::GartClient::CopyWrite);
+  g.write = true;
+  g.page_address = 0x18000000003000;
+  CHECK(to_string(g) == "OUT_OF_RANGE on a write by the copy engine (write), page 0x18000000003000");
+  g.reason = 9;  // values spec/registers.rdl does not define are shown as numbers
+  g.client = 7;
+  g.write = false;
+  g.privileged = true;
+  g.more_faults = true;
+  CHECK(to_string(g) == "reason 9 on a read by client 7 (privileged), page 0x18000000003000, more faults");
+  CHECK(regs::to_string(regs::GartClient::CpWrite) == "CP_WRITE");
+  CHECK(regs::display_name(regs::GartFault::WalkError) == "WALK_ERROR");
 }

@@ -31,7 +31,7 @@ TEST_CASE("adapter: described from DeviceInfo; absent segments are typed errors"
   info.page_shift = 12;
   info.bus_addr_bits = 40;
   MockTransport mock;
-  vidmm::TransportSystemMemory sys(mock);
+  TransportSystemMemory sys(mock);
   {  // today's device: no segments reported
     auto d = describe(info);
     CHECK(d.segments.empty());
@@ -62,7 +62,7 @@ TEST_CASE("adapter: described from DeviceInfo; absent segments are typed errors"
 
 TEST_CASE("adapter: driver caps dependencies", "[kmd][adapter]") {
   MockTransport mock;
-  vidmm::TransportSystemMemory sys(mock);
+  TransportSystemMemory sys(mock);
   auto with = [&](auto mutate) {
     auto d = two_segments();
     mutate(d);
@@ -226,7 +226,7 @@ TEST_CASE("pools: never below the starting sizes, grow on demand, trim back; pri
   lists.release(std::move(l));
   lists.trim();
   CHECK(lists.acquire().capacity() >= lists.starting_size());
-  std::vector<vidmm::AllocationListEntry> tiny;
+  std::vector<AllocationListEntry> tiny;
   lists.release(std::move(tiny));  // smaller than the start: never kept
   CHECK(ctx->patch_location_lists().acquire().capacity() >= ctx->info().patch_location_list_size);
 }

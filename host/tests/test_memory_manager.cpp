@@ -6,7 +6,6 @@
 #include "vidmm_fixture.hpp"
 
 using namespace vidmm_test;
-using vidmm::AllocationListEntry;
 using vidmm::PagingOperationType;
 using T = vidmm::PagingOperationType;
 
@@ -206,11 +205,11 @@ TEST_CASE("large transfers come in TransferStart ... TransferEnd pieces", "[vidm
 TEST_CASE("eviction: least recently used and idle first; pinned and locked never move", "[vidmm][eviction]") {
   Fixture f;
   auto& mm = f.mm();
-  std::vector<vidmm::AllocationHandle> h;
+  std::vector<AllocationHandle> h;
   for (int i = 0; i < 4; ++i) h.push_back(*mm.create_allocation(alloc_info(256 * 1024)));
   for (int i = 0; i < 4; ++i) REQUIRE(mm.make_resident({{h[i], true}}));
   // h0 busy (fence 5 not completed), h1 pinned, h2 idle, h3 most recent.
-  mm.note_submitted({{h[0], true}}, {}, 5);
+  mm.note_submitted({{h[0], true}}, {}, sgpu::RingFence{5});
   REQUIRE(mm.pin(h[1]));
   auto extra = *mm.create_allocation(alloc_info(256 * 1024));
   REQUIRE(mm.make_resident({{extra, true}}));
@@ -262,9 +261,9 @@ TEST_CASE("lock: CpuVisible only, not while busy, CPU bytes are the GPU's bytes"
   std::uint8_t byte = 0;
   REQUIRE(f.executor.gpu_read((*p)[0].gpu_address + 100, &byte, 1));
   CHECK(byte == 0x5c);
-  mm.note_submitted({{h, false}}, {}, 9);
+  mm.note_submitted({{h, false}}, {}, sgpu::RingFence{9});
   CHECK(mm.lock(h).error().code == Errc::Busy);
-  mm.set_completed_fence(9);
+  mm.set_completed_fence(sgpu::RingFence{9});
   auto cpu2 = mm.lock(h);  // resident in a CPU-visible memory segment: its bytes directly
   REQUIRE(cpu2);
   CHECK(static_cast<std::uint8_t*>(*cpu2)[100] == 0x5c);
@@ -298,13 +297,13 @@ TEST_CASE("destroy returns the range, the aperture pages and (after its fence) t
   const auto empty = allocators(mm);
   auto h = *mm.create_allocation(alloc_info(8192, {kAp}));
   REQUIRE(mm.make_resident({{h, true}}));
-  mm.note_submitted({{h, true}}, {}, 3);
+  mm.note_submitted({{h, true}}, {}, sgpu::RingFence{3});
   REQUIRE(mm.destroy_allocation(h));
   CHECK(same_state(mm, empty, 0));
   CHECK(mm.aperture_committed() == 0);
   CHECK(f.executor.mapped_pages(kAp) == 0);
   CHECK(mm.deferred_frees() == 1);
-  mm.set_completed_fence(3);
+  mm.set_completed_fence(sgpu::RingFence{3});
   CHECK(mm.deferred_frees() == 0);
 }
 
@@ -320,7 +319,7 @@ TEST_CASE("an executor failure is reported with hardware_touched", "[vidmm][pagi
 
 TEST_CASE("segment table checks: overlap, commit limit, flags", "[vidmm][rules]") {
   MockTransport mock;
-  vidmm::TransportSystemMemory sys(mock);
+  TransportSystemMemory sys(mock);
   auto try_config = [&](auto mutate) {
     auto d = two_segments();
     mutate(d);

@@ -5,6 +5,7 @@
 #include "sgpu/regs.hpp"
 #include "sgpu/transport.hpp"
 #include "sgpu/transport/mock.hpp"
+#include "sgpu/transport/registry.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
@@ -66,18 +67,19 @@ TEST_CASE("mock DMA memory is page aligned above 4 GiB and freed with its owner"
   std::memset(late->cpu(), 0xab, late->size());
 }
 
-TEST_CASE("open_transport picks a backend by name", "[transport]") {
-  auto mock = open_transport("mock");
+TEST_CASE("a transport registry picks a backend by name", "[transport]") {
+  TransportRegistry registry;
+  auto mock = registry.open("mock");
   REQUIRE(mock);
   CHECK((*mock)->name() == "mock");
 
-  auto pcie = open_transport("pcie");
+  auto pcie = registry.open("pcie");
   REQUIRE_FALSE(pcie);
   CHECK(pcie.error().code == Errc::Unsupported);
   CHECK_FALSE(pcie.error().hardware_touched);
   CHECK_THAT(pcie.error().message, Catch::Contains("pcie"));
 
-  auto bogus = open_transport("carrier-pigeon");
+  auto bogus = registry.open("carrier-pigeon");
   REQUIRE_FALSE(bogus);
   CHECK(bogus.error().code == Errc::InvalidArgument);
   CHECK_THAT(bogus.error().message, Catch::Contains("carrier-pigeon"));

@@ -5,6 +5,7 @@
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
@@ -12,7 +13,7 @@ using namespace std::chrono_literals;
 namespace {
 
 Device open_model() {
-  auto t = open_transport("model", {});
+  auto t = test::tb_registry().open("model");
   REQUIRE(t);
   auto d = Device::open(std::move(*t));
   if (!d) FAIL(to_string(d.error()));
@@ -49,7 +50,7 @@ TEST_CASE("model: WRITE_DATA, COPY and FENCE complete and land byte-exact", "[e2
   REQUIRE(w.write_data(data.bus_addr() + 4, {0x11111111, 0x22222222, 0x33333333}));
   REQUIRE(w.copy(data.bus_addr() + 4, data.bus_addr() + 4096 + 1, 12));
   REQUIRE(w.fence(data.bus_addr() + 8192, 0xfeed, abi::fence_flags::kValue64));
-  const FenceId f = dev.submit({&buf, 0, w.offset(), 1, 0}).value();
+  const RingFence f = dev.submit_next({&buf, 0, w.offset(), 1, 0}).value();
   REQUIRE(dev.wait_fence(f, 1ms));
   CHECK(dev.completed_fence() == f);
   const auto* words = data.as<std::uint32_t>();
@@ -71,7 +72,7 @@ TEST_CASE("model: an unknown opcode faults, reset_engine recovers, a never-submi
   PacketWriter w(bad);
   const std::uint32_t header = (1u << abi::header::kDwordsLsb) | (0xeeu << abi::header::kOpcodeLsb);
   REQUIRE(w.raw({header}));
-  const FenceId f1 = dev.submit({&bad, 0, w.offset(), 3, 0}).value();
+  const RingFence f1 = dev.submit_next({&bad, 0, w.offset(), 3, 0}).value();
   auto waited = dev.wait_fence(f1, 1ms);
   REQUIRE_FALSE(waited);
   CHECK(waited.error().code == Errc::DeviceFault);
@@ -86,12 +87,12 @@ TEST_CASE("model: an unknown opcode faults, reset_engine recovers, a never-submi
   auto good = alloc(t, 4096);
   PacketWriter g(good);
   REQUIRE(g.fence(slots.bus_addr(), 5, abi::fence_flags::kValue64));
-  const FenceId f2 = dev.submit({&good, 0, g.offset(), 3, 0}).value();
+  const RingFence f2 = dev.submit_next({&good, 0, g.offset(), 3, 0}).value();
   REQUIRE(dev.wait_fence(f2, 1ms));
   CHECK(slots.as<std::uint64_t>()[0] == 5);
 
   auto never = dev.wait_fence(f2 + 10, 1ms);
   REQUIRE_FALSE(never);
   CHECK(never.error().code == Errc::Timeout);
-  CHECK_THAT(never.error().message, Catch::Contains(std::to_string(f2)));
+  CHECK_THAT(never.error().message, Catch::Contains(std::to_string(f2.value())));
 }

@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "sgpu/overlap.hpp"
 #include "sgpu/packet_writer.hpp"
 
 using namespace sgpu;
@@ -119,11 +120,11 @@ TEST_CASE("packet writer encodes MAP/UNMAP and READ/WRITE_PHYSICAL", "[packet_wr
   CHECK_FALSE(w.map_pages(0, 8, bus, 1));          // flags beyond bits 2:0
   CHECK_FALSE(w.unmap_pages(0xffff'fff0u, 0x20, 0));
   CHECK_FALSE(w.write_physical(0x1002, data, 1));
-  CHECK_FALSE(w.read_physical(0x2000, 0x2008, 16));  // overlap
   CHECK(w.offset() == at);
+  CHECK(copy_overlaps(0x2000, 0x2008, 16));  // READ_PHYSICAL has COPY's overlap rule (the caller's check)
 }
 
-TEST_CASE("packet writer encodes COPY and FILL and refuses overlapping copies", "[packet_writer]") {
+TEST_CASE("packet writer encodes COPY and FILL; overlapping copies are the caller's rule", "[packet_writer]") {
   std::array<std::uint32_t, 32> buf{};
   PacketWriter w(buf.data(), sizeof buf);
   REQUIRE(w.copy(0x1'0000'0003, 0x2'0000'0005, 77));
@@ -140,13 +141,19 @@ TEST_CASE("packet writer encodes COPY and FILL and refuses overlapping copies", 
   CHECK(buf[8] == 3);
   CHECK(buf[9] == 9);
   CHECK(buf[10] == 0xa1b2c3d4);
-  CHECK_FALSE(w.copy(0x1000, 0x1010, 0x11));  // overlap by one byte
-  CHECK(w.offset() == 4 * 11);
-  CHECK_FALSE(w.copy(0x1010, 0x1000, 0x11));
-  CHECK(w.copy(0x1000, 0x1010, 0));  // nothing to copy: no overlap
+  // The device's COPY_OVERLAP rule (sgpu/overlap.hpp), which callers apply before encoding.
+  CHECK(copy_overlaps(0x1000, 0x1010, 0x11));  // overlap by one byte
+  CHECK(copy_overlaps(0x1010, 0x1000, 0x11));
+  CHECK_FALSE(copy_overlaps(0x1000, 0x1010, 0x10));  // adjacent
+  CHECK_FALSE(copy_overlaps(0x1000, 0x1010, 0));     // nothing to copy: no overlap
+  // The writer is a pure encoder: it encodes what the caller asks (a test may want the fault).
+  REQUIRE(w.copy(0x1000, 0x1010, 0x11));
+  CHECK(w.offset() == 4 * 17);
+  CHECK(buf[16] == 0x11);
 }
 
-TEST_CASE("packet writer encodes BLIT_RECT and FILL_RECT and refuses overlapping extents", "[packet_writer]") {
+TEST_CASE("packet writer encodes BLIT_RECT and FILL_RECT; overlapping extents are the caller's rule",
+          "[packet_writer]") {
   std::array<std::uint32_t, 48> buf{};
   PacketWriter w(buf.data(), sizeof buf);
   REQUIRE(w.blit_rect(0x1'0000'0000, 0x2'0000'0004, 1024, 256, 8192, 5120));
@@ -168,10 +175,13 @@ TEST_CASE("packet writer encodes BLIT_RECT and FILL_RECT and refuses overlapping
   CHECK(buf[13] == 3);
   CHECK(buf[14] == 64);
   CHECK(buf[15] == 0xff00ff00);
-  CHECK_FALSE(w.blit_rect(0x1000, 0x1040, 0x20, 4, 0x100, 0x100));  // interleaved rows: extents overlap
-  CHECK(w.offset() == 4 * 16);
-  CHECK(w.blit_rect(0x1000, 0x1000 + 3 * 0x100 + 0x20, 0x20, 4, 0x100, 0x100));  // adjacent extents
-  CHECK(w.blit_rect(0x1000, 0x1000, 0, 4, 0x100, 0x100));  // empty: nothing to overlap
+  CHECK(blit_overlaps(0x1000, 0x1040, 0x20, 4, 0x100, 0x100));  // interleaved rows: extents overlap
+  CHECK_FALSE(blit_overlaps(0x1000, 0x1000 + 3 * 0x100 + 0x20, 0x20, 4, 0x100, 0x100));  // adjacent extents
+  CHECK_FALSE(blit_overlaps(0x1000, 0x1000, 0, 4, 0x100, 0x100));                        // empty: nothing to overlap
+  CHECK(blit_overlaps(0, 0, 1, 1, 0, 0));  // both sides not yet placed (address 0): Present checks offsets
+  CHECK(w.blit_rect(0x1000, 0x1000 + 3 * 0x100 + 0x20, 0x20, 4, 0x100, 0x100));
+  CHECK(w.blit_rect(0x1000, 0x1040, 0x20, 4, 0x100, 0x100));  // encoded as asked: the device would fault
+  CHECK(w.offset() == 4 * 34);
 }
 
 TEST_CASE("packet writer encodes WAIT_MEM and TIMESTAMP and refuses misaligned addresses", "[packet_writer]") {

@@ -10,8 +10,8 @@
 
 using namespace sgpu;
 using namespace sgpu::test;
-using kmd::PatchLocation;
-using vidmm::AllocationHandle;
+using sgpu::AllocationHandle;
+using sgpu::PatchLocation;
 
 namespace {
 
@@ -25,7 +25,7 @@ struct Rendered {
   kmd::RenderOutput out;
   Rendered() : cl(make()), rig(cl, [](AllocationHandle h) {
     FakeAllocation f = default_placement(h);
-    f.segment = kmd::kSystemMemory;
+    f.segment = kSystemMemory;
     return f;
   }) {
     auto r = rig.render();
@@ -62,7 +62,7 @@ struct Rendered {
     a.patch_list_size = out.patch_count;
     a.patch_start = 0;
     a.patch_length = out.patch_count;
-    a.submission_fence = 0x1'0000'0042ull;
+    a.submission_fence = RingFence{0x1'0000'0042ull};
     a.fence_address = 0x7'0000'1000ull;
     return a;
   }
@@ -185,7 +185,7 @@ TEST_CASE("patch: a PatchOffset outside the DMA buffer is refused and nothing is
 TEST_CASE("patch: a non-resident or null allocation is refused naming the entry", "[patch]") {
   Rendered b;
   auto list = b.placed(0x1'0000'0000ull, 0x2'0000'0000ull);
-  list[2].segment = kmd::kSystemMemory;  // kB not resident
+  list[2].segment = kSystemMemory;  // kB not resident
   auto r = kmd::patch(b.args(list));
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::InvalidArgument);

@@ -10,9 +10,9 @@
 
 using namespace sgpu;
 using namespace sgpu::test;
-using kmd::PatchLocation;
 using kmd::Rect;
-using vidmm::AllocationHandle;
+using sgpu::AllocationHandle;
+using sgpu::PatchLocation;
 
 namespace {
 
@@ -103,7 +103,7 @@ TEST_CASE("present: a blt is one BLIT_RECT with pitches, pre-patched, and src/ds
 TEST_CASE("present: sub-rectangles map to the source by dst_rect's offset", "[present]") {
   using namespace abi::payload;
   PresentRig rig(kmd::PresentKind::Blt);
-  rig.list[1].segment = kmd::kSystemMemory;  // not resident: address 0, still listed
+  rig.list[1].segment = kSystemMemory;  // not resident: address 0, still listed
   rig.use_subs({{12, 22, 20, 30}, {40, 40, 74, 52}});
   auto r = rig.run();
   REQUIRE(r);

@@ -11,8 +11,8 @@
 
 using namespace sgpu;
 using namespace sgpu::test;
-using kmd::PatchLocation;
-using vidmm::AllocationHandle;
+using sgpu::AllocationHandle;
+using sgpu::PatchLocation;
 
 namespace {
 
@@ -105,7 +105,7 @@ TEST_CASE("render: pre-patch writes base + AllocationOffset for resident allocat
   // kB is not resident (segment 0): its fields stay 0; kA and kC are pre-patched.
   RenderRig rig(cl, [](AllocationHandle h) {
     FakeAllocation f = default_placement(h);
-    if (h == kB) f.segment = kmd::kSystemMemory;
+    if (h == kB) f.segment = kSystemMemory;
     return f;
   });
   auto r = rig.render();

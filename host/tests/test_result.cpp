@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "sgpu/result.hpp"
 
@@ -10,7 +11,7 @@ using namespace sgpu;
 namespace {
 
 Result<int> parse(bool good) {
-  if (!good) return Error{Errc::InvalidArgument, "bad input", false};
+  if (!good) return Error{Errc::InvalidArgument, "bad input", Touched::Nothing};
   return 42;
 }
 
@@ -61,5 +62,63 @@ TEST_CASE("error codes have stable names", "[result]") {
   CHECK(to_string(Errc::DeviceFault) == "device_fault");
   CHECK(to_string(Errc::Unsupported) == "unsupported");
   CHECK(to_string(Errc::TransportError) == "transport_error");
-  CHECK(to_string(Error{Errc::Timeout, "fence 3", true}) == "timeout: fence 3");
+  CHECK(to_string(Error{Errc::Timeout, "fence 3", Touched::Hardware}) == "timeout: fence 3");
+}
+
+namespace {
+
+Result<std::unique_ptr<int>> boxed(bool good) {
+  if (!good) return Error::make(Errc::OutOfMemory, Touched::Hardware, "no room for {} bytes", 64);
+  return std::make_unique<int>(5);
+}
+
+/// Unwraps with SGPU_ASSIGN_OR_RETURN into a new variable and into an existing one.
+Result<int> twice(bool first, bool second) {
+  SGPU_ASSIGN_OR_RETURN(auto a, boxed(first));
+  std::unique_ptr<int> b;
+  SGPU_ASSIGN_OR_RETURN(b, boxed(second));
+  return *a + *b;
+}
+
+}  // namespace
+
+TEST_CASE("Error helpers format the message and say whether hardware was touched", "[result]") {
+  const Error i = Error::invalid("offset {:#x} is not {}-byte aligned", 6, 4);
+  CHECK(i.code == Errc::InvalidArgument);
+  CHECK(i.message == "offset 0x6 is not 4-byte aligned");
+  CHECK_FALSE(i.hardware_touched);
+  CHECK(Error::busy("ring full").code == Errc::Busy);
+  CHECK(Error::unsupported("no {}", "pcie").message == "no pcie");
+  CHECK(Error::unsupported("x").code == Errc::Unsupported);
+  CHECK(Error::denied("privileged").code == Errc::PermissionDenied);
+  for (const Error& e : {Error::busy("a"), Error::unsupported("b"), Error::denied("c")})
+    CHECK_FALSE(e.hardware_touched);
+
+  const Error t = Error::make(Errc::Timeout, Touched::Hardware, "fence {} not reached", 7);
+  CHECK(t.code == Errc::Timeout);
+  CHECK(t.message == "fence 7 not reached");
+  CHECK(t.hardware_touched);
+  CHECK_FALSE(Error::make(Errc::Aborted, Touched::Nothing, "gone").hardware_touched);
+  const bool after_paging = true;
+  CHECK(Error(Errc::OutOfMemory, "full", Touched{after_paging}).hardware_touched);
+}
+
+TEST_CASE("SGPU_ASSIGN_OR_RETURN unwraps a value or returns the error unchanged", "[result]") {
+  auto ok = twice(true, true);
+  REQUIRE(ok);
+  CHECK(*ok == 10);
+  for (auto [first, second] : {std::pair{false, true}, std::pair{true, false}}) {
+    auto bad = twice(first, second);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == Errc::OutOfMemory);
+    CHECK(bad.error().message == "no room for 64 bytes");
+    CHECK(bad.error().hardware_touched);
+  }
+}
+
+TEST_CASE("Result::status keeps the error and drops the value", "[result]") {
+  CHECK(parse(true).status());
+  const Status s = parse(false).status();
+  REQUIRE_FALSE(s);
+  CHECK(s.error().message == "bad input");
 }

@@ -18,8 +18,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-kmd::PatchLocation entry(std::uint32_t allocation, std::uint32_t slot, std::uint32_t split, std::uint32_t patch) {
-  kmd::PatchLocation p;
+PatchLocation entry(std::uint32_t allocation, std::uint32_t slot, std::uint32_t split, std::uint32_t patch) {
+  PatchLocation p;
   p.allocation_index = allocation;
   p.slot_id_and_reserved = slot;
   p.split_offset = split;
@@ -37,7 +37,7 @@ struct CapacityModel {
       asked.push_back(set);
       std::uint64_t sum = 0;
       for (auto a : set) sum += size.at(a);
-      if (sum > capacity) return Error{Errc::OutOfMemory, "no room", true};
+      if (sum > capacity) return Error::make(Errc::OutOfMemory, Touched::Hardware, "no room");
       return true;
     };
   }
@@ -46,7 +46,7 @@ struct CapacityModel {
 }  // namespace
 
 TEST_CASE("split: a list that fits is one portion covering the whole range", "[sched][split]") {
-  std::vector<kmd::PatchLocation> p{entry(1, 0, 0, 4), entry(2, 1, 0, 12), entry(1, 0, 40, 44)};
+  std::vector<PatchLocation> p{entry(1, 0, 0, 4), entry(2, 1, 0, 12), entry(1, 0, 40, 44)};
   CapacityModel m{{{1, 10}, {2, 10}}, 100, {}};
   std::vector<SplitPortion> out;
   auto n = walk_split(p.data(), 3, 256, 0, 80, m.fits(), [&](const SplitPortion& s) {
@@ -65,8 +65,8 @@ TEST_CASE("split: a list that fits is one portion covering the whole range", "[s
 
 TEST_CASE("split: portions end at the SplitOffset of the packet that does not fit", "[sched][split]") {
   // Packets at 0 (a->b), 40 (c->d), 80 (a->d), 120 (fence, no address). Room for two at once.
-  std::vector<kmd::PatchLocation> p{entry(1, 0, 0, 4),   entry(2, 1, 0, 12),  entry(3, 0, 40, 44),
-                                    entry(4, 1, 40, 52), entry(1, 0, 80, 84), entry(4, 1, 80, 92)};
+  std::vector<PatchLocation> p{entry(1, 0, 0, 4),   entry(2, 1, 0, 12),  entry(3, 0, 40, 44),
+                               entry(4, 1, 40, 52), entry(1, 0, 80, 84), entry(4, 1, 80, 92)};
   CapacityModel m{{{1, 1}, {2, 1}, {3, 1}, {4, 1}}, 2, {}};
   std::vector<SplitPortion> out;
   auto n = walk_split(p.data(), 6, 256, 0, 140, m.fits(), [&](const SplitPortion& s) {
@@ -100,7 +100,7 @@ TEST_CASE("split: portions end at the SplitOffset of the packet that does not fi
 }
 
 TEST_CASE("split: a packet that cannot fit alone fails typed, after the portions before it", "[sched][split]") {
-  std::vector<kmd::PatchLocation> p{entry(1, 0, 0, 4), entry(2, 0, 40, 44), entry(3, 1, 40, 52)};
+  std::vector<PatchLocation> p{entry(1, 0, 0, 4), entry(2, 0, 40, 44), entry(3, 1, 40, 52)};
   CapacityModel m{{{1, 1}, {2, 2}, {3, 2}}, 3, {}};
   std::vector<SplitPortion> out;
   auto n = walk_split(p.data(), 3, 256, 0, 100, m.fits(), [&](const SplitPortion& s) {
@@ -122,20 +122,20 @@ TEST_CASE("split: the list is checked before any callback", "[sched][split]") {
     return ok_status();
   };
   SECTION("SlotId beyond MaxAllocationListSlotId") {
-    std::vector<kmd::PatchLocation> p{entry(1, 4, 0, 4)};
+    std::vector<PatchLocation> p{entry(1, 4, 0, 4)};
     auto n = walk_split(p.data(), 1, 4, 0, 20, m.fits(), emit);
     REQUIRE_FALSE(n);
     CHECK(n.error().code == Errc::InvalidArgument);
     CHECK_THAT(n.error().message, Catch::Contains("SlotId 4 >= MaxAllocationListSlotId 4"));
   }
   SECTION("decreasing SplitOffset") {
-    std::vector<kmd::PatchLocation> p{entry(1, 0, 8, 12), entry(1, 0, 4, 8)};
+    std::vector<PatchLocation> p{entry(1, 0, 8, 12), entry(1, 0, 4, 8)};
     auto n = walk_split(p.data(), 2, 256, 0, 20, m.fits(), emit);
     REQUIRE_FALSE(n);
     CHECK_THAT(n.error().message, Catch::Contains("entry 1 SplitOffset 4 is before entry 0's 8"));
   }
   SECTION("reserved bits") {
-    std::vector<kmd::PatchLocation> p{entry(1, 0x01000000u, 0, 4)};
+    std::vector<PatchLocation> p{entry(1, 0x01000000u, 0, 4)};
     auto n = walk_split(p.data(), 1, 256, 0, 20, m.fits(), emit);
     REQUIRE_FALSE(n);
     CHECK_THAT(n.error().message, Catch::Contains("Reserved"));
@@ -145,10 +145,11 @@ TEST_CASE("split: the list is checked before any callback", "[sched][split]") {
 }
 
 TEST_CASE("split: errors other than OutOfMemory stop the walk as they are", "[sched][split]") {
-  std::vector<kmd::PatchLocation> p{entry(1, 0, 0, 4)};
+  std::vector<PatchLocation> p{entry(1, 0, 0, 4)};
   auto n = walk_split(
-      p.data(), 1, 256, 0, 20, [](const std::vector<std::uint32_t>&) -> Result<bool> {
-        return Error{Errc::Timeout, "paging timed out", true};
+      p.data(), 1, 256, 0, 20,
+      [](const std::vector<std::uint32_t>&) -> Result<bool> {
+        return Error::make(Errc::Timeout, Touched::Hardware, "paging timed out");
       },
       [](const SplitPortion&) { return ok_status(); });
   REQUIRE_FALSE(n);
@@ -157,37 +158,37 @@ TEST_CASE("split: errors other than OutOfMemory stop the walk as they are", "[sc
 
 TEST_CASE("fences: DMA_COMPLETED is reported only for a newer fence", "[sched][fences]") {
   FenceReporter r;
-  for (FenceId f = 1; f <= 5; ++f) r.note_submitted(f);
-  auto a = r.on_completed(2);
+  for (RingFence f{1}; f <= 5; ++f) r.note_submitted(f);
+  auto a = r.on_completed(RingFence{2});
   REQUIRE(a);
-  CHECK(*a == std::optional<FenceId>{2});
-  auto dup = r.on_completed(2);  // the same write-back value seen again
+  CHECK(*a == std::optional<RingFence>{RingFence{2}});
+  auto dup = r.on_completed(RingFence{2});  // the same write-back value seen again
   REQUIRE(dup);
   CHECK_FALSE(dup->has_value());
-  auto stale = r.on_completed(1);
+  auto stale = r.on_completed(RingFence{1});
   REQUIRE(stale);
   CHECK_FALSE(stale->has_value());
-  auto q = r.query_current(2);  // QueryCurrentFence: nothing newer, nothing reported
+  auto q = r.query_current(RingFence{2});  // QueryCurrentFence: nothing newer, nothing reported
   REQUIRE(q);
   CHECK_FALSE(q->has_value());
-  auto missed = r.query_current(4);  // a missed interrupt caught by QueryCurrentFence
+  auto missed = r.query_current(RingFence{4});  // a missed interrupt caught by QueryCurrentFence
   REQUIRE(missed);
-  CHECK(*missed == std::optional<FenceId>{4});
+  CHECK(*missed == std::optional<RingFence>{RingFence{4}});
   CHECK(r.last_reported() == 4);
   CHECK(r.counters().reported == 2);
   CHECK(r.counters().query_reported == 1);
   CHECK(r.counters().stale == 3);
   // The log holds each reported fence once, increasing.
-  std::vector<FenceId> reported;
+  std::vector<RingFence> reported;
   for (const auto& n : r.log())
     if (n.kind == FenceNotification::Kind::DmaCompleted) reported.push_back(n.fence);
-  CHECK(reported == std::vector<FenceId>{2, 4});
+  CHECK(reported == std::vector<RingFence>{RingFence{2}, RingFence{4}});
 }
 
 TEST_CASE("fences: a fence never submitted is the fatal invalid-fence report", "[sched][fences]") {
   FenceReporter r;
-  r.note_submitted(3);
-  auto bad = r.on_completed(4);
+  r.note_submitted(RingFence{3});
+  auto bad = r.on_completed(RingFence{4});
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == Errc::InvalidArgument);
   CHECK_THAT(bad.error().message, Catch::Contains("fence 4") && Catch::Contains("last fence submitted is 3"));
@@ -195,14 +196,14 @@ TEST_CASE("fences: a fence never submitted is the fatal invalid-fence report", "
 }
 
 TEST_CASE("fences: LastAbortedFenceId must lie in [last completed, last submitted]", "[sched][fences][tdr]") {
-  CHECK(check_last_aborted(5, 5, 9));
-  CHECK(check_last_aborted(9, 5, 9));
-  CHECK(check_last_aborted(7, 5, 9));
-  auto low = check_last_aborted(4, 5, 9);
+  CHECK(check_last_aborted(RingFence{5}, RingFence{5}, RingFence{9}));
+  CHECK(check_last_aborted(RingFence{9}, RingFence{5}, RingFence{9}));
+  CHECK(check_last_aborted(RingFence{7}, RingFence{5}, RingFence{9}));
+  auto low = check_last_aborted(RingFence{4}, RingFence{5}, RingFence{9});
   REQUIRE_FALSE(low);
   CHECK_THAT(low.error().message, Catch::Contains("LastAbortedFenceId 4") && Catch::Contains("[last completed 5, "
                                                                                              "last submitted 9]"));
-  CHECK_FALSE(check_last_aborted(10, 5, 9));
+  CHECK_FALSE(check_last_aborted(RingFence{10}, RingFence{5}, RingFence{9}));
 }
 
 TEST_CASE("tdr: more than TdrLimitCount recoveries within TdrLimitTime is fatal", "[sched][tdr]") {
@@ -225,7 +226,7 @@ struct FakeMapper final : kmd::DmaBufferMapper {
   std::map<std::uint64_t, std::size_t> mapped;
   bool full = false;
   Result<std::uint64_t> map(const DmaMemory& m) override {
-    if (full) return Error{Errc::OutOfMemory, "window full", false};
+    if (full) return Error::make(Errc::OutOfMemory, Touched::Nothing, "window full");
     const auto a = next;
     next += m.size();
     mapped[a] = m.size();
@@ -240,7 +241,7 @@ struct FakeMapper final : kmd::DmaBufferMapper {
 
 TEST_CASE("pools: DMA buffers are mapped on creation and unmapped when freed", "[sched][pools]") {
   MockTransport mock;
-  vidmm::TransportSystemMemory sys(mock);
+  TransportSystemMemory sys(mock);
   FakeMapper mapper;
   {
     kmd::DmaBufferPool pool(sys, 8192, 16, 1);

@@ -9,6 +9,7 @@
 
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/umd/command_list.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace sgpu::sched;
@@ -20,8 +21,6 @@ constexpr std::uint32_t kPage = 4096;
 
 RuntimeOptions small_options() {
   RuntimeOptions o;
-  o.transport.read_latency = 16;
-  o.transport.write_latency = 8;
   o.device.aperture.table_pages = 2048;  // 8 MiB: 1007 pages for the memory manager, the rest the window
   o.kernel_window_pages = kernel_window_pages_for(16);  // the fence page + 16 DMA buffers
   o.scheduler.tdr_delay = 300us;
@@ -30,7 +29,7 @@ RuntimeOptions small_options() {
 }
 
 std::unique_ptr<Runtime> open_runtime(RuntimeOptions o = small_options()) {
-  auto rt = Runtime::open(std::move(o));
+  auto rt = Runtime::open(test::open_tb_transport("sim"), std::move(o));
   if (!rt) FAIL(to_string(rt.error()));
   return std::move(*rt);
 }
@@ -64,7 +63,7 @@ void require_ok(const Status& s) {
   if (!s) FAIL(to_string(s.error()));
 }
 
-FenceId require_submit(Scheduler& s, kmd::Context& c, const umd::CommandList& cl) {
+SubmissionId require_submit(Scheduler& s, kmd::Context& c, const umd::CommandList& cl) {
   auto f = s.submit(c, cl);
   if (!f) FAIL(to_string(f.error()));
   return *f;
@@ -72,7 +71,7 @@ FenceId require_submit(Scheduler& s, kmd::Context& c, const umd::CommandList& cl
 
 /// DMA_COMPLETED notifications: strictly increasing (never stale, never twice).
 void check_notifications(const FenceReporter& r) {
-  FenceId last = 0;
+  RingFence last;
   std::size_t n = 0;
   for (const auto& e : r.log()) {
     if (e.kind != FenceNotification::Kind::DmaCompleted) continue;
@@ -101,7 +100,7 @@ TEST_CASE("sched sim: a command list is rendered, patched, submitted and waited 
   REQUIRE(cl.write_data(a.handle(), 8 * kPage, data, 3));
   REQUIRE(cl.copy(a.handle(), 0, a.handle(), 12 * kPage, 64));
   auto& s = rt->scheduler();
-  const FenceId f = require_submit(s, (*ctx)->get(), cl);
+  const SubmissionId f = require_submit(s, (*ctx)->get(), cl);
   CHECK(*s.query(f) != FenceStatus::Aborted);
   require_ok(s.wait(f, 2ms));
   CHECK(*s.query(f) == FenceStatus::Completed);
@@ -190,7 +189,7 @@ std::vector<std::vector<std::uint32_t>> run_chain(std::uint64_t memory_bytes, Sc
   REQUIRE(cl.write_data(a[3].handle(), 192, stamp + 3, 1));
   REQUIRE(cl.copy(a[3].handle(), 0, a[0].handle(), 0, kBytes / 2));
   auto& s = rt->scheduler();
-  const FenceId f = require_submit(s, (*ctx)->get(), cl);
+  const SubmissionId f = require_submit(s, (*ctx)->get(), cl);
   require_ok(s.wait(f, 20ms));
   std::vector<std::vector<std::uint32_t>> out;
   for (auto& x : a) out.push_back(read_back(x, kBytes));
@@ -236,14 +235,14 @@ TEST_CASE("sched sim: a packet whose allocations cannot fit fails alone", "[sche
   REQUIRE(bad.copy(big1.handle(), 0, big2.handle(), 0, 24 * kPage));
   const std::uint32_t v = 9;
   REQUIRE(ok2.write_data(small.handle(), 0, &v, 1));
-  const FenceId f1 = require_submit(s, (*ctx)->get(), ok1);
-  const FenceId fb = require_submit(s, (*ctx)->get(), bad);
-  const FenceId f2 = require_submit(s, (*ctx)->get(), ok2);
+  const SubmissionId f1 = require_submit(s, (*ctx)->get(), ok1);
+  const SubmissionId fb = require_submit(s, (*ctx)->get(), bad);
+  const SubmissionId f2 = require_submit(s, (*ctx)->get(), ok2);
   require_ok(s.wait(f1, 5ms));
   auto e = s.wait(fb, 5ms);
   REQUIRE_FALSE(e);
   CHECK(e.error().code == Errc::OutOfMemory);
-  CHECK_THAT(e.error().message, Catch::Contains("submission fence " + std::to_string(fb)));
+  CHECK_THAT(e.error().message, Catch::Contains("submission fence " + std::to_string(fb.value())));
   CHECK(*s.query(fb) == FenceStatus::Aborted);
   require_ok(s.wait(f2, 5ms));
   CHECK(read_back(small, kPage)[0] == 9);
@@ -263,7 +262,7 @@ TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in ord
     ctx.push_back(std::move(*x));
     target.push_back(make_alloc(*dev, kPage));
   }
-  std::vector<std::vector<FenceId>> fences(kContexts);
+  std::vector<std::vector<SubmissionId>> fences(kContexts);
   for (int r = 0; r < kRounds; ++r)
     for (int c = 0; c < kContexts; ++c) {
       umd::CommandList cl;
@@ -276,7 +275,7 @@ TEST_CASE("sched sim: 8 contexts interleaved; every fence completes once, in ord
     for (int r = 1; r < kRounds; ++r) CHECK(fences[c][r] > fences[c][r - 1]);
   require_ok(s.idle(20ms));
   for (int c = 0; c < kContexts; ++c)
-    for (FenceId f : fences[c]) CHECK(*s.query(f) == FenceStatus::Completed);
+    for (SubmissionId f : fences[c]) CHECK(*s.query(f) == FenceStatus::Completed);
   for (int c = 0; c < kContexts; ++c) {
     auto v = read_back(target[c], kPage);
     for (int r = 0; r < kRounds; ++r) CHECK(v[r] == static_cast<std::uint32_t>(c * 1000 + r));
@@ -320,8 +319,8 @@ void hang_test(bool use_preemption, bool unanswered = false) {
 
   umd::CommandList hang;
   REQUIRE(hang.wait(sem.handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 16));  // never written
-  const FenceId fa = require_submit(s, (*a)->get(), hang);
-  std::vector<FenceId> fb, fc;
+  const SubmissionId fa = require_submit(s, (*a)->get(), hang);
+  std::vector<SubmissionId> fb, fc;
   for (std::uint32_t i = 0; i < 6; ++i) {
     umd::CommandList lb, lc;
     const std::uint32_t vb = 0xb000 + i, vc = 0xc000 + i;
@@ -330,8 +329,8 @@ void hang_test(bool use_preemption, bool unanswered = false) {
     fb.push_back(require_submit(s, (*b)->get(), lb));
     fc.push_back(require_submit(s, (*c)->get(), lc));
   }
-  for (FenceId f : fb) require_ok(s.wait(f, 10ms));
-  for (FenceId f : fc) require_ok(s.wait(f, 10ms));
+  for (SubmissionId f : fb) require_ok(s.wait(f, 10ms));
+  for (SubmissionId f : fc) require_ok(s.wait(f, 10ms));
   auto ea = s.wait(fa, 1ms);
   REQUIRE_FALSE(ea);
   CHECK(ea.error().code == Errc::DeviceLost);
@@ -452,8 +451,8 @@ TEST_CASE("sched sim: a faulting submission (GART write fault) is recovered", "[
   REQUIRE(bad.write_data(ta.handle(), 0, &v, 1));
   REQUIRE(good.write_data(tb.handle(), 0, &v, 1));
   corrupt = true;
-  const FenceId fa = require_submit(s, (*a)->get(), bad);
-  const FenceId fb = require_submit(s, (*b)->get(), good);
+  const SubmissionId fa = require_submit(s, (*a)->get(), bad);
+  const SubmissionId fb = require_submit(s, (*b)->get(), good);
   require_ok(s.wait(fb, 5ms));
   auto e = s.wait(fa, 1ms);
   REQUIRE_FALSE(e);
@@ -522,7 +521,7 @@ TEST_CASE("sched sim: Present colour-fills sub-rectangles and blts to the primar
 TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the aperture)", "[sched][sim]") {
   RuntimeOptions o = small_options();
   o.device.gart = false;
-  auto rt = Runtime::open(std::move(o));
+  auto rt = Runtime::open(test::open_tb_transport("sim"), std::move(o));
   REQUIRE_FALSE(rt);
   CHECK(rt.error().code == Errc::Unsupported);
   CHECK(rt.error().message.find("GART") != std::string::npos);

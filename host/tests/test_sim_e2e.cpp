@@ -7,24 +7,14 @@
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/regs.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace std::chrono_literals;
 
 namespace {
 
-TransportOptions sim_options() {
-  TransportOptions o;
-  o.read_latency = 16;  // short latencies keep the tests fast; the bench uses realistic ones
-  o.write_latency = 8;
-  return o;
-}
-
-std::unique_ptr<Transport> sim_transport() {
-  auto t = open_transport("sim", sim_options());
-  REQUIRE(t);
-  return std::move(*t);
-}
+std::unique_ptr<Transport> sim_transport() { return test::open_tb_transport("sim"); }
 
 Device open_sim(unsigned ring_log2 = 6) {
   DeviceOptions opt;
@@ -84,7 +74,7 @@ TEST_CASE("a submitted buffer's fence arrives with an interrupt; head write-back
   auto slot = alloc(t, 4096);
   std::uint32_t end = 0;
   auto buf = fence_buffer(t, slot, 0x1234'5678'9abc'def0ull, end);
-  auto fence = dev.submit({&buf, 0, end, 0, 0});
+  auto fence = dev.submit_next({&buf, 0, end, 0, 0});
   REQUIRE(fence);
   CHECK(*fence == 1);
 
@@ -122,7 +112,7 @@ TEST_CASE("WRITE_DATA bytes land in host memory and nothing else changes", "[e2e
   const std::uint32_t offset = 4092;  // crosses a page boundary
   REQUIRE(w.write_data(target.bus_addr() + offset, data.data(), data.size()));
   REQUIRE(w.write_data(target.bus_addr() + 16, {0xabad1dea}));
-  auto fence = dev.submit({&buf, 0, w.offset(), 0, 0});
+  auto fence = dev.submit_next({&buf, 0, w.offset(), 0, 0});
   REQUIRE(fence);
   REQUIRE(dev.wait_fence(*fence, 1ms));
 
@@ -139,7 +129,7 @@ TEST_CASE("WRITE_DATA bytes land in host memory and nothing else changes", "[e2e
 TEST_CASE("a zero-length submission only retires its fence", "[e2e][fence]") {
   Device dev = open_sim();
   auto buf = alloc(dev.transport(), 4096);
-  auto fence = dev.submit({&buf, 0, 0, 0, 0});
+  auto fence = dev.submit_next({&buf, 0, 0, 0, 0});
   REQUIRE(fence);
   REQUIRE(dev.wait_fence(*fence, 1ms));
   CHECK(dev.completed_fence() == *fence);
@@ -158,13 +148,13 @@ TEST_CASE("submissions wrap around a small ring in order", "[e2e][ring]") {
     ends.push_back(w.offset());
     bufs.push_back(std::move(buf));
   }
-  FenceId last = 0;
+  RingFence last;
   for (unsigned i = 0; i < bufs.size(); ++i) {
-    auto fence = dev.submit({&bufs[i], 0, ends[i], 0, 0});
+    auto fence = dev.submit_next({&bufs[i], 0, ends[i], 0, 0});
     if (!fence) {
       REQUIRE(fence.error().code == Errc::Busy);
       REQUIRE(dev.wait_fence(dev.completed_fence() + 1, 1ms));
-      fence = dev.submit({&bufs[i], 0, ends[i], 0, 0});
+      fence = dev.submit_next({&bufs[i], 0, ends[i], 0, 0});
     }
     REQUIRE(fence);
     CHECK(*fence == last + 1);
@@ -191,9 +181,9 @@ TEST_CASE("an unknown opcode faults with the header in detail; reset_engine reco
   REQUIRE(w.raw({header, 0}));
   REQUIRE(w.fence(slots.bus_addr() + 8, 2, abi::fence_flags::kValue64));
 
-  const FenceId f1 = dev.submit({&good, 0, good_end, 0, 0}).value();
-  const FenceId f2 = dev.submit({&bad, 0, w.offset(), 7, 0}).value();
-  const FenceId f3 = dev.submit({&good, 0, good_end, 0, 0}).value();  // queued behind the fault
+  const RingFence f1 = dev.submit_next({&good, 0, good_end, 0, 0}).value();
+  const RingFence f2 = dev.submit_next({&bad, 0, w.offset(), 7, 0}).value();
+  const RingFence f3 = dev.submit_next({&good, 0, good_end, 0, 0}).value();  // queued behind the fault
 
   auto waited = dev.wait_fence(f2, 1ms);
   REQUIRE_FALSE(waited);
@@ -223,7 +213,7 @@ TEST_CASE("an unknown opcode faults with the header in detail; reset_engine reco
   REQUIRE_FALSE(aborted);
   CHECK(aborted.error().code == Errc::Aborted);
 
-  const FenceId f4 = dev.submit({&good, 0, good_end, 0, 0}).value();
+  const RingFence f4 = dev.submit_next({&good, 0, good_end, 0, 0}).value();
   CHECK(f4 == f3 + 1);
   REQUIRE(dev.wait_fence(f4, 1ms));
   CHECK(dev.completed_fence() == f4);
@@ -233,13 +223,14 @@ TEST_CASE("an unknown opcode faults with the header in detail; reset_engine reco
 TEST_CASE("waiting for a fence never submitted times out naming the last fence seen", "[e2e][fence]") {
   Device dev = open_sim();
   auto buf = alloc(dev.transport(), 4096);
-  const FenceId f = dev.submit({&buf, 0, 0, 0, 0}).value();
+  const RingFence f = dev.submit_next({&buf, 0, 0, 0, 0}).value();
   REQUIRE(dev.wait_fence(f, 1ms));
   const auto t0 = dev.transport().now();
   auto r = dev.wait_fence(f + 5, 20us);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::Timeout);
-  CHECK_THAT(r.error().message, Catch::Contains("fence " + std::to_string(f + 5)) && Catch::Contains("last fence seen 1"));
+  CHECK_THAT(r.error().message,
+             Catch::Contains("fence " + std::to_string((f + 5).value())) && Catch::Contains("last fence seen 1"));
   CHECK(dev.transport().now() - t0 >= 20us);  // it waited in simulated time
 }
 
@@ -264,15 +255,13 @@ TEST_CASE("explicit fences: taken as given, refused when not newer, resubmittabl
   auto buf = fence_buffer(t, slot, 1, end);
   Submission s{&buf, 0, end, 0, abi::ring_flags::kPrivileged};
 
-  s.fence = 10;
-  auto f10 = dev.submit(s);
+  auto f10 = dev.submit(s, RingFence{10});
   REQUIRE(f10);
   CHECK(*f10 == 10);
-  REQUIRE(dev.wait_fence(10, 1ms));
+  REQUIRE(dev.wait_fence(RingFence{10}, 1ms));
   CHECK(dev.completed_fence() == 10);
 
-  s.fence = 10;  // not newer than the ring's last fence
-  auto again = dev.submit(s);
+  auto again = dev.submit(s, RingFence{10});  // not newer than the ring's last fence
   REQUIRE_FALSE(again);
   CHECK(again.error().code == Errc::InvalidArgument);
   CHECK_FALSE(again.error().hardware_touched);
@@ -282,26 +271,24 @@ TEST_CASE("explicit fences: taken as given, refused when not newer, resubmittabl
   auto word = alloc(t, 4096);
   std::uint32_t hang_end = 0;
   auto hang = hang_buffer(t, word, hang_end);
-  s.fence = 0;
-  REQUIRE(dev.submit({&hang, 0, hang_end, 0, abi::ring_flags::kPrivileged}));
-  REQUIRE(dev.submit(s));
-  REQUIRE(dev.submit(s));
+  REQUIRE(dev.submit_next({&hang, 0, hang_end, 0, abi::ring_flags::kPrivileged}));
+  REQUIRE(dev.submit_next(s));
+  REQUIRE(dev.submit_next(s));
   CHECK(dev.last_submitted_fence() == 13);
-  CHECK(dev.wait_fence(11, 20us).error().code == Errc::Timeout);
+  CHECK(dev.wait_fence(RingFence{11}, 20us).error().code == Errc::Timeout);
   REQUIRE(dev.reset_engine());
   CHECK(dev.completed_fence() == 10);
   CHECK(dev.last_aborted_fence() == 13);
-  CHECK(dev.wait_fence(12, 1us).error().code == Errc::Aborted);
+  CHECK(dev.wait_fence(RingFence{12}, 1us).error().code == Errc::Aborted);
 
   // Resubmitting 12 with its original ID makes it live again; 11 and 13 stay aborted.
-  s.fence = 12;
-  REQUIRE(dev.submit(s));
-  REQUIRE(dev.wait_fence(12, 1ms));
+  REQUIRE(dev.submit(s, RingFence{12}));
+  REQUIRE(dev.wait_fence(RingFence{12}, 1ms));
   CHECK(dev.completed_fence() == 12);
-  CHECK(dev.wait_fence(11, 1us).error().code == Errc::Aborted);
-  CHECK(dev.wait_fence(13, 1us).error().code == Errc::Aborted);
-  s.fence = 0;  // numbering continues after the highest fence ever submitted
-  auto next = dev.submit(s);
+  CHECK(dev.wait_fence(RingFence{11}, 1us).error().code == Errc::Aborted);
+  CHECK(dev.wait_fence(RingFence{13}, 1us).error().code == Errc::Aborted);
+  // numbering continues after the highest fence ever submitted
+  auto next = dev.submit_next(s);
   REQUIRE(next);
   CHECK(*next == 14);
 }
@@ -317,8 +304,8 @@ TEST_CASE("preemption of a hung wait: interrupt, record and state; reset discard
   auto done = fence_buffer(t, slot, 1, end);
   auto hang = hang_buffer(t, word, hang_end);
   const Submission first{&done, 0, end, 7, abi::ring_flags::kPrivileged};
-  REQUIRE(dev.submit(first));
-  auto hung = dev.submit({&hang, 0, hang_end, 7, abi::ring_flags::kPrivileged});
+  REQUIRE(dev.submit_next(first));
+  auto hung = dev.submit_next({&hang, 0, hang_end, 7, abi::ring_flags::kPrivileged});
   REQUIRE(hung);
   REQUIRE(dev.wait_fence(*hung - 1, 1ms));
   REQUIRE(dev.wait_fence(*hung, 20us).error().code == Errc::Timeout);
@@ -326,7 +313,7 @@ TEST_CASE("preemption of a hung wait: interrupt, record and state; reset discard
   auto before = dev.preemption_state();
   REQUIRE(before);
   CHECK_FALSE(before->preempted);
-  REQUIRE(dev.request_preemption(0x1234));
+  REQUIRE(dev.request_preemption(RingFence{0x1234}));
   bool preempted = false;
   for (int i = 0; i < 100 && !preempted; ++i) {
     auto irq = dev.wait_interrupt(10us);
@@ -351,7 +338,7 @@ TEST_CASE("preemption of a hung wait: interrupt, record and state; reset discard
   REQUIRE(dev.reset_engine());
   CHECK(dev.last_aborted_fence() == *hung);
   CHECK(dev.completed_fence() == *hung - 1);
-  auto after = dev.submit(first);
+  auto after = dev.submit_next(first);
   REQUIRE(after);
   REQUIRE(dev.wait_fence(*after, 1ms));
 }

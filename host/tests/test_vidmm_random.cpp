@@ -28,7 +28,7 @@ void check_against_model(Fixture& f, const Model& m) {
   std::map<SegmentId, std::uint64_t> used;
   std::map<std::uint64_t, std::uint64_t> ranges;  // gpu address -> size
   for (const auto& [h, a] : m.live) {
-    auto s = mm.query(vidmm::AllocationHandle{h});
+    auto s = mm.query(AllocationHandle{h});
     REQUIRE(s);
     REQUIRE(s->size == a.size);
     if (s->placement.segment == 0) continue;
@@ -70,13 +70,13 @@ TEST_CASE("randomized create/destroy/make-resident/evict matches the model", "[v
         m.live[h->value] = {size, 0, false};
       } else if (action < 5) {
         auto it = pick();
-        REQUIRE(mm.destroy_allocation(vidmm::AllocationHandle{it->first}));
+        REQUIRE(mm.destroy_allocation(AllocationHandle{it->first}));
         m.live.erase(it);
       } else if (action < 9) {
         // A submission of 1-4 allocations; some write.
-        std::vector<vidmm::AllocationListEntry> list;
+        std::vector<AllocationListEntry> list;
         const int n = std::uniform_int_distribution<int>(1, 4)(rng);
-        for (int i = 0; i < n; ++i) list.push_back({vidmm::AllocationHandle{pick()->first}, (rng() & 1) != 0});
+        for (int i = 0; i < n; ++i) list.push_back({AllocationHandle{pick()->first}, (rng() & 1) != 0});
         auto p = mm.make_resident(list);
         if (!p) {
           REQUIRE(p.error().code == Errc::OutOfMemory);  // too big together; never anything else
@@ -90,12 +90,12 @@ TEST_CASE("randomized create/destroy/make-resident/evict matches the model", "[v
           }
         }
       } else {
-        REQUIRE(mm.evict(vidmm::AllocationHandle{pick()->first}));
+        REQUIRE(mm.evict(AllocationHandle{pick()->first}));
       }
       if (step % 50 == 0) check_against_model(f, m);
     }
     check_against_model(f, m);
-    for (auto& [h, a] : m.live) REQUIRE(mm.destroy_allocation(vidmm::AllocationHandle{h}));
+    for (auto& [h, a] : m.live) REQUIRE(mm.destroy_allocation(AllocationHandle{h}));
     CHECK(mm.allocator(kMem) == vidmm::SegmentAllocator(512 * 1024, kPage));
     CHECK(mm.allocator(kAp) == vidmm::SegmentAllocator(512 * 1024, kPage));
     CHECK(f.executor.mapped_pages(kAp) == 0);
@@ -110,14 +110,14 @@ TEST_CASE("pressure: 4x the memory segment cycles through eviction, every byte v
     auto& mm = f.mm();
     constexpr int kCount = 32;                  // 32 x 32 KiB = 1 MiB = 4x the memory segment
     constexpr std::size_t kBytes = 32 * 1024;
-    std::vector<vidmm::AllocationHandle> h;
+    std::vector<AllocationHandle> h;
     for (int i = 0; i < kCount; ++i)
       h.push_back(*mm.create_allocation(alloc_info(kBytes, {kMem}, via_aperture ? SegmentSet::of(kAp) : SegmentSet{})));
     std::vector<std::uint32_t> seed(kCount, 0);
     std::mt19937 rng(7);
     for (int round = 0; round < 300; ++round) {
       // Each submission uses three allocations; one of them is rewritten.
-      std::vector<vidmm::AllocationListEntry> list;
+      std::vector<AllocationListEntry> list;
       for (int k = 0; k < 3; ++k) list.push_back({h[(round * 3 + k * 11) % kCount], k == 0});
       auto p = mm.make_resident(list);
       REQUIRE(p);
@@ -130,11 +130,11 @@ TEST_CASE("pressure: 4x the memory segment cycles through eviction, every byte v
           gpu_fill(f.executor, (*p)[k].gpu_address, kBytes, seed[idx]);
         }
       }
-      mm.note_submitted(list, {}, static_cast<vidmm::FenceId>(round + 1));
-      mm.set_completed_fence(static_cast<vidmm::FenceId>(round));  // one submission in flight
+      mm.note_submitted(list, {}, sgpu::RingFence{static_cast<std::uint64_t>(round + 1)});
+      mm.set_completed_fence(sgpu::RingFence{static_cast<std::uint64_t>(round)});  // one submission in flight
     }
     // Every allocation, one by one, comes back with its bytes.
-    mm.set_completed_fence(1000);
+    mm.set_completed_fence(sgpu::RingFence{1000});
     for (int i = 0; i < kCount; ++i) {
       auto p = mm.make_resident({{h[i], false}});
       REQUIRE(p);

@@ -13,6 +13,7 @@
 #include "sgpu/packet_writer.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
 #include "sgpu/vidmm/memory_manager.hpp"
+#include "tb_transports.hpp"
 
 using namespace sgpu;
 using namespace sgpu::vidmm;
@@ -23,10 +24,7 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 
 Device open_device() {
-  TransportOptions o;
-  o.read_latency = 16;
-  o.write_latency = 8;
-  auto t = open_transport("sim", o);
+  auto t = test::tb_registry().open("sim");
   REQUIRE(t);
   DeviceOptions opt;
   opt.aperture.table_pages = 1024;  // 4 MiB of aperture: a small table keeps set-up quick
@@ -65,7 +63,7 @@ long mismatch(const DmaMemory& m, std::size_t bytes, std::uint32_t seed) {
 }
 
 /// One privileged COPY submission (the test playing the GPU), waited for.
-FenceId gpu_copy(Device& dev, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
+RingFence gpu_copy(Device& dev, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes) {
   auto buf = dev.transport().alloc_dma(4096);
   REQUIRE(buf);
   PacketWriter w(*buf);
@@ -74,7 +72,7 @@ FenceId gpu_copy(Device& dev, std::uint64_t src, std::uint64_t dst, std::uint32_
   s.buffer = &*buf;
   s.end_offset = w.offset();
   s.flags = abi::ring_flags::kPrivileged;
-  auto f = dev.submit(s);
+  auto f = dev.submit_next(s);
   REQUIRE(f);
   const Status st = dev.wait_fence(*f, 100ms);
   if (!st) FAIL(to_string(st.error()));
@@ -217,7 +215,7 @@ TEST_CASE("device executor: records are validated before the device is touched",
   auto desc = small_description(dev, 1 << 20);
   auto ex = DeviceExecutor::create(dev, desc.segments);
   REQUIRE(ex);
-  const FenceId before = dev.last_submitted_fence();
+  const RingFence before = dev.last_submitted_fence();
   PagingBuffer pb;
   FillOp fill;
   fill.fill_size = kPage;
@@ -284,7 +282,7 @@ TEST_CASE("pressure on the RTL: a working set 4x the memory segment cycles throu
       REQUIRE((*placed)[0].segment == 1);
       // Read the contents back through the device and check them.
       std::memset(dst->cpu(), 0xee, kAllocBytes);
-      FenceId f = gpu_copy(dev, gpu, dst->bus_addr(), kAllocBytes);
+      RingFence f = gpu_copy(dev, gpu, dst->bus_addr(), kAllocBytes);
       if (seed[i] == 0) {
         const auto* w = dst->as<std::uint32_t>();
         if (!std::all_of(w, w + kAllocBytes / 4, [](std::uint32_t x) { return x == 0; }))

@@ -52,7 +52,7 @@ struct Fixture {
 
   MockTransport mock;
   vidmm::ReferenceExecutor executor;
-  vidmm::TransportSystemMemory system;
+  TransportSystemMemory system;
   std::unique_ptr<Adapter> adapter;
 };
 

@@ -744,4 +744,11 @@ package sgpu_regs_pkg;
         sgpu_regs__gart_fault_e__PRIVILEGE = 'h4,
         sgpu_regs__gart_fault_e__WALK_ERROR = 'h5
     } sgpu_regs__gart_fault_e_e;
+
+    typedef enum logic [1:0] {
+        sgpu_regs__gart_client_e__FETCH = 'h0,
+        sgpu_regs__gart_client_e__CP_WRITE = 'h1,
+        sgpu_regs__gart_client_e__COPY_READ = 'h2,
+        sgpu_regs__gart_client_e__COPY_WRITE = 'h3
+    } sgpu_regs__gart_client_e_e;
 endpackage

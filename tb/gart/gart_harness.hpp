@@ -27,7 +27,7 @@
 #include "common/bench.hpp"
 #include "common/host_memory.hpp"
 #include "sgpu/gen/abi.hpp"
-#include "sgpu/gen/reg_enums.hpp"
+#include "sgpu/gen/sgpu_reg_enums.hpp"
 
 namespace sgpu::tb::gart {
 

@@ -2,10 +2,12 @@
 //
 // Opening checks the ID block and reads the capabilities, then resets the engine and sets up the
 // ring (entries + write-back record in DMA memory). submit() follows etnaviv's small steps:
-// validate (no hardware touched) → write the ring entry → ring the doorbell, and returns the
-// submission's fence ID. Fences are 64-bit, start at 1 and increase by one per submission, across
-// engine resets too. Completion is read from the write-back record in host memory; wait_fence()
-// sleeps on the interrupt.
+// validate (no hardware touched) → write the ring entry → ring the doorbell. Every ring entry
+// carries a RingFence (sgpu/types.hpp) the caller gives: fences are 64-bit, start at 1 and only
+// grow, across engine resets too; whoever owns the ring numbers them (the scheduler at its
+// emission point), and submit_next() numbers for a program that drives the Device alone.
+// Completion is read from the write-back record in host memory; wait_fence() sleeps on the
+// interrupt.
 //
 // A Device owns its Transport. No global state: two Devices on two transports are independent.
 #pragma once
@@ -21,10 +23,9 @@
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/transport.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu {
-
-using FenceId = std::uint64_t;
 
 /// A segment of the GPU address space as the device reports it.
 struct SegmentInfo {
@@ -64,13 +65,13 @@ struct DeviceInfo {
 
 /// The GART's record of a refused translation (GART_FAULT_*).
 struct GartFaultRecord {
-  std::uint32_t reason = 0;      ///< 1 INVALID_PTE, 2 WRITE_PROTECT, 3 OUT_OF_RANGE, 4 PRIVILEGE, 5 WALK_ERROR
-  std::uint32_t client = 0;      ///< 0 fetch engine, 1 CP write path
+  std::uint32_t reason = 0;  ///< a regs::GartFault (sgpu/gen/sgpu_reg_enums.hpp), as read
+  std::uint32_t client = 0;  ///< a regs::GartClient: fetch engine, CP write path, copy engine read/write
   bool write = false;
   bool privileged = false;
   bool more_faults = false;
   std::uint64_t page_address = 0;  ///< GPU address of the refused page
-  FenceId fence = 0;
+  RingFence fence;
   std::uint32_t context_id = 0;
 };
 /// E.g. "WRITE_PROTECT on a write by the CP write path, page 0x18000000003000".
@@ -82,7 +83,7 @@ struct FaultRecord {
   std::uint32_t raw_reason = 0;   ///< the code as read, also when it is not a known abi::Fault
   std::uint32_t ring_index = 0;
   std::uint64_t address = 0;
-  FenceId fence = 0;
+  RingFence fence;
   std::uint32_t detail = 0;
   /// The GART's record, when the device has a GART and it recorded a fault.
   std::optional<GartFaultRecord> gart;
@@ -115,11 +116,6 @@ struct Submission {
   std::uint32_t context_id = 0;
   std::uint32_t flags = 0;  ///< abi::ring_flags
   std::uint64_t gpu_address = 0;  ///< used when buffer is null
-  /// 0 = the next fence (last_submitted_fence() + 1). Else an explicit fence ID, as the
-  /// scheduler gives when it resubmits after a reset (paging packets keep their IDs): it must
-  /// be greater than the fence of every entry written to the ring since the last reset and
-  /// than completed_fence(), so completion stays monotonic.
-  FenceId fence = 0;
 };
 
 /// INT_STATUS events one acknowledge_interrupts() call took.
@@ -137,8 +133,8 @@ struct PreemptionState {
   bool in_entry = false;     ///< stopped inside the entry at ring_index (it did not retire)
   std::uint32_t ring_index = 0;  ///< RING_HEAD at the stop
   std::uint32_t offset = 0;      ///< PREEMPT_OFFSET: first packet of that entry not completed
-  FenceId preemption_fence = 0;  ///< record: PREEMPT_FENCE at the request
-  FenceId last_completed = 0;    ///< record: latest retired fence (LastCompletedFenceId)
+  RingFence preemption_fence;    ///< record: PREEMPT_FENCE at the request
+  RingFence last_completed;      ///< record: latest retired fence (LastCompletedFenceId)
 };
 
 class Device {
@@ -159,17 +155,26 @@ class Device {
   std::uint32_t ring_entries() const;
 
   /// Validates the submission (alignment, bounds, flags, ring space: errors touch no hardware),
-  /// writes its ring entry and rings the doorbell. Returns its fence ID.
-  Result<FenceId> submit(const Submission& submission);
+  /// writes its ring entry with `fence` and rings the doorbell; returns `fence`. The fence must
+  /// be greater than the fence of every entry written to the ring since the last reset and than
+  /// completed_fence(), so completion stays monotonic (InvalidArgument otherwise); an aborted
+  /// fence may be given again after a reset (the scheduler resubmits paging buffers with their
+  /// fences) and is then live again.
+  Result<RingFence> submit(const Submission& submission, RingFence fence);
+  /// The numbering convenience for a program that drives the Device alone (tools, tests):
+  /// submit(submission, next_fence()).
+  Result<RingFence> submit_next(const Submission& submission);
+  /// last_submitted_fence().next(): the fence submit_next() would give.
+  RingFence next_fence() const;
 
   /// Waits until `fence` has completed. Timeout names the fence and the last fence seen;
   /// DeviceFault carries the fault record; Aborted if an engine reset discarded the fence.
-  Status wait_fence(FenceId fence, std::chrono::nanoseconds timeout);
+  Status wait_fence(RingFence fence, std::chrono::nanoseconds timeout);
 
   /// Latest completed fence, from the write-back record in host memory (no MMIO).
-  FenceId completed_fence() const;
+  RingFence completed_fence() const;
   /// Fence of the latest submission (0 before the first).
-  FenceId last_submitted_fence() const;
+  RingFence last_submitted_fence() const;
   /// Ring head from the write-back record (no MMIO).
   std::uint32_t ring_head() const;
   /// Ring tail as last written to the doorbell.
@@ -184,7 +189,7 @@ class Device {
   Status reset_engine();
   /// LastAbortedFenceId of the latest reset: the last fence written to the ring if the reset
   /// discarded anything, else the completed fence (0 before any reset).
-  FenceId last_aborted_fence() const;
+  RingFence last_aborted_fence() const;
 
   // ---- interrupt path (the scheduler's ISR; wait_fence() does this itself)
   /// Waits up to `timeout` in the transport's time (the simulator runs instead of sleeping)
@@ -199,7 +204,7 @@ class Device {
   // ---- preemption (CAP_FEATURES.preemption; Unsupported otherwise)
   /// DxgkDdiPreemptCommand: asks the engine to stop at the next packet boundary; completion is
   /// the preempted interrupt and the record at PREEMPT_ADDR (set up by the device itself).
-  Status request_preemption(FenceId preemption_fence);
+  Status request_preemption(RingFence preemption_fence);
   Result<PreemptionState> preemption_state();
   /// Continues where the engine stopped (the alternative is reset_engine()).
   Status resume_from_preemption();

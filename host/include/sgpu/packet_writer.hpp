@@ -1,6 +1,10 @@
 // Builds a DMA buffer: appends NOP, WRITE_DATA, FENCE, COPY, FILL, BLIT_RECT, FILL_RECT, WAIT_MEM,
-// TIMESTAMP, INDIRECT and TLB_INVALIDATE packets (spec/abi.toml) to a block of
-// memory, checking each packet against the generated packet table before writing a byte.
+// TIMESTAMP, INDIRECT, TLB_INVALIDATE and the other privileged packets (spec/abi.toml) to a block
+// of memory. A pure encoder: it checks what the packet format defines (lengths from the generated
+// packet table, flag bits, field alignment and ranges) before writing a byte, and encodes any
+// packet the format can express. What the device would do with it is the caller's business:
+// e.g. overlapping COPY ranges or BLIT_RECT extents encode fine and fault COPY_OVERLAP on the
+// device; callers that must not produce them check first (sgpu/overlap.hpp).
 //
 //   PacketWriter w(buffer);                   // a DmaMemory
 //   SGPU_RETURN_IF_ERROR(w.write_data(dst.bus_addr(), words));
@@ -37,14 +41,14 @@ class PacketWriter {
   /// (8-aligned for kValue64, else 4-aligned); flags from abi::fence_flags.
   Status fence(std::uint64_t addr, std::uint64_t value, std::uint8_t flags = 0);
   /// COPY: the device copies `bytes` bytes from GPU address `src` to `dst` (any alignment) after
-  /// every earlier write of the submission. Overlapping ranges are refused here (the device
-  /// would fault COPY_OVERLAP).
+  /// every earlier write of the submission. Overlapping ranges fault COPY_OVERLAP on the device
+  /// (copy_overlaps()).
   Status copy(std::uint64_t src, std::uint64_t dst, std::uint32_t bytes);
   /// FILL: `bytes` bytes at `dst` get the 32-bit pattern (byte i = pattern byte i mod 4).
   Status fill(std::uint64_t dst, std::uint32_t bytes, std::uint32_t pattern);
   /// BLIT_RECT: `height` rows of `width` bytes from src + r * src_pitch to dst + r * dst_pitch.
-  /// Refused here when the source and destination extents ((height - 1) * pitch + width bytes
-  /// from the first row) overlap, as the device would fault COPY_OVERLAP.
+  /// Source and destination extents ((height - 1) * pitch + width bytes from the first row) that
+  /// overlap fault COPY_OVERLAP on the device (blit_overlaps()).
   Status blit_rect(std::uint64_t src, std::uint64_t dst, std::uint32_t width, std::uint32_t height,
                    std::uint32_t src_pitch, std::uint32_t dst_pitch);
   /// FILL_RECT: `height` rows of `width` bytes at dst + r * dst_pitch get the pattern.
@@ -99,7 +103,7 @@ class PacketWriter {
  private:
   /// WRITE_DATA and WRITE_PHYSICAL: an address and dwords to write there.
   Status dword_write(abi::Opcode op, std::uint64_t addr, const std::uint32_t* data, std::size_t count);
-  /// COPY and READ_PHYSICAL: {src, dst, bytes}, overlap refused.
+  /// COPY and READ_PHYSICAL: {src, dst, bytes}.
   Status linear_copy(abi::Opcode op, std::uint64_t src, std::uint64_t dst, std::uint32_t bytes);
   Status reserve(abi::Opcode op, std::size_t dwords);
   void put(std::uint32_t dword);

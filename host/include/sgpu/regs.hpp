@@ -1,4 +1,5 @@
-// Register access helpers built on the generated header (host/include/sgpu/gen/sgpu_regs.h).
+// Register access helpers built on the generated headers (sgpu/gen/sgpu_regs.h from PeakRDL,
+// sgpu/gen/sgpu_reg_enums.hpp with the fields' enumerations, e.g. regs::GartFault).
 //
 // Offsets come from the generated layout struct, fields from the generated _bm/_bp/_bw macros:
 // nothing here restates a number from spec/registers.rdl.
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sgpu/gen/sgpu_reg_enums.hpp"
 #include "sgpu/gen/sgpu_regs.h"
 
 namespace sgpu::regs {

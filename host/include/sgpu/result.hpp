@@ -5,6 +5,12 @@
 // Error says whether hardware was touched before the call failed. Validation errors
 // (InvalidArgument, Busy, Unsupported...) are always reported before the first register access,
 // so `hardware_touched == false` promises the device and the driver state are exactly as before.
+// Where an Error is made, that promise is spelled out (Touched::Nothing / Touched::Hardware), and
+// the validation errors have formatting helpers that always promise it:
+//
+//   if (offset % 4 != 0) return Error::invalid("offset {:#x} is not 4-byte aligned", offset);
+//   SGPU_ASSIGN_OR_RETURN(auto buffer, transport.alloc_dma(bytes));
+//   SGPU_RETURN_IF_ERROR(device.reset_engine());
 #pragma once
 
 #include <optional>
@@ -14,6 +20,8 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+
+#include <fmt/core.h>
 
 namespace sgpu {
 
@@ -50,12 +58,53 @@ constexpr std::string_view to_string(Errc code) {
   return "unknown_error";
 }
 
+/// Whether a failing call touched hardware before it failed (Error::hardware_touched).
+enum class Touched : bool {
+  Nothing = false,  ///< no register access, no state changed: safe to retry or just report
+  Hardware = true,  ///< the device (or the driver state) may have changed: recovery decides
+};
+
 struct Error {
   Errc code{};
   std::string message;
   /// False when the failing call made no register access and changed no state: safe to retry
   /// or to report without recovery.
   bool hardware_touched = false;
+
+  Error() = default;
+  /// `touched` says whether the call touched hardware before it failed; a computed answer is
+  /// Touched{flag}.
+  Error(Errc c, std::string m, Touched touched)
+      : code(c), message(std::move(m)), hardware_touched(touched == Touched::Hardware) {}
+
+  /// An Error with a formatted message (fmt syntax), e.g.
+  /// Error::make(Errc::Timeout, Touched::Hardware, "fence {} not reached", f).
+  template <class... A>
+  static Error make(Errc code, Touched touched, fmt::format_string<A...> f, A&&... a) {
+    return Error(code, fmt::format(f, std::forward<A>(a)...), touched);
+  }
+
+  // The validation errors, made before any register access: nothing was touched.
+  /// InvalidArgument.
+  template <class... A>
+  static Error invalid(fmt::format_string<A...> f, A&&... a) {
+    return make(Errc::InvalidArgument, Touched::Nothing, f, std::forward<A>(a)...);
+  }
+  /// Busy: the resource is full; retry later.
+  template <class... A>
+  static Error busy(fmt::format_string<A...> f, A&&... a) {
+    return make(Errc::Busy, Touched::Nothing, f, std::forward<A>(a)...);
+  }
+  /// Unsupported by this build or device.
+  template <class... A>
+  static Error unsupported(fmt::format_string<A...> f, A&&... a) {
+    return make(Errc::Unsupported, Touched::Nothing, f, std::forward<A>(a)...);
+  }
+  /// PermissionDenied: only the kernel may do this.
+  template <class... A>
+  static Error denied(fmt::format_string<A...> f, A&&... a) {
+    return make(Errc::PermissionDenied, Touched::Nothing, f, std::forward<A>(a)...);
+  }
 };
 
 /// "<code>: <message>", e.g. "timeout: fence 7 not reached after 1 ms; last fence seen 5".
@@ -102,6 +151,8 @@ class [[nodiscard]] Result {
   /// The error; only valid when !has_value().
   const Error& error() const& { return std::get<1>(v_); }
   Error&& error() && { return std::get<1>(std::move(v_)); }
+  /// Success or the error, without the value (for a caller that only checks).
+  Result<void> status() const&;
 
  private:
   void check() const {
@@ -133,6 +184,12 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 
+template <class T>
+Status Result<T>::status() const& {
+  if (has_value()) return {};
+  return error();
+}
+
 /// A successful Status.
 inline Status ok_status() { return {}; }
 
@@ -144,3 +201,15 @@ inline Status ok_status() { return {}; }
     if (auto sgpu_status_ = (expr); !sgpu_status_)    \
       return std::move(sgpu_status_).error();         \
   } while (0)
+
+/// Evaluates a Result-valued expression; on error returns the error from the enclosing function,
+/// else moves the value into `lhs` (a declaration such as `auto x` or an existing lvalue).
+/// Expands to more than one statement: not for the body of an unbraced if/for.
+#define SGPU_ASSIGN_OR_RETURN(lhs, expr) \
+  SGPU_ASSIGN_OR_RETURN_IMPL_(SGPU_RESULT_CONCAT_(sgpu_result_, __LINE__), lhs, expr)
+#define SGPU_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
+  auto result = (expr);                                \
+  if (!result) return std::move(result).error();       \
+  lhs = std::move(result).value()
+#define SGPU_RESULT_CONCAT_(a, b) SGPU_RESULT_CONCAT_IMPL_(a, b)
+#define SGPU_RESULT_CONCAT_IMPL_(a, b) a##b

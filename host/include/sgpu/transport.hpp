@@ -5,8 +5,10 @@
 // for the simulator, real time for a board). Everything above it (Device, the CLI, the tests of
 // policy) is written against this interface only and never learns which backend it runs on.
 //
-// Backends: "sim" (the Verilated RTL in process), "mock" (unit tests: scripted reads, logged
-// writes), "pcie" (libpciaccess + VFIO; not available yet).
+// Backends are chosen by name through a TransportRegistry (transport/registry.hpp): libsgpu
+// carries "mock" (unit tests: scripted reads, logged writes) and "pcie" (libpciaccess + VFIO; not
+// available yet); the testbench adds "sim" (the Verilated RTL in process) and "model" (the C++
+// reference model). Each backend has its own options; nothing here knows them.
 #pragma once
 
 #include <chrono>
@@ -78,20 +80,6 @@ class DmaMemory {
   std::size_t size_ = 0;
 };
 
-/// Options for open_transport(). Each backend reads the fields it knows and ignores the rest.
-struct TransportOptions {
-  // ---- sim: the Verilated model and its host-memory model
-  unsigned read_latency = 64;       ///< host-memory read latency, core clocks
-  unsigned write_latency = 32;      ///< host-memory write latency, core clocks
-  double memory_ready_prob = 1.0;   ///< < 1 adds random back-pressure
-  std::uint64_t seed = 1;           ///< random stalls and X initialisation
-  double clock_hz = 250e6;          ///< core clock, converts cycles to simulated time
-  std::string fst_path;             ///< FST waveform file; empty = $SGPU_FST or none
-  bool check_axi = true;            ///< run the AXI protocol checker on the memory port
-  // ---- pcie (later): which card
-  std::string pci_slot;             ///< e.g. "0000:01:00.0"; empty = first softgpu found
-};
-
 /// 32-bit register access, DMA memory, interrupt wait and time. See the file comment.
 ///
 /// Register accesses are infallible in the interface (as on a real bus, a dead link reads
@@ -115,10 +103,11 @@ class Transport {
   /// Returns at once if the line is already high.
   virtual bool wait_irq(std::chrono::nanoseconds timeout) = 0;
 
-  /// The backend's time: simulated time for "sim", a monotonic clock for hardware.
+  /// The backend's time: simulated time for "sim", a monotonic clock for hardware (and for an
+  /// untimed model, time advances only by the waits that give up).
   virtual std::chrono::nanoseconds now() = 0;
 
-  /// Backend name: "sim", "mock", "pcie".
+  /// Backend name, as registered: "sim", "model", "mock", "pcie"...
   virtual std::string_view name() const = 0;
 };
 
@@ -127,9 +116,5 @@ class TransportFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-/// Opens a transport by backend name: "sim", "mock" or "pcie" (Unsupported for now).
-Result<std::unique_ptr<Transport>> open_transport(std::string_view backend,
-                                                  const TransportOptions& options = {});
 
 }  // namespace sgpu

@@ -7,9 +7,7 @@
 
 namespace sgpu::kmd {
 
-namespace {
-Error invalid(std::string m) { return Error{Errc::InvalidArgument, std::move(m), false}; }
-}  // namespace
+namespace {}  // namespace
 
 AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved_aperture_pages) {
   AdapterDescription d;
@@ -44,69 +42,68 @@ AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved
   return d;
 }
 
-Adapter::Adapter(AdapterDescription d, vidmm::SystemMemory& s, std::shared_ptr<const SizingPolicy> p)
+Adapter::Adapter(AdapterDescription d, SystemMemory& s, std::shared_ptr<const SizingPolicy> p)
     : desc_(std::move(d)), system_(s), policy_(std::move(p)) {}
 
 Adapter::~Adapter() = default;
 
 Result<std::unique_ptr<Adapter>> Adapter::create(AdapterDescription d, vidmm::PagingExecutor& executor,
-                                                 vidmm::SystemMemory& system_memory,
+                                                 SystemMemory& system_memory,
                                                  std::shared_ptr<const SizingPolicy> policy) {
   const auto& caps = d.caps;
   const std::uint32_t vs = caps.scheduling_caps.value;
-  if (vs & ~VidSchCaps::kDefined)
-    return invalid(fmt::format("DXGK_DRIVERCAPS.SchedulingCaps {:#x} sets undefined bits", vs));
+  if (vs & ~VidSchCaps::kDefined) return Error::invalid("DXGK_DRIVERCAPS.SchedulingCaps {:#x} sets undefined bits", vs);
   if ((vs & VidSchCaps::kPreemptionAware) && !(vs & VidSchCaps::kMultiEngineAware))
-    return invalid("DXGK_DRIVERCAPS.SchedulingCaps: PreemptionAware requires MultiEngineAware");
+    return Error::invalid("DXGK_DRIVERCAPS.SchedulingCaps: PreemptionAware requires MultiEngineAware");
   if ((vs & VidSchCaps::kNoDmaPatching) &&
       (vs & (VidSchCaps::kPreemptionAware | VidSchCaps::kMultiEngineAware)) !=
           (VidSchCaps::kPreemptionAware | VidSchCaps::kMultiEngineAware))
-    return invalid("DXGK_DRIVERCAPS.SchedulingCaps: NoDmaPatching requires PreemptionAware and MultiEngineAware");
+    return Error::invalid(
+        "DXGK_DRIVERCAPS.SchedulingCaps: NoDmaPatching requires PreemptionAware and MultiEngineAware");
   if ((vs & VidSchCaps::kCancelCommandAware) && !(vs & VidSchCaps::kMultiEngineAware))
-    return invalid("DXGK_DRIVERCAPS.SchedulingCaps: CancelCommandAware requires MultiEngineAware");
+    return Error::invalid("DXGK_DRIVERCAPS.SchedulingCaps: CancelCommandAware requires MultiEngineAware");
   if (caps.memory_management_caps.value & ~VidMmCaps::kDefined)
-    return invalid(fmt::format("DXGK_DRIVERCAPS.MemoryManagementCaps {:#x} sets undefined bits",
-                               caps.memory_management_caps.value));
+    return Error::invalid("DXGK_DRIVERCAPS.MemoryManagementCaps {:#x} sets undefined bits",
+                          caps.memory_management_caps.value);
   if (caps.node_count == 0 || caps.paging_node >= caps.node_count)
-    return invalid(fmt::format("DXGK_DRIVERCAPS.PagingNode {} is not one of the {} nodes", caps.paging_node, caps.node_count));
-  if (caps.max_allocation_list_slot_id == 0) return invalid("DXGK_DRIVERCAPS.MaxAllocationListSlotId is 0");
+    return Error::invalid("DXGK_DRIVERCAPS.PagingNode {} is not one of the {} nodes", caps.paging_node,
+                          caps.node_count);
+  if (caps.max_allocation_list_slot_id == 0) return Error::invalid("DXGK_DRIVERCAPS.MaxAllocationListSlotId is 0");
   if (d.segments.empty())
-    return Error{Errc::Unsupported,
-                 "adapter reports no segment (no memory segment, no aperture segment): nothing to place allocations in",
-                 false};
+    return Error::unsupported(
+        "adapter reports no segment (no memory segment, no aperture segment): nothing to place allocations in");
   if (d.paging_buffer_segment_id != kSystemMemory &&
       (d.paging_buffer_segment_id > d.segments.size() || !d.segments[d.paging_buffer_segment_id - 1].is_aperture()))
-    return invalid(fmt::format("DXGK_QUERYSEGMENTOUT.PagingBufferSegmentId {} is not an aperture segment",
-                               d.paging_buffer_segment_id));
+    return Error::invalid("DXGK_QUERYSEGMENTOUT.PagingBufferSegmentId {} is not an aperture segment",
+                          d.paging_buffer_segment_id);
 
   vidmm::MemoryManagerConfig config;
   config.segments = d.segments;
   config.page_size = d.page_size;
   if (caps.aperture_segment_commit_limit != 0) config.aperture_commit_limit = caps.aperture_segment_commit_limit;
-  auto mm = vidmm::MemoryManager::create(std::move(config), executor, system_memory);
-  if (!mm) return std::move(mm).error();
+  SGPU_ASSIGN_OR_RETURN(auto mm, vidmm::MemoryManager::create(std::move(config), executor, system_memory));
   if (!policy) policy = std::make_shared<DefaultSizingPolicy>();
   std::unique_ptr<Adapter> a(new Adapter(std::move(d), system_memory, std::move(policy)));
-  a->mm_ = std::move(*mm);
+  a->mm_ = std::move(mm);
   return a;
 }
 
 Result<const SegmentDescriptor*> Adapter::segment(SegmentId id) const {
   if (id == 0 || id > desc_.segments.size())
-    return invalid(fmt::format("segment {} does not exist (adapter has {} segments)", id, desc_.segments.size()));
+    return Error::invalid("segment {} does not exist (adapter has {} segments)", id, desc_.segments.size());
   return &desc_.segments[id - 1];
 }
 
 Result<SegmentId> Adapter::memory_segment() const {
   for (SegmentId id = 1; id <= desc_.segments.size(); ++id)
     if (!desc_.segments[id - 1].is_aperture()) return id;
-  return Error{Errc::Unsupported, "adapter has no memory segment (CAP_MEMSEG_SIZE = 0)", false};
+  return Error::unsupported("adapter has no memory segment (CAP_MEMSEG_SIZE = 0)");
 }
 
 Result<SegmentId> Adapter::aperture_segment() const {
   for (SegmentId id = 1; id <= desc_.segments.size(); ++id)
     if (desc_.segments[id - 1].is_aperture()) return id;
-  return Error{Errc::Unsupported, "adapter has no aperture segment (no GART or CAP_APSEG_SIZE = 0)", false};
+  return Error::unsupported("adapter has no aperture segment (no GART or CAP_APSEG_SIZE = 0)");
 }
 
 SegmentSet Adapter::aperture_segments() const {
@@ -124,10 +121,10 @@ SegmentSet Adapter::all_segments() const {
 
 Result<Device> Adapter::create_device(CreateDeviceFlags flags) {
   if (flags.value & ~CreateDeviceFlags::kDefined)
-    return invalid(fmt::format("DXGK_CREATEDEVICEFLAGS {:#x} sets undefined bits {:#x}", flags.value,
-                               flags.value & ~CreateDeviceFlags::kDefined));
+    return Error::invalid("DXGK_CREATEDEVICEFLAGS {:#x} sets undefined bits {:#x}", flags.value,
+                          flags.value & ~CreateDeviceFlags::kDefined);
   if (flags.system_device() && flags.gdi_device())
-    return invalid("DXGK_CREATEDEVICEFLAGS: SystemDevice and GdiDevice are exclusive");
+    return Error::invalid("DXGK_CREATEDEVICEFLAGS: SystemDevice and GdiDevice are exclusive");
   const DxgkDeviceInfo info = policy_->device_info(*this, flags);
   SGPU_RETURN_IF_ERROR(validate_device_info(*this, info));
   ++live_devices_;
@@ -137,35 +134,39 @@ Result<Device> Adapter::create_device(CreateDeviceFlags flags) {
 Result<ContextAllocation> Adapter::create_context_allocation(const CreateContextAllocationArgs& a) {
   const auto& f = a.context_allocation_flags;
   if (f.value & ~CreateContextAllocationFlags::kDefined)
-    return invalid(fmt::format("DXGKARGCB_CREATECONTEXTALLOCATION.ContextAllocationFlags {:#x} sets undefined bits {:#x}",
-                               f.value, f.value & ~CreateContextAllocationFlags::kDefined));
+    return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.ContextAllocationFlags {:#x} sets undefined bits {:#x}",
+                          f.value, f.value & ~CreateContextAllocationFlags::kDefined);
   if (a.physical_adapter_index != 0)
-    return invalid(fmt::format("DXGKARGCB_CREATECONTEXTALLOCATION.PhysicalAdapterIndex {} (one adapter: must be 0)",
-                               a.physical_adapter_index));
+    return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.PhysicalAdapterIndex {} (one adapter: must be 0)",
+                          a.physical_adapter_index);
   if (a.device == nullptr)
-    return invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice is null (a system device): context allocations are only "
-                   "for non-system devices");
+    return Error::invalid(
+        "DXGKARGCB_CREATECONTEXTALLOCATION.hDevice is null (a system device): context allocations are only "
+        "for non-system devices");
   if (&a.device->adapter() != this)
-    return invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice belongs to another adapter");
+    return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice belongs to another adapter");
   if (a.device->flags().system_device())
-    return invalid(fmt::format("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice {:#x} is a system device", a.device->id()));
+    return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice {:#x} is a system device", a.device->id());
   vidmm::AllocationOwner owner;
   owner.device = a.device->id();
   if (f.shared_across_contexts()) {
     if (a.context != nullptr)
-      return invalid(fmt::format("DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} must be null when "
-                                 "SharedAcrossContexts = 1 (a device context allocation)",
-                                 a.context->id()));
+      return Error::invalid(
+          "DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} must be null when "
+          "SharedAcrossContexts = 1 (a device context allocation)",
+          a.context->id());
     owner.kind = vidmm::AllocationKind::DeviceContext;
   } else {
     if (a.context == nullptr)
-      return invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hContext is null with SharedAcrossContexts = 0 (a GPU context "
-                     "allocation needs its context; a system context has none)");
+      return Error::invalid(
+          "DXGKARGCB_CREATECONTEXTALLOCATION.hContext is null with SharedAcrossContexts = 0 (a GPU context "
+          "allocation needs its context; a system context has none)");
     if (a.context->device_id() != a.device->id())
-      return invalid(fmt::format("DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} belongs to device {:#x}, not hDevice {:#x}",
-                                 a.context->id(), a.context->device_id(), a.device->id()));
+      return Error::invalid(
+          "DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} belongs to device {:#x}, not hDevice {:#x}",
+          a.context->id(), a.context->device_id(), a.device->id());
     if (a.context->flags().system_context())
-      return invalid(fmt::format("DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} is a system context", a.context->id()));
+      return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} is a system context", a.context->id());
     owner.kind = vidmm::AllocationKind::GpuContext;
     owner.context = a.context->id();
   }

@@ -4,7 +4,7 @@
 
 namespace sgpu::kmd {
 
-DmaBufferPool::DmaBufferPool(vidmm::SystemMemory& memory, std::uint32_t starting_size, std::uint32_t private_data_size,
+DmaBufferPool::DmaBufferPool(SystemMemory& memory, std::uint32_t starting_size, std::uint32_t private_data_size,
                              std::size_t keep)
     : memory_(memory), starting_size_(starting_size), private_size_(private_data_size), keep_(keep) {}
 
@@ -25,14 +25,11 @@ Result<DmaBuffer> DmaBufferPool::acquire(std::size_t min_bytes) {
     free_.erase(it);
     return b;
   }
-  auto mem = memory_.allocate(want);
-  if (!mem) return std::move(mem).error();
+  SGPU_ASSIGN_OR_RETURN(auto mem, memory_.allocate(want));
   // Private data is zeroed here, at creation, and only here.
-  DmaBuffer b{std::move(*mem), std::vector<std::byte>(private_size_, std::byte{0}), 0};
+  DmaBuffer b{std::move(mem), std::vector<std::byte>(private_size_, std::byte{0}), 0};
   if (mapper_) {
-    auto gpu = mapper_->map(b.memory);
-    if (!gpu) return std::move(gpu).error();  // the memory goes back with `b`
-    b.gpu_address = *gpu;
+    SGPU_ASSIGN_OR_RETURN(b.gpu_address, mapper_->map(b.memory));  // on error the memory goes back with `b`
   }
   ++created_;
   return b;

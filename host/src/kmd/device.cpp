@@ -6,9 +6,7 @@
 
 namespace sgpu::kmd {
 
-namespace {
-Error invalid(std::string m) { return Error{Errc::InvalidArgument, std::move(m), false}; }
-}  // namespace
+namespace {}  // namespace
 
 Device::Device(Adapter& adapter, std::uint64_t id, CreateDeviceFlags flags, const DxgkDeviceInfo& info)
     : adapter_(&adapter), id_(id), flags_(flags), info_(info) {}
@@ -41,21 +39,22 @@ Result<Context> Device::create_context(const CreateContextArgs& args) {
   const auto& caps = adapter_->caps();
   const CreateContextFlags f = args.flags;
   if (f.value & ~CreateContextFlags::kDefined)
-    return invalid(fmt::format("DXGK_CREATECONTEXTFLAGS {:#x} sets undefined bits {:#x}", f.value,
-                               f.value & ~CreateContextFlags::kDefined));
+    return Error::invalid("DXGK_CREATECONTEXTFLAGS {:#x} sets undefined bits {:#x}", f.value,
+                          f.value & ~CreateContextFlags::kDefined);
   if (f.system_context() && f.gdi_context())
-    return invalid("DXGK_CREATECONTEXTFLAGS: SystemContext and GdiContext are exclusive");
+    return Error::invalid("DXGK_CREATECONTEXTFLAGS: SystemContext and GdiContext are exclusive");
   if (f.system_context() && !flags_.system_device())
-    return invalid(fmt::format("DXGK_CREATECONTEXTFLAGS.SystemContext on device {:#x}, which is not the system device", id_));
+    return Error::invalid("DXGK_CREATECONTEXTFLAGS.SystemContext on device {:#x}, which is not the system device", id_);
   if (f.gdi_context() && !flags_.gdi_device())
-    return invalid(fmt::format("DXGK_CREATECONTEXTFLAGS.GdiContext on device {:#x}, which is not a GDI device", id_));
+    return Error::invalid("DXGK_CREATECONTEXTFLAGS.GdiContext on device {:#x}, which is not a GDI device", id_);
   if (args.node_ordinal >= caps.node_count)
-    return invalid(fmt::format("DXGKARG_CREATECONTEXT.NodeOrdinal {} is not a node (adapter has {})", args.node_ordinal,
-                               caps.node_count));
+    return Error::invalid("DXGKARG_CREATECONTEXT.NodeOrdinal {} is not a node (adapter has {})", args.node_ordinal,
+                          caps.node_count);
   if (args.engine_affinity != 1)
-    return invalid(fmt::format("DXGKARG_CREATECONTEXT.EngineAffinity {:#x} must have exactly one bit, 1 << EngineOrdinal "
-                               "(one engine: 0x1)",
-                               args.engine_affinity));
+    return Error::invalid(
+        "DXGKARG_CREATECONTEXT.EngineAffinity {:#x} must have exactly one bit, 1 << EngineOrdinal "
+        "(one engine: 0x1)",
+        args.engine_affinity);
   const DxgkContextInfo info = adapter_->sizing_policy().context_info(*adapter_, flags_, f, args.node_ordinal);
   SGPU_RETURN_IF_ERROR(validate_context_info(*adapter_, info, f));
   Context c(*adapter_, id_, adapter_->next_context_++, f, args.node_ordinal, info);
@@ -64,9 +63,9 @@ Result<Context> Device::create_context(const CreateContextArgs& args) {
 }
 
 Result<Allocation> Device::create_allocation(const AllocationInfo& info) {
-  auto h = adapter_->memory_manager().create_allocation(info, vidmm::AllocationOwner{vidmm::AllocationKind::Standard, id_, 0});
-  if (!h) return std::move(h).error();
-  return Allocation(adapter_->memory_manager(), *h);
+  SGPU_ASSIGN_OR_RETURN(auto h, adapter_->memory_manager().create_allocation(
+                                    info, vidmm::AllocationOwner{vidmm::AllocationKind::Standard, id_, 0}));
+  return Allocation(adapter_->memory_manager(), h);
 }
 
 Context::Context(Adapter& adapter, std::uint64_t device, std::uint64_t id, CreateContextFlags flags, std::uint32_t node,
@@ -79,7 +78,7 @@ Context::Context(Adapter& adapter, std::uint64_t device, std::uint64_t id, Creat
       info_(info),
       dma_buffers_(std::make_unique<DmaBufferPool>(adapter.system_memory(), info.dma_buffer_size,
                                                    info.dma_buffer_private_data_size)),
-      allocation_lists_(std::make_unique<ListPool<vidmm::AllocationListEntry>>(info.allocation_list_size)),
+      allocation_lists_(std::make_unique<ListPool<AllocationListEntry>>(info.allocation_list_size)),
       patch_lists_(std::make_unique<ListPool<PatchLocation>>(info.patch_location_list_size)) {}
 
 Context::Context(Context&& o) noexcept { *this = std::move(o); }

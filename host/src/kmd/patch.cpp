@@ -12,8 +12,6 @@ namespace sgpu::kmd {
 
 namespace {
 
-Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
-
 /// Little-endian 64-bit store at a byte offset (PatchOffset need only be 4-aligned).
 void store64(std::byte* base, std::uint64_t offset, std::uint64_t value) {
   std::uint32_t d[2] = {static_cast<std::uint32_t>(value), static_cast<std::uint32_t>(value >> 32)};
@@ -25,34 +23,36 @@ void store32(std::byte* base, std::uint64_t offset, std::uint32_t value) { std::
 }  // namespace
 
 Result<PatchOutput> patch(const PatchArgs& a) {
-  if (a.dma_buffer == nullptr) return invalid("patch: the DMA buffer is null");
+  if (a.dma_buffer == nullptr) return Error::invalid("patch: the DMA buffer is null");
   if (a.dma_start > a.dma_end || a.dma_end > a.dma_size)
-    return invalid(fmt::format("patch: submission range [{}, {}) is not inside the {}-byte DMA buffer", a.dma_start,
-                               a.dma_end, a.dma_size));
+    return Error::invalid("patch: submission range [{}, {}) is not inside the {}-byte DMA buffer", a.dma_start,
+                          a.dma_end, a.dma_size);
   if (std::uint64_t{a.patch_start} + a.patch_length > a.patch_list_size)
-    return invalid(fmt::format("patch: entries [{}, {}) are not inside the {}-entry patch list", a.patch_start,
-                               std::uint64_t{a.patch_start} + a.patch_length, a.patch_list_size));
+    return Error::invalid("patch: entries [{}, {}) are not inside the {}-entry patch list", a.patch_start,
+                          std::uint64_t{a.patch_start} + a.patch_length, a.patch_list_size);
   if (a.patch_list == nullptr && a.patch_list_size != 0)
-    return invalid(fmt::format("patch: patch list is null but has {} entries", a.patch_list_size));
+    return Error::invalid("patch: patch list is null but has {} entries", a.patch_list_size);
   if (a.allocation_list == nullptr && a.allocation_list_size != 0)
-    return invalid(fmt::format("patch: allocation list is null but has {} elements", a.allocation_list_size));
+    return Error::invalid("patch: allocation list is null but has {} elements", a.allocation_list_size);
 
   // Check every entry before writing one, so a refusal leaves the buffer as it was.
   const std::uint32_t end = a.patch_start + a.patch_length;
   for (std::uint32_t i = a.patch_start; i < end; ++i) {
     const PatchLocation& e = a.patch_list[i];
     if (e.patch_offset % 4 != 0 || std::uint64_t{e.patch_offset} + 8 > a.dma_size)
-      return invalid(fmt::format("patch: entry {}: PatchOffset {} is not a 4-aligned 8-byte field inside the "
-                                 "{}-byte DMA buffer",
-                                 i, e.patch_offset, a.dma_size));
+      return Error::invalid(
+          "patch: entry {}: PatchOffset {} is not a 4-aligned 8-byte field inside the "
+          "{}-byte DMA buffer",
+          i, e.patch_offset, a.dma_size);
     if (e.allocation_index >= a.allocation_list_size)
-      return invalid(fmt::format("patch: entry {}: AllocationIndex {} is past the {}-element allocation list", i,
-                                 e.allocation_index, a.allocation_list_size));
+      return Error::invalid("patch: entry {}: AllocationIndex {} is past the {}-element allocation list", i,
+                            e.allocation_index, a.allocation_list_size);
     const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];
     if (!al.allocation || al.segment == kSystemMemory)
-      return invalid(fmt::format("patch: entry {}: allocation-list element {} is {} (segment {}): nothing to patch "
-                                 "with",
-                                 i, e.allocation_index, al.allocation ? "not resident" : "null", al.segment));
+      return Error::invalid(
+          "patch: entry {}: allocation-list element {} is {} (segment {}): nothing to patch "
+          "with",
+          i, e.allocation_index, al.allocation ? "not resident" : "null", al.segment);
   }
 
   // The submission fence Render appended, when this submission's range holds it.
@@ -67,17 +67,18 @@ Result<PatchOutput> patch(const PatchArgs& a) {
   const auto& fence = *abi::find_packet(static_cast<std::uint8_t>(abi::Opcode::Fence));
   if (fence_in_range) {
     if (priv.fence_offset % 4 != 0 || std::uint64_t{priv.fence_offset} + 4 * fence.min_dwords > a.dma_end)
-      return invalid(fmt::format("patch: the submission fence at offset {} does not lie inside the submission "
-                                 "[{}, {})",
-                                 priv.fence_offset, a.dma_start, a.dma_end));
+      return Error::invalid(
+          "patch: the submission fence at offset {} does not lie inside the submission "
+          "[{}, {})",
+          priv.fence_offset, a.dma_start, a.dma_end);
     std::uint32_t header;
     std::memcpy(&header, dma + priv.fence_offset, 4);
     if (abi::header_opcode(header) != static_cast<std::uint8_t>(abi::Opcode::Fence) ||
         !(abi::header_flags(header) & abi::fence_flags::kValue64))
-      return invalid(fmt::format("patch: offset {} holds header {:#010x}, not the submission fence (FENCE, value64)",
-                                 priv.fence_offset, header));
+      return Error::invalid("patch: offset {} holds header {:#010x}, not the submission fence (FENCE, value64)",
+                            priv.fence_offset, header);
     if (a.fence_address % 8 != 0)
-      return invalid(fmt::format("patch: submission fence address {:#x} is not 8-byte aligned", a.fence_address));
+      return Error::invalid("patch: submission fence address {:#x} is not 8-byte aligned", a.fence_address);
   }
 
   PatchOutput out;
@@ -89,9 +90,10 @@ Result<PatchOutput> patch(const PatchArgs& a) {
   }
   if (fence_in_range) {
     store64(dma, priv.fence_offset + 4ull * abi::payload::fence::kAddrLo, a.fence_address);
-    store32(dma, priv.fence_offset + 4ull * abi::payload::fence::kValueLo, static_cast<std::uint32_t>(a.submission_fence));
+    store32(dma, priv.fence_offset + 4ull * abi::payload::fence::kValueLo,
+            static_cast<std::uint32_t>(a.submission_fence.value()));
     store32(dma, priv.fence_offset + 4ull * abi::payload::fence::kValueHi,
-            static_cast<std::uint32_t>(a.submission_fence >> 32));
+            static_cast<std::uint32_t>(a.submission_fence.value() >> 32));
     out.fence_written = true;
   }
   return out;

@@ -11,8 +11,6 @@ namespace sgpu::kmd {
 
 namespace {
 
-Error invalid(std::string m) { return Error{Errc::InvalidArgument, std::move(m), false}; }
-
 constexpr std::uint32_t packet_bytes(std::string_view name) {
   for (const auto& p : abi::kPackets)
     if (p.name == name) return p.max_dwords * 4u;
@@ -26,24 +24,26 @@ Status validate_common(const Adapter& adapter, const char* what, std::uint32_t d
                        std::uint32_t alloc_list, std::uint32_t patch_list) {
   const CommandSizes cs = command_sizes();
   if (dma_set.bits() & ~adapter.all_segments().bits())
-    return invalid(fmt::format("{}.DmaBufferSegmentSet {:#x} names segments that do not exist (adapter segments {:#x})",
-                               what, dma_set.bits(), adapter.all_segments().bits()));
+    return Error::invalid("{}.DmaBufferSegmentSet {:#x} names segments that do not exist (adapter segments {:#x})",
+                          what, dma_set.bits(), adapter.all_segments().bits());
   const SegmentSet memory = dma_set.without(adapter.aperture_segments());
   if (!memory.empty())
-    return invalid(fmt::format("{}.DmaBufferSegmentSet {:#x} names segment {}, a memory segment: DMA buffers may only "
-                               "be placed in aperture segments (or 0 = contiguous system memory)",
-                               what, dma_set.bits(), memory.first()));
+    return Error::invalid(
+        "{}.DmaBufferSegmentSet {:#x} names segment {}, a memory segment: DMA buffers may only "
+        "be placed in aperture segments (or 0 = contiguous system memory)",
+        what, dma_set.bits(), memory.first());
   if (dma_size < cs.min_dma_buffer_bytes())
-    return invalid(fmt::format("{}.DmaBufferSize {} is smaller than the largest non-splittable packet ({} bytes) plus "
-                               "a Present of one RECT ({} bytes)",
-                               what, dma_size, cs.largest_packet_bytes, cs.present_rect_bytes));
-  if (dma_size % 4 != 0) return invalid(fmt::format("{}.DmaBufferSize {} is not a multiple of 4", what, dma_size));
+    return Error::invalid(
+        "{}.DmaBufferSize {} is smaller than the largest non-splittable packet ({} bytes) plus "
+        "a Present of one RECT ({} bytes)",
+        what, dma_size, cs.largest_packet_bytes, cs.present_rect_bytes);
+  if (dma_size % 4 != 0) return Error::invalid("{}.DmaBufferSize {} is not a multiple of 4", what, dma_size);
   if (alloc_list < cs.present_allocations)
-    return invalid(fmt::format("{}.AllocationListSize {} cannot hold a Present ({} entries)", what, alloc_list,
-                               cs.present_allocations));
+    return Error::invalid("{}.AllocationListSize {} cannot hold a Present ({} entries)", what, alloc_list,
+                          cs.present_allocations);
   if (patch_list < cs.present_patch_locations)
-    return invalid(fmt::format("{}.PatchLocationListSize {} cannot hold a Present ({} entries)", what, patch_list,
-                               cs.present_patch_locations));
+    return Error::invalid("{}.PatchLocationListSize {} cannot hold a Present ({} entries)", what, patch_list,
+                          cs.present_patch_locations);
   return ok_status();
 }
 
@@ -88,24 +88,25 @@ DxgkContextInfo DefaultSizingPolicy::context_info(const Adapter& adapter, Create
 
 Status validate_device_info(const Adapter& adapter, const DxgkDeviceInfo& info) {
   if (info.flags.value & ~DeviceInfoFlags::kDefined)
-    return invalid(fmt::format("DXGK_DEVICEINFO.Flags {:#x} sets reserved bits {:#x}", info.flags.value,
-                               info.flags.value & ~DeviceInfoFlags::kDefined));
+    return Error::invalid("DXGK_DEVICEINFO.Flags {:#x} sets reserved bits {:#x}", info.flags.value,
+                          info.flags.value & ~DeviceInfoFlags::kDefined);
   return validate_common(adapter, "DXGK_DEVICEINFO", info.dma_buffer_size, info.dma_buffer_segment_set,
                          info.allocation_list_size, info.patch_location_list_size);
 }
 
 Status validate_context_info(const Adapter& adapter, const DxgkContextInfo& info, CreateContextFlags flags) {
-  if (info.reserved != 0) return invalid(fmt::format("DXGK_CONTEXTINFO.Reserved is {:#x}, must be 0", info.reserved));
+  if (info.reserved != 0) return Error::invalid("DXGK_CONTEXTINFO.Reserved is {:#x}, must be 0", info.reserved);
   if (info.caps.value != 0)
-    return invalid(fmt::format("DXGK_CONTEXTINFO.Caps {:#x}: NoPatchingRequired, DriverManagesResidency and UseIoMmu "
-                               "are WDDM 2 features; a physical-addressing context must leave Caps 0",
-                               info.caps.value));
+    return Error::invalid(
+        "DXGK_CONTEXTINFO.Caps {:#x}: NoPatchingRequired, DriverManagesResidency and UseIoMmu "
+        "are WDDM 2 features; a physical-addressing context must leave Caps 0",
+        info.caps.value);
   if (info.paging_companion_node_id >= adapter.caps().node_count)
-    return invalid(fmt::format("DXGK_CONTEXTINFO.PagingCompanionNodeId {} is not a node (adapter has {})",
-                               info.paging_companion_node_id, adapter.caps().node_count));
+    return Error::invalid("DXGK_CONTEXTINFO.PagingCompanionNodeId {} is not a node (adapter has {})",
+                          info.paging_companion_node_id, adapter.caps().node_count);
   if (flags.gdi_context() && info.allocation_list_size != kGdiContextAllocationListSize)
-    return invalid(fmt::format("DXGK_CONTEXTINFO.AllocationListSize {} of a GDI context must be exactly {}",
-                               info.allocation_list_size, kGdiContextAllocationListSize));
+    return Error::invalid("DXGK_CONTEXTINFO.AllocationListSize {} of a GDI context must be exactly {}",
+                          info.allocation_list_size, kGdiContextAllocationListSize);
   return validate_common(adapter, "DXGK_CONTEXTINFO", info.dma_buffer_size, info.dma_buffer_segment_set,
                          info.allocation_list_size, info.patch_location_list_size);
 }

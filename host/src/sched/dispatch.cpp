@@ -13,7 +13,7 @@ namespace sgpu::sched {
 namespace {
 
 // Allocation-list indices the patch entries [begin, end) reference, sorted, unique.
-std::vector<std::uint32_t> referenced(const std::vector<kmd::PatchLocation>& patches, std::uint32_t begin,
+std::vector<std::uint32_t> referenced(const std::vector<PatchLocation>& patches, std::uint32_t begin,
                                       std::uint32_t end) {
   std::vector<std::uint32_t> v;
   for (std::uint32_t i = begin; i < end; ++i) v.push_back(patches[i].allocation_index);
@@ -59,7 +59,7 @@ Status Scheduler::pump() {
 
 Result<std::vector<vidmm::Placement>> Scheduler::make_resident(ContextState& cs, const Pass& pass,
                                                                const std::vector<std::uint32_t>& allocations) {
-  std::vector<vidmm::AllocationListEntry> list;
+  std::vector<AllocationListEntry> list;
   list.reserve(allocations.size());
   for (std::uint32_t i : allocations) list.push_back(pass.list[i]);
   ++in_mm_;
@@ -69,7 +69,7 @@ Result<std::vector<vidmm::Placement>> Scheduler::make_resident(ContextState& cs,
   return placed;
 }
 
-void Scheduler::fail_submission(FenceId submission, const Error& error) {
+void Scheduler::fail_submission(SubmissionId submission, const Error& error) {
   auto it = pending_.find(submission);
   if (it == pending_.end()) return;
   ContextState* cs = find(it->second->context);
@@ -127,14 +127,14 @@ Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) 
   const std::uint32_t base = work->patch_start;
   const auto fits = [&](const std::vector<std::uint32_t>& set) -> Result<bool> {
     auto r = make_resident(cs, pass, set);
-    if (interrupted()) return Error{Errc::Aborted, kRestart, false};
+    if (interrupted()) return Error{Errc::Aborted, kRestart, Touched::Nothing};
     if (!r) return std::move(r).error();
     return true;
   };
   const auto emit = [&](const SplitPortion& p) -> Status {
     // Placements of this portion: make_resident again (everything is there: no paging).
     auto r = make_resident(cs, pass, p.allocations);
-    if (interrupted()) return Error{Errc::Aborted, kRestart, false};
+    if (interrupted()) return Error{Errc::Aborted, kRestart, Touched::Nothing};
     if (!r) return std::move(r).error();
     ++counters_.portions;
     return submit_portion(cs, *work, p.dma_end, base + p.patch_start + p.patch_length, p.allocations);
@@ -160,21 +160,20 @@ Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma
                                  const std::vector<std::uint32_t>& allocations) {
   const std::uint64_t epoch = epoch_;
   SGPU_RETURN_IF_ERROR(wait_ring_room());
-  if (epoch != epoch_ || cs.error) return Error{Errc::Aborted, kRestart, false};
+  if (epoch != epoch_ || cs.error) return Error{Errc::Aborted, kRestart, Touched::Nothing};
   Pass& pass = *work.pass;
   auto& mm = adapter_.memory_manager();
   // DXGK_ALLOCATIONLIST as the memory manager placed it, for Patch.
-  std::vector<vidmm::AllocationListEntry> used;
+  std::vector<AllocationListEntry> used;
   for (std::uint32_t i : allocations) {
-    auto st = mm.query(pass.list[i].allocation);
-    if (!st) return std::move(st).error();
-    pass.dxgk_list[i].segment = st->placement.segment;
-    pass.dxgk_list[i].gpu_address = st->placement.gpu_address;
-    pass.dxgk_list[i].size = st->size;
+    SGPU_ASSIGN_OR_RETURN(auto st, mm.query(pass.list[i].allocation));
+    pass.dxgk_list[i].segment = st.placement.segment;
+    pass.dxgk_list[i].gpu_address = st.placement.gpu_address;
+    pass.dxgk_list[i].size = st.size;
     used.push_back(pass.list[i]);
   }
 
-  const FenceId fence = device_.last_submitted_fence() + 1;
+  // Patch is this packet's stamp: the addresses, and the fence it is given at the emission point.
   kmd::PatchArgs pa;
   pa.dma_buffer = pass.buffer.memory.cpu();
   pa.dma_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
@@ -188,47 +187,23 @@ Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma
   pa.patch_list_size = pass.patch_count;
   pa.patch_start = work.patch_start;
   pa.patch_length = patch_end - work.patch_start;
-  pa.submission_fence = fence;
   pa.fence_address = window_.fence_slot_gpu(cs.slot);
   if (pass.ring_flags & SubmitCommandFlags::kPresent) pa.flags.value |= kmd::PatchFlags::kPresent;
-  auto patched = kmd::patch(pa);
-  ++counters_.patches;
-  if (!patched) {
-    // Patch may not fail (bug check 0x119/3): a scheduler bug, never a stray write.
-    Error e = std::move(patched).error();
-    e.message = fmt::format("Patch of fence {} (context {}, bytes [{}, {})) failed: {}", fence, cs.context->id(),
-                            work.dma_start, dma_end, e.message);
-    return fatal(e);
-  }
-  if (options_.after_patch) options_.after_patch(pass.buffer.memory.cpu(), work.dma_start, dma_end);
-
-  SubmitCommandArgs sc;
-  sc.context_id = static_cast<std::uint32_t>(cs.context->id());
-  // The buffer lives in the kernel window of the aperture.
-  sc.dma_buffer_segment_id = adapter_.aperture_segment() ? *adapter_.aperture_segment() : 1;
-  sc.dma_buffer_address = pass.buffer.gpu_address;
-  sc.dma_buffer_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
-  sc.start_offset = work.dma_start;
-  sc.end_offset = dma_end;
-  sc.submission_fence = fence;
-  sc.flags.value = pass.ring_flags;
-  const std::uint32_t ring_index = device_.ring_tail();
-  if (Status s = submit_command(device_, sc); !s) return fatal(std::move(s).error());
-
-  reporter_.note_submitted(fence);
-  mm.note_submitted(used, cs.context->residency_scope(), fence);
-  if (hw_.empty()) head_since_ = device_.transport().now();
+  const auto patch = [this, &pa](RingFence fence) -> Status {
+    pa.submission_fence = fence;
+    ++counters_.patches;
+    SGPU_RETURN_IF_ERROR(kmd::patch(pa));
+    if (options_.after_patch) options_.after_patch(pa.dma_buffer, pa.dma_start, pa.dma_end);
+    return ok_status();
+  };
   HwPacket hp;
-  hp.fence = fence;
-  hp.ring_index = ring_index;
   hp.context = cs.context->id();
   hp.pass = work.pass;
   hp.dma_start = work.dma_start;
   hp.dma_end = dma_end;
   hp.patch_start = work.patch_start;
   hp.patch_end = patch_end;
-  hw_.push_back(std::move(hp));
-  ++pass.on_ring;
+  SGPU_RETURN_IF_ERROR(emit(std::move(hp), patch, &used));
   ++counters_.render_packets;
   work.dma_start = dma_end;
   work.patch_start = patch_end;

@@ -30,8 +30,7 @@ Status Scheduler::step(std::chrono::nanoseconds deadline) {
     }
   } else if (!hw_.empty()) {
     // No interrupt although work is outstanding: the OS's QueryCurrentFence path.
-    auto q = query_current_fence();
-    if (!q) return std::move(q).error();
+    SGPU_RETURN_IF_ERROR(query_current_fence());
   }
   return check_timeout();
 }
@@ -50,29 +49,30 @@ Status Scheduler::isr_and_dpc(const InterruptEvents& ev) {
     for (std::size_t i = 0; i < hw_.size() && !found; ++i)
       if (hw_[i].ring_index == rec.ring_index) idx = i, found = true;
     if (hw_.empty())
-      return fatal(Error{Errc::DeviceFault, fmt::format("fault with no packet on the ring: {}", to_string(rec)), true});
+      return fatal(
+          Error::make(Errc::DeviceFault, Touched::Hardware, "fault with no packet on the ring: {}", to_string(rec)));
     return recover(idx, "device fault: " + to_string(rec));
   }
   return ok_status();
 }
 
-Status Scheduler::report_and_retire(FenceId hw, bool from_query) {
+Status Scheduler::report_and_retire(RingFence hw, bool from_query) {
   auto r = from_query ? reporter_.query_current(hw) : reporter_.on_completed(hw);
   if (!r) return fatal(std::move(r).error());
   if (*r) retire(**r);
   return ok_status();
 }
 
-Result<std::optional<FenceId>> Scheduler::query_current_fence() {
+Result<std::optional<RingFence>> Scheduler::query_current_fence() {
   if (fatal_) return *fatal_;
-  const FenceId before = reporter_.last_reported();
+  const RingFence before = reporter_.last_reported();
   SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), true));
-  if (reporter_.last_reported() == before) return std::optional<FenceId>{};
-  return std::optional<FenceId>{reporter_.last_reported()};
+  if (reporter_.last_reported() == before) return std::optional<RingFence>{};
+  return std::optional<RingFence>{reporter_.last_reported()};
 }
 
 // DPC: every packet up to `hw` retired, in ring order.
-void Scheduler::retire(FenceId hw) {
+void Scheduler::retire(RingFence hw) {
   bool head_changed = false;
   while (!hw_.empty() && hw_.front().fence <= hw) {
     HwPacket p = std::move(hw_.front());
@@ -111,7 +111,7 @@ Status Scheduler::check_timeout() {
   const std::string why = fmt::format("ring fence {} ({}) ran longer than TdrDelay {} us", head.fence,
                                       head.context == 0 ? std::string("paging") : fmt::format("context {}", head.context),
                                       us(options_.tdr_delay));
-  if (head.context == 0) return fatal(Error{Errc::Timeout, why + " (a hung paging packet)", true});
+  if (head.context == 0) return fatal(Error{Errc::Timeout, why + " (a hung paging packet)", Touched::Hardware});
 
   const auto still_there = [&] {
     return std::find_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.fence == head.fence; }) != hw_.end();
@@ -119,7 +119,7 @@ Status Scheduler::check_timeout() {
   std::size_t guilty = 0;
   if (options_.use_preemption && device_.info().has_preemption) {
     // DxgkDdiPreemptCommand; the PreemptionFenceId is the next ring fence (not consumed).
-    const FenceId pf = device_.last_submitted_fence() + 1;
+    const RingFence pf = last_ring_fence_.next();
     if (Status s = device_.request_preemption(pf); !s) return fatal(std::move(s).error());
     const auto until = t.now() + options_.preempt_timeout;
     bool preempted = false;
@@ -165,24 +165,23 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why) {
   Transport& t = device_.transport();
   const HwPacket guilty_packet = hw_.at(guilty_index);
   if (guilty_packet.context == 0)
-    return fatal(Error{Errc::DeviceFault, fmt::format("paging packet (ring fence {}) failed: {}", guilty_packet.fence, why),
-                       true});
+    return fatal(Error::make(Errc::DeviceFault, Touched::Hardware, "paging packet (ring fence {}) failed: {}",
+                             guilty_packet.fence, why));
 
   // DxgkDdiResetEngine, then the OS's check of LastAbortedFenceId.
-  const FenceId last_submitted = reporter_.last_submitted();
+  const RingFence last_submitted = reporter_.last_submitted();
   if (Status s = device_.reset_engine(); !s) return fatal(std::move(s).error());
-  const FenceId last_aborted = device_.last_aborted_fence();
-  const FenceId completed = device_.completed_fence();
+  const RingFence last_aborted = device_.last_aborted_fence();
+  const RingFence completed = device_.completed_fence();
   if (Status s = check_last_aborted(last_aborted, completed, last_submitted); !s) return fatal(std::move(s).error());
   reporter_.on_reset(last_aborted);
   ++counters_.recoveries;
   SGPU_RETURN_IF_ERROR(report_and_retire(completed, false));
   if (!limiter_.record(t.now()))
-    return fatal(Error{Errc::DeviceLost,
-                       fmt::format("{} recoveries within TdrLimitTime {} us exceed TdrLimitCount {} (bug check 0x116); "
-                                   "last: {}",
-                                   limiter_.in_window(), us(options_.tdr_limit_time), options_.tdr_limit_count, why),
-                       true});
+    return fatal(Error::make(Errc::DeviceLost, Touched::Hardware,
+                             "{} recoveries within TdrLimitTime {} us exceed TdrLimitCount {} (bug check 0x116); "
+                             "last: {}",
+                             limiter_.in_window(), us(options_.tdr_limit_time), options_.tdr_limit_count, why));
 
   // Who was running: gone if it retired while the engine drained.
   ContextState* guilty = nullptr;
@@ -228,10 +227,9 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why) {
 
   // The guilty context: in error, its queue cancelled, its submissions aborted.
   if (guilty) {
-    Error e{Errc::DeviceLost,
-            fmt::format("context {} was put in error by hang recovery ({}); its ring fence {} was aborted",
-                        guilty->context->id(), why, guilty_packet.fence),
-            true};
+    const Error e = Error::make(Errc::DeviceLost, Touched::Hardware,
+                                "context {} was put in error by hang recovery ({}); its ring fence {} was aborted",
+                                guilty->context->id(), why, guilty_packet.fence);
     guilty->error = e;
     for (auto& w : guilty->queue) {
       ++counters_.cancelled_packets;
@@ -249,20 +247,10 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why) {
     guilty->pending = 0;
   }
 
-  // Paging packets first, with their original fences (they are still > the completed fence).
+  // Paging packets first, with their original fences (they are still > the completed fence);
+  // their buffers still hold those fences: nothing to stamp.
   for (auto& p : paging) {
-    SubmitCommandArgs sc;
-    sc.system_buffer = p.paging.buffer;
-    sc.dma_buffer_address = p.paging.gpu_address;
-    sc.dma_buffer_segment_id = p.paging.buffer ? kmd::kSystemMemory : 1;
-    sc.start_offset = p.paging.start_offset;
-    sc.end_offset = p.paging.end_offset;
-    sc.context_id = p.paging.context_id;
-    sc.submission_fence = p.fence;
-    sc.flags.value = SubmitCommandFlags::kPaging;
-    p.ring_index = device_.ring_tail();
-    if (Status s = submit_command(device_, sc); !s) return fatal(std::move(s).error());
-    hw_.push_back(p);
+    SGPU_RETURN_IF_ERROR(emit(std::move(p), nullptr, nullptr));
     ++counters_.resubmitted_paging;
   }
   // Nothing up to the aborted fence runs any more (except resubmitted paging, which completes
@@ -276,37 +264,19 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why) {
 
 // ---- vidmm::PagingQueue
 
-Result<FenceId> Scheduler::submit_paging(const Submission& submission) {
+Result<RingFence> Scheduler::submit_paging(const vidmm::PagingSubmission& submission, const vidmm::PagingStamp& stamp) {
   if (fatal_) return *fatal_;
+  if (submission.buffer == nullptr || !*submission.buffer)
+    return Error::invalid("submit_paging: the paging buffer has no DMA memory");
   SGPU_RETURN_IF_ERROR(wait_ring_room());
-  const FenceId fence = submission.fence != 0 ? submission.fence : device_.last_submitted_fence() + 1;
-  SubmitCommandArgs sc;
-  sc.system_buffer = submission.buffer;
-  sc.dma_buffer_address = submission.gpu_address;
-  sc.dma_buffer_segment_id = submission.buffer ? kmd::kSystemMemory : 1;
-  sc.start_offset = submission.start_offset;
-  sc.end_offset = submission.end_offset;
-  sc.context_id = submission.context_id;
-  sc.submission_fence = fence;
-  sc.flags.value = SubmitCommandFlags::kPaging;
-  const std::uint32_t ring_index = device_.ring_tail();
-  if (Status s = submit_command(device_, sc); !s) {
-    Status f = fatal(std::move(s).error());
-    return std::move(f).error();
-  }
-  reporter_.note_submitted(fence);
-  if (hw_.empty()) head_since_ = device_.transport().now();
   HwPacket p;
-  p.fence = fence;
-  p.ring_index = ring_index;
   p.paging = submission;
-  p.paging.fence = fence;
-  hw_.push_back(std::move(p));
+  SGPU_ASSIGN_OR_RETURN(const RingFence fence, emit(std::move(p), stamp, nullptr));
   ++counters_.paging_packets;
   return fence;
 }
 
-Status Scheduler::wait_paging(FenceId fence, std::chrono::nanoseconds timeout) {
+Status Scheduler::wait_paging(RingFence fence, std::chrono::nanoseconds timeout) {
   Transport& t = device_.transport();
   // Recovery bounds every packet ahead of this one; the executor's timeout comes on top.
   const auto bound = timeout + static_cast<std::int64_t>(device_.ring_entries()) *
@@ -316,10 +286,9 @@ Status Scheduler::wait_paging(FenceId fence, std::chrono::nanoseconds timeout) {
     if (fatal_) return *fatal_;
     if (reporter_.last_reported() >= fence) return ok_status();
     if (t.now() >= deadline)
-      return Error{Errc::Timeout,
-                   fmt::format("paging fence {} not complete within {} us; last reported {}", fence, us(bound),
-                               reporter_.last_reported()),
-                   true};
+      return Error::make(Errc::Timeout, Touched::Hardware,
+                         "paging fence {} not complete within {} us; last reported {}", fence, us(bound),
+                         reporter_.last_reported());
     SGPU_RETURN_IF_ERROR(step(deadline));
   }
 }

@@ -11,16 +11,14 @@ constexpr std::uint64_t kPage = Aperture::kPageSize;
 Result<std::unique_ptr<KernelWindow>> KernelWindow::create(Aperture& aperture, Transport& transport,
                                                            std::uint32_t pages) {
   if (pages < 2 || pages > aperture.pages())
-    return Error{Errc::InvalidArgument,
-                 fmt::format("kernel window: {} pages asked; it needs the fence page plus at least one page, and "
-                             "the aperture has {}",
-                             pages, aperture.pages()),
-                 false};
-  auto fence = transport.alloc_dma(kPage);
-  if (!fence) return std::move(fence).error();
+    return Error::invalid(
+        "kernel window: {} pages asked; it needs the fence page plus at least one page, and "
+        "the aperture has {}",
+        pages, aperture.pages());
+  SGPU_ASSIGN_OR_RETURN(auto fence, transport.alloc_dma(kPage));
   const std::uint32_t first = aperture.pages() - pages;
-  SGPU_RETURN_IF_ERROR(aperture.map(first, *fence));
-  return std::unique_ptr<KernelWindow>(new KernelWindow(aperture, first, pages, std::move(*fence)));
+  SGPU_RETURN_IF_ERROR(aperture.map(first, fence));
+  return std::unique_ptr<KernelWindow>(new KernelWindow(aperture, first, pages, std::move(fence)));
 }
 
 KernelWindow::KernelWindow(Aperture& aperture, std::uint32_t first_page, std::uint32_t pages, DmaMemory fence_page)
@@ -42,10 +40,9 @@ Result<std::uint64_t> KernelWindow::map(const DmaMemory& memory) {
   r.size = bytes;
   auto off = alloc_.allocate(r);
   if (!off)
-    return Error{Errc::OutOfMemory,
-                 fmt::format("kernel window: no room for a {}-page DMA buffer ({} of {} pages free, largest hole {})",
-                             bytes / kPage, free_pages(), pages_ - 1, alloc_.largest_free() / kPage),
-                 false};
+    return Error::make(Errc::OutOfMemory, Touched::Nothing,
+                       "kernel window: no room for a {}-page DMA buffer ({} of {} pages free, largest hole {})",
+                       bytes / kPage, free_pages(), pages_ - 1, alloc_.largest_free() / kPage);
   const auto page = static_cast<std::uint32_t>(first_page_ + 1 + *off / kPage);
   if (Status s = aperture_.map(page, memory); !s) {
     alloc_.free(*off, bytes);
@@ -76,8 +73,8 @@ Result<std::uint32_t> KernelWindow::allocate_fence_slot() {
       clear_fence_slot(i);
       return i;
     }
-  return Error{Errc::OutOfMemory, fmt::format("kernel window: all {} context fence slots are in use", kFenceSlots),
-               false};
+  return Error::make(Errc::OutOfMemory, Touched::Nothing, "kernel window: all {} context fence slots are in use",
+                     kFenceSlots);
 }
 
 void KernelWindow::free_fence_slot(std::uint32_t slot) {

@@ -20,27 +20,17 @@ std::uint32_t kernel_window_pages_for(std::uint32_t dma_buffers) {
   return 1 + dma_buffers * static_cast<std::uint32_t>(buffer_pages);
 }
 
-Result<std::unique_ptr<Runtime>> Runtime::open(RuntimeOptions o) {
-  auto t = open_transport(o.backend, o.transport);
-  if (!t) return std::move(t).error();
-  return open(std::move(*t), std::move(o));
-}
-
 Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transport, RuntimeOptions o) {
   if (o.kernel_window_pages == 0) o.kernel_window_pages = kernel_window_pages_for(32);
-  auto dev = Device::open(std::move(transport), o.device);
-  if (!dev) return std::move(dev).error();
+  SGPU_ASSIGN_OR_RETURN(auto dev, Device::open(std::move(transport), o.device));
   std::unique_ptr<Runtime> rt(new Runtime());
-  rt->device_ = std::make_unique<Device>(std::move(*dev));
+  rt->device_ = std::make_unique<Device>(std::move(dev));
   Device& d = *rt->device_;
   Aperture* ap = d.aperture();
   if (!ap)
-    return Error{Errc::Unsupported,
-                 "runtime: the device has no GART (or DeviceOptions::gart is off): user DMA buffers need the aperture",
-                 false};
-  auto window = KernelWindow::create(*ap, d.transport(), o.kernel_window_pages);
-  if (!window) return std::move(window).error();
-  rt->window_ = std::move(*window);
+    return Error::unsupported(
+        "runtime: the device has no GART (or DeviceOptions::gart is off): user DMA buffers need the aperture");
+  SGPU_ASSIGN_OR_RETURN(rt->window_, KernelWindow::create(*ap, d.transport(), o.kernel_window_pages));
 
   // The memory manager's aperture segment ends where the window begins (the top of the table,
   // which is the top of CAP_APSEG when the table covers the whole aperture).
@@ -56,16 +46,11 @@ Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transp
   }
   if (o.adjust_description) o.adjust_description(desc);
 
-  auto exec = vidmm::DeviceExecutor::create(d, desc.segments, o.paging);
-  if (!exec) return std::move(exec).error();
-  rt->executor_ = std::move(*exec);
-  rt->system_ = std::make_unique<vidmm::TransportSystemMemory>(d.transport());
-  auto adapter = kmd::Adapter::create(desc, *rt->executor_, *rt->system_);
-  if (!adapter) return std::move(adapter).error();
-  rt->adapter_ = std::move(*adapter);
-  auto sched = Scheduler::create(d, *rt->adapter_, *rt->window_, rt->executor_.get(), o.scheduler);
-  if (!sched) return std::move(sched).error();
-  rt->scheduler_ = std::move(*sched);
+  SGPU_ASSIGN_OR_RETURN(rt->executor_, vidmm::DeviceExecutor::create(d, desc.segments, o.paging));
+  rt->system_ = std::make_unique<TransportSystemMemory>(d.transport());
+  SGPU_ASSIGN_OR_RETURN(rt->adapter_, kmd::Adapter::create(desc, *rt->executor_, *rt->system_));
+  SGPU_ASSIGN_OR_RETURN(rt->scheduler_,
+                        Scheduler::create(d, *rt->adapter_, *rt->window_, rt->executor_.get(), o.scheduler));
   return rt;
 }
 
@@ -82,9 +67,8 @@ Runtime::~Runtime() {
 
 Result<std::unique_ptr<ScheduledContext>> Runtime::create_context(kmd::Device& device,
                                                                   const kmd::CreateContextArgs& args) {
-  auto ctx = device.create_context(args);
-  if (!ctx) return std::move(ctx).error();
-  auto sc = std::make_unique<ScheduledContext>(*scheduler_, std::move(*ctx));
+  SGPU_ASSIGN_OR_RETURN(auto ctx, device.create_context(args));
+  auto sc = std::make_unique<ScheduledContext>(*scheduler_, std::move(ctx));
   if (Status s = scheduler_->add_context(sc->get()); !s) {
     // Not registered: nothing to remove (remove_context answers InvalidArgument, ignored).
     return std::move(s).error();

@@ -12,11 +12,13 @@ namespace sgpu::sched {
 Result<std::unique_ptr<Scheduler>> Scheduler::create(Device& device, kmd::Adapter& adapter, KernelWindow& window,
                                                      vidmm::DeviceExecutor* executor, SchedulerOptions options) {
   if (options.tdr_delay <= std::chrono::nanoseconds{0} || options.preempt_timeout <= std::chrono::nanoseconds{0})
-    return Error{Errc::InvalidArgument, "scheduler: tdr_delay and preempt_timeout must be positive", false};
+    return Error::invalid("scheduler: tdr_delay and preempt_timeout must be positive");
   if (adapter.caps().node_count != 1)
-    return Error{Errc::Unsupported,
-                 fmt::format("scheduler: the adapter reports {} nodes; the device has one", adapter.caps().node_count),
-                 false};
+    return Error::unsupported("scheduler: the adapter reports {} nodes; the device has one", adapter.caps().node_count);
+  if (!adapter.aperture_segment())
+    return Error::unsupported(
+        "scheduler: the adapter has no aperture segment: the contexts' DMA buffers live in the aperture (the "
+        "kernel window), which DmaBufferSegmentId names");
   std::unique_ptr<Scheduler> s(new Scheduler(device, adapter, window, executor, std::move(options)));
   if (executor) executor->set_queue(s.get());
   return s;
@@ -29,10 +31,13 @@ Scheduler::Scheduler(Device& device, kmd::Adapter& adapter, KernelWindow& window
       window_(window),
       executor_(executor),
       options_(std::move(options)),
-      limiter_(options_.tdr_limit_count, options_.tdr_limit_time) {
+      limiter_(options_.tdr_limit_count, options_.tdr_limit_time),
+      last_ring_fence_(std::max(device.completed_fence(), device.last_submitted_fence())),
+      dma_buffer_segment_(*adapter.aperture_segment()) {
+  // The ring is ours from now on; numbering continues after what the device already carried.
   // Everything already retired counts as reported: reports start after it.
-  const FenceId done = device_.completed_fence();
-  reporter_.note_submitted(std::max(done, device_.last_submitted_fence()));
+  const RingFence done = device_.completed_fence();
+  reporter_.note_submitted(last_ring_fence_);
   (void)reporter_.on_completed(done);
   head_since_ = device_.transport().now();
 }
@@ -62,19 +67,14 @@ const Scheduler::ContextState* Scheduler::find(std::uint64_t id) const {
 
 Status Scheduler::add_context(kmd::Context& context) {
   if (fatal_) return *fatal_;
-  if (find(context.id()))
-    return Error{Errc::InvalidArgument, fmt::format("scheduler: context {} is already registered", context.id()),
-                 false};
+  if (find(context.id())) return Error::invalid("scheduler: context {} is already registered", context.id());
   if (context.node_ordinal() != 0)
-    return Error{Errc::InvalidArgument,
-                 fmt::format("scheduler: context {} is on node {}; the device has node 0 only", context.id(),
-                             context.node_ordinal()),
-                 false};
-  auto slot = window_.allocate_fence_slot();
-  if (!slot) return std::move(slot).error();
+    return Error::invalid("scheduler: context {} is on node {}; the device has node 0 only", context.id(),
+                          context.node_ordinal());
+  SGPU_ASSIGN_OR_RETURN(auto slot, window_.allocate_fence_slot());
   auto cs = std::make_unique<ContextState>();
   cs->context = &context;
-  cs->slot = *slot;
+  cs->slot = slot;
   context.dma_buffers().set_mapper(&window_);
   contexts_.emplace(context.id(), std::move(cs));
   return ok_status();
@@ -82,7 +82,7 @@ Status Scheduler::add_context(kmd::Context& context) {
 
 Status Scheduler::remove_context(kmd::Context& context) {
   ContextState* cs = find(context.id());
-  if (!cs) return Error{Errc::InvalidArgument, fmt::format("scheduler: context {} is not registered", context.id()), false};
+  if (!cs) return Error::invalid("scheduler: context {} is not registered", context.id());
   if (fatal_ || cs->error) {
     // Nothing of a lost context (or a lost adapter) will run again: drop its work.
     for (auto& p : hw_)
@@ -95,11 +95,9 @@ Status Scheduler::remove_context(kmd::Context& context) {
   }
   const bool on_ring = std::any_of(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.context == context.id(); });
   if (!cs->queue.empty() || on_ring)
-    return Error{Errc::Busy,
-                 fmt::format("scheduler: context {} still has {} queued and {} running packets", context.id(),
-                             cs->queue.size(),
-                             std::count_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.context == context.id(); })),
-                 false};
+    return Error::busy(
+        "scheduler: context {} still has {} queued and {} running packets", context.id(), cs->queue.size(),
+        std::count_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.context == context.id(); }));
   context.dma_buffers().set_mapper(nullptr);
   window_.free_fence_slot(cs->slot);
   contexts_.erase(context.id());
@@ -115,7 +113,7 @@ Error Scheduler::lost(const ContextState& cs) const {
 Result<Scheduler::ContextState*> Scheduler::usable(const kmd::Context& context) {
   if (fatal_) return *fatal_;
   ContextState* cs = find(context.id());
-  if (!cs) return Error{Errc::InvalidArgument, fmt::format("scheduler: context {} is not registered", context.id()), false};
+  if (!cs) return Error::invalid("scheduler: context {} is not registered", context.id());
   if (cs->error) return lost(*cs);
   return cs;
 }
@@ -171,9 +169,8 @@ void Scheduler::release_pass(Pass& pass) {
 
 namespace {
 
-std::vector<kmd::DxgkAllocationListEntry> dxgk_list(const vidmm::MemoryManager& mm,
-                                                    const std::vector<vidmm::AllocationListEntry>& list,
-                                                    Status& status) {
+Result<std::vector<kmd::DxgkAllocationListEntry>> dxgk_list(const vidmm::MemoryManager& mm,
+                                                            const std::vector<AllocationListEntry>& list) {
   std::vector<kmd::DxgkAllocationListEntry> out(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
     out[i].allocation = list[i].allocation;
@@ -183,8 +180,7 @@ std::vector<kmd::DxgkAllocationListEntry> dxgk_list(const vidmm::MemoryManager& 
     if (!st) {
       Error e = std::move(st).error();
       e.message = fmt::format("allocation list entry {}: {}", i, e.message);
-      status = e;
-      return {};
+      return e;
     }
     out[i].size = st->size;
     // Pre-patch information: where the allocation was last paged in.
@@ -198,12 +194,10 @@ std::vector<kmd::DxgkAllocationListEntry> dxgk_list(const vidmm::MemoryManager& 
 
 // Render and Present share the pass loop: a DMA buffer and lists from the context's pools per
 // pass, one DDI call per pass (multipass until complete), everything given back on an error.
-Result<FenceId> Scheduler::run_passes(ContextState& cs, const std::vector<vidmm::AllocationListEntry>& user_list,
-                                      std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass) {
+Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<AllocationListEntry>& user_list,
+                                           std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass) {
   kmd::Context& context = *cs.context;
-  Status st = ok_status();
-  auto list = dxgk_list(adapter_.memory_manager(), user_list, st);
-  if (!st) return std::move(st).error();
+  SGPU_ASSIGN_OR_RETURN(const auto list, dxgk_list(adapter_.memory_manager(), user_list));
 
   std::vector<std::shared_ptr<Pass>> passes;
   const auto give_back = [&] {
@@ -244,21 +238,17 @@ Result<FenceId> Scheduler::run_passes(ContextState& cs, const std::vector<vidmm:
     if (out->complete) break;
     if (out->dma_bytes == 0 || out->multipass_offset <= offset) {
       give_back();
-      return Error{Errc::InvalidArgument,
-                   fmt::format("{}: context {}: no progress at multipass offset {}", ddi, context.id(), offset),
-                   false};
+      return Error::invalid("{}: context {}: no progress at multipass offset {}", ddi, context.id(), offset);
     }
     offset = out->multipass_offset;
   }
   return queue_passes(cs, std::move(passes));
 }
 
-Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList& cl) {
-  auto csr = usable(context);
-  if (!csr) return std::move(csr).error();
-  if (cl.empty())
-    return Error{Errc::InvalidArgument, fmt::format("submit: context {}: the command list is empty", context.id()), false};
-  return run_passes(**csr, cl.allocations(), 0, "submit: Render", [&](Pass& pass, std::uint32_t offset) {
+Result<SubmissionId> Scheduler::submit(kmd::Context& context, const umd::CommandList& cl) {
+  SGPU_ASSIGN_OR_RETURN(auto csr, usable(context));
+  if (cl.empty()) return Error::invalid("submit: context {}: the command list is empty", context.id());
+  return run_passes(*csr, cl.allocations(), 0, "submit: Render", [&](Pass& pass, std::uint32_t offset) {
     kmd::RenderArgs a;
     a.command = cl.commands().data();
     a.command_length = cl.command_bytes();
@@ -278,12 +268,11 @@ Result<FenceId> Scheduler::submit(kmd::Context& context, const umd::CommandList&
   });
 }
 
-Result<FenceId> Scheduler::present(kmd::Context& context, const PresentRequest& r) {
-  auto csr = usable(context);
-  if (!csr) return std::move(csr).error();
+Result<SubmissionId> Scheduler::present(kmd::Context& context, const PresentRequest& r) {
+  SGPU_ASSIGN_OR_RETURN(auto csr, usable(context));
   // DXGK_PRESENT_SOURCE_INDEX = 1, DXGK_PRESENT_DESTINATION_INDEX = 2; element 0 is null.
-  const std::vector<vidmm::AllocationListEntry> ul{{}, {r.src, false}, {r.dst, true}};
-  return run_passes(**csr, ul, SubmitCommandFlags::kPresent, "present", [&](Pass& pass, std::uint32_t offset) {
+  const std::vector<AllocationListEntry> ul{{}, {r.src, false}, {r.dst, true}};
+  return run_passes(*csr, ul, SubmitCommandFlags::kPresent, "present", [&](Pass& pass, std::uint32_t offset) {
     kmd::PresentArgs a;
     a.kind = r.kind;
     a.dma_buffer = pass.buffer.memory.cpu();
@@ -306,8 +295,9 @@ Result<FenceId> Scheduler::present(kmd::Context& context, const PresentRequest& 
   });
 }
 
-Result<FenceId> Scheduler::queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes) {
-  const FenceId id = next_submission_++;
+Result<SubmissionId> Scheduler::queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes) {
+  const SubmissionId id = next_submission_;
+  ++next_submission_;
   auto sub = std::make_unique<SubmissionState>();
   sub->context = cs.context->id();
   sub->passes_left = static_cast<std::uint32_t>(passes.size());
@@ -330,20 +320,17 @@ Result<FenceId> Scheduler::queue_passes(ContextState& cs, std::vector<std::share
   return id;
 }
 
-Result<FenceStatus> Scheduler::query(FenceId submission) const {
-  if (submission == 0 || submission >= next_submission_)
-    return Error{Errc::InvalidArgument,
-                 fmt::format("query: submission fence {} was never handed out (last {})", submission,
-                             next_submission_ - 1),
-                 false};
+Result<FenceStatus> Scheduler::query(SubmissionId submission) const {
+  if (!submission || submission >= next_submission_)
+    return Error::invalid("query: submission fence {} was never handed out (last {})", submission,
+                          next_submission_.value() - 1);
   if (pending_.count(submission)) return FenceStatus::Pending;
   if (failed_.count(submission)) return FenceStatus::Aborted;
   return FenceStatus::Completed;
 }
 
-Status Scheduler::wait(FenceId submission, std::chrono::nanoseconds timeout) {
-  auto q = query(submission);
-  if (!q) return std::move(q).error();
+Status Scheduler::wait(SubmissionId submission, std::chrono::nanoseconds timeout) {
+  SGPU_RETURN_IF_ERROR(query(submission));
   Transport& t = device_.transport();
   const auto deadline = t.now() + timeout;
   for (;;) {
@@ -353,12 +340,11 @@ Status Scheduler::wait(FenceId submission, std::chrono::nanoseconds timeout) {
     if (fatal_) return *fatal_;
     if (t.now() >= deadline) {
       const auto& sub = *pending_.at(submission);
-      return Error{Errc::Timeout,
-                   fmt::format("wait: submission fence {} (context {}) not complete within {} ns; last ring fence "
-                               "reported {}, {} packets on the ring, {} queued",
-                               submission, sub.context, timeout.count(), reporter_.last_reported(), hw_.size(),
-                               software_queue_depth()),
-                   true};
+      return Error::make(Errc::Timeout, Touched::Hardware,
+                         "wait: submission fence {} (context {}) not complete within {} ns; last ring fence "
+                         "reported {}, {} packets on the ring, {} queued",
+                         submission, sub.context, timeout.count(), reporter_.last_reported(), hw_.size(),
+                         software_queue_depth());
     }
     SGPU_RETURN_IF_ERROR(pump());
     SGPU_RETURN_IF_ERROR(step(deadline));
@@ -378,18 +364,17 @@ Status Scheduler::idle(std::chrono::nanoseconds timeout) {
     if (fatal_) return *fatal_;
     if (hw_.empty() && software_queue_depth() == 0) return ok_status();
     if (t.now() >= deadline)
-      return Error{Errc::Timeout,
-                   fmt::format("idle: {} packets on the ring, {} queued after {} ns; last ring fence reported {}",
-                               hw_.size(), software_queue_depth(), timeout.count(), reporter_.last_reported()),
-                   true};
+      return Error::make(Errc::Timeout, Touched::Hardware,
+                         "idle: {} packets on the ring, {} queued after {} ns; last ring fence reported {}", hw_.size(),
+                         software_queue_depth(), timeout.count(), reporter_.last_reported());
     SGPU_RETURN_IF_ERROR(pump());
     SGPU_RETURN_IF_ERROR(step(deadline));
   }
 }
 
-FenceId Scheduler::context_completed_fence(const kmd::Context& context) const {
+RingFence Scheduler::context_completed_fence(const kmd::Context& context) const {
   const ContextState* cs = find(context.id());
-  return cs ? window_.fence_slot_value(cs->slot) : 0;
+  return cs ? RingFence{window_.fence_slot_value(cs->slot)} : RingFence{};
 }
 
 bool Scheduler::context_lost(const kmd::Context& context) const {

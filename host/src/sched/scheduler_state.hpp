@@ -16,11 +16,11 @@ struct Scheduler::Pass {
   kmd::DmaBuffer buffer;
   std::uint32_t dma_bytes = 0;
   std::vector<kmd::DxgkAllocationListEntry> dxgk_list;  // placements filled per portion
-  std::vector<vidmm::AllocationListEntry> list;         // from the context's pool (element 0 null)
-  std::vector<kmd::PatchLocation> patches;              // from the context's pool
+  std::vector<AllocationListEntry> list;                // from the context's pool (element 0 null)
+  std::vector<PatchLocation> patches;                   // from the context's pool
   std::uint32_t patch_count = 0;
   std::uint32_t ring_flags = 0;                          // SubmitCommandFlags
-  FenceId submission = 0;
+  SubmissionId submission;
   std::uint32_t queued = 0;       // Work items in a software queue
   std::uint32_t on_ring = 0;      // HwPackets on the ring
   bool released = false;
@@ -34,13 +34,18 @@ struct Scheduler::Work {
   std::uint32_t patch_start = 0, patch_end = 0;
 };
 
+/// One ring entry the scheduler made: what emit() put on the ring and recovery may put back.
 struct Scheduler::HwPacket {
-  FenceId fence = 0;
+  RingFence fence;  // 0 until emit() gives it one (a resubmission keeps its own)
   std::uint32_t ring_index = 0;
   std::uint64_t context = 0;        // hContext; 0 = paging
-  std::shared_ptr<Pass> pass;       // null for paging
+  // render/present: the pass, the range of its DMA buffer and of its patch list on the ring
+  std::shared_ptr<Pass> pass;
   std::uint32_t dma_start = 0, dma_end = 0, patch_start = 0, patch_end = 0;
-  Submission paging;                // paging packets: resubmitted as is
+  // paging: the buffer as the DeviceExecutor handed it over (resubmitted as is: it carries its fence)
+  vidmm::PagingSubmission paging;
+
+  bool is_paging() const { return pass == nullptr; }
 };
 
 struct Scheduler::ContextState {

@@ -27,32 +27,24 @@ std::vector<std::uint32_t> bound_set(const std::vector<std::uint32_t>& slots) {
 
 }  // namespace
 
-Result<std::uint32_t> walk_split(const kmd::PatchLocation* patches, std::uint32_t count, std::uint32_t max_slot_id,
+Result<std::uint32_t> walk_split(const PatchLocation* patches, std::uint32_t count, std::uint32_t max_slot_id,
                                  std::uint32_t dma_start, std::uint32_t dma_end, const FitsFn& fits,
                                  const EmitFn& emit) {
   // Every rule is checked before the first callback: a bad list emits nothing.
-  if (dma_start > dma_end)
-    return Error{Errc::InvalidArgument, fmt::format("split: range [{}, {}) is empty or reversed", dma_start, dma_end),
-                 false};
+  if (dma_start > dma_end) return Error::invalid("split: range [{}, {}) is empty or reversed", dma_start, dma_end);
   for (std::uint32_t i = 0; i < count; ++i) {
     const auto& p = patches[i];
     if (p.slot_id_and_reserved & ~kSlotMask)
-      return Error{Errc::InvalidArgument, fmt::format("split: patch entry {} sets Reserved bits ({:#x})", i,
-                                                      p.slot_id_and_reserved),
-                   false};
+      return Error::invalid("split: patch entry {} sets Reserved bits ({:#x})", i, p.slot_id_and_reserved);
     if ((p.slot_id_and_reserved & kSlotMask) >= max_slot_id)
-      return Error{Errc::InvalidArgument,
-                   fmt::format("split: patch entry {} SlotId {} >= MaxAllocationListSlotId {}", i,
-                               p.slot_id_and_reserved & kSlotMask, max_slot_id),
-                   false};
+      return Error::invalid("split: patch entry {} SlotId {} >= MaxAllocationListSlotId {}", i,
+                            p.slot_id_and_reserved & kSlotMask, max_slot_id);
     if (p.split_offset < dma_start || p.split_offset > dma_end)
-      return Error{Errc::InvalidArgument, fmt::format("split: patch entry {} SplitOffset {} outside [{}, {}]", i,
-                                                      p.split_offset, dma_start, dma_end),
-                   false};
+      return Error::invalid("split: patch entry {} SplitOffset {} outside [{}, {}]", i, p.split_offset, dma_start,
+                            dma_end);
     if (i > 0 && p.split_offset < patches[i - 1].split_offset)
-      return Error{Errc::InvalidArgument, fmt::format("split: patch entry {} SplitOffset {} is before entry {}'s {}",
-                                                      i, p.split_offset, i - 1, patches[i - 1].split_offset),
-                   false};
+      return Error::invalid("split: patch entry {} SplitOffset {} is before entry {}'s {}", i, p.split_offset, i - 1,
+                            patches[i - 1].split_offset);
   }
 
   std::vector<std::uint32_t> slots(std::min<std::uint32_t>(max_slot_id, 1u << 24), kUnbound);
@@ -96,7 +88,7 @@ Result<std::uint32_t> walk_split(const kmd::PatchLocation* patches, std::uint32_
                      fmt::format("split: the packet at DMA offset {} (patch entries [{}, {})) cannot run: allocations "
                                  "[{}] of its list do not fit in video memory together",
                                  patches[i].split_offset, i, end, fmt::join(alone, ", ")),
-                     emitted > 0};
+                     Touched{emitted > 0}};
     }
     cur.allocations = std::move(candidate);
     for (std::uint32_t k = i; k < end; ++k) {

@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "sgpu/overlap.hpp"
+
 namespace sgpu::umd {
 
 namespace {
-
-Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
 
 const abi::PacketInfo& info(abi::Opcode op) { return *abi::find_packet(static_cast<std::uint8_t>(op)); }
 
@@ -23,19 +23,6 @@ struct Target {
   AllocationHandle allocation;
   std::uint32_t offset = 0;
 };
-
-/// [a, a + a_len) and [b, b + b_len) share a byte (lengths up to 2^64 - 1; empty never overlaps).
-bool overlap(std::uint64_t a, std::uint64_t a_len, std::uint64_t b, std::uint64_t b_len) {
-  if (a_len == 0 || b_len == 0) return false;
-  return a < b ? b - a < a_len : a - b < b_len;
-}
-
-/// Bytes a rectangle touches from its first byte: (height - 1) * pitch + width, 0 when empty.
-/// Fits 64 bits: (2^32 - 1)^2 + 2^32 - 1 < 2^64.
-std::uint64_t rect_extent(std::uint32_t width, std::uint32_t height, std::uint32_t pitch) {
-  if (width == 0 || height == 0) return 0;
-  return std::uint64_t{height - 1} * pitch + width;
-}
 
 }  // namespace
 
@@ -67,7 +54,7 @@ void CommandList::append_raw(const std::uint32_t* dwords, std::size_t count) {
   commands_.insert(commands_.end(), dwords, dwords + count);
 }
 
-void CommandList::append_raw_patch(const kmd::PatchLocation& location) { patches_.push_back(location); }
+void CommandList::append_raw_patch(const PatchLocation& location) { patches_.push_back(location); }
 
 namespace {
 
@@ -80,14 +67,14 @@ Status emit(CommandList& cl, abi::Opcode op, const std::uint32_t* words, std::si
   const auto& p = info(op);
   for (unsigned i = 0; i < p.address_count; ++i) {
     if (!targets[i].allocation)
-      return invalid(fmt::format("{}: the {} allocation is the null handle", p.name, p.addresses[i].name));
+      return Error::invalid("{}: the {} allocation is the null handle", p.name, p.addresses[i].name);
   }
   const std::uint64_t at = cl.command_bytes();
   if (at + count * 4 > std::numeric_limits<std::uint32_t>::max())
-    return invalid(fmt::format("{} at command offset {} would end past 4 GiB: PatchOffset is 32-bit", p.name, at));
+    return Error::invalid("{} at command offset {} would end past 4 GiB: PatchOffset is 32-bit", p.name, at);
   for (unsigned i = 0; i < p.address_count; ++i) {
     const auto& field = p.addresses[i];
-    kmd::PatchLocation loc;
+    PatchLocation loc;
     loc.allocation_index = cl.reference(targets[i].allocation, field.access == abi::AddressAccess::Write);
     loc.allocation_offset = targets[i].offset;
     loc.patch_offset = static_cast<std::uint32_t>(at + 4u * field.dword);
@@ -103,9 +90,9 @@ Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, Allocat
                          std::uint32_t bytes) {
   namespace f = abi::payload::copy;
   // The device refuses overlapping COPY ranges (COPY_OVERLAP); within one allocation the list can see it.
-  if (src && src == dst && overlap(src_offset, bytes, dst_offset, bytes))
-    return invalid(fmt::format("COPY of {} bytes from offset {} to offset {} of allocation {:#x}: ranges overlap",
-                               bytes, src_offset, dst_offset, src.value));
+  if (src && src == dst && copy_overlaps(src_offset, dst_offset, bytes))
+    return Error::invalid("COPY of {} bytes from offset {} to offset {} of allocation {:#x}: ranges overlap", bytes,
+                          src_offset, dst_offset, src.value);
   const auto& p = info(abi::Opcode::Copy);
   std::array<std::uint32_t, f::kBytes + 1> w{};
   w[0] = abi::make_header(abi::Opcode::Copy, p.min_dwords);
@@ -134,12 +121,11 @@ Status CommandList::blit(AllocationHandle src, std::uint32_t src_offset, std::ui
                          std::uint32_t height) {
   namespace f = abi::payload::blit_rect;
   // BLIT_RECT refuses overlapping extents (COPY_OVERLAP), even for interleaved rows.
-  if (src && src == dst &&
-      overlap(src_offset, rect_extent(width_bytes, height, src_pitch), dst_offset,
-              rect_extent(width_bytes, height, dst_pitch)))
-    return invalid(fmt::format("BLIT_RECT {}x{} from offset {} (pitch {}) to offset {} (pitch {}) of allocation "
-                               "{:#x}: source and destination extents overlap",
-                               width_bytes, height, src_offset, src_pitch, dst_offset, dst_pitch, src.value));
+  if (src && src == dst && blit_overlaps(src_offset, dst_offset, width_bytes, height, src_pitch, dst_pitch))
+    return Error::invalid(
+        "BLIT_RECT {}x{} from offset {} (pitch {}) to offset {} (pitch {}) of allocation "
+        "{:#x}: source and destination extents overlap",
+        width_bytes, height, src_offset, src_pitch, dst_offset, dst_pitch, src.value);
   const auto& p = info(abi::Opcode::BlitRect);
   std::array<std::uint32_t, f::kDstPitch + 1> w{};
   w[0] = abi::make_header(abi::Opcode::BlitRect, p.min_dwords);
@@ -173,12 +159,12 @@ Status CommandList::write_data(AllocationHandle dst, std::uint32_t offset, const
                                std::size_t count) {
   namespace f = abi::payload::write_data;
   const auto& p = info(abi::Opcode::WriteData);
-  if (offset % 4 != 0) return invalid(fmt::format("WRITE_DATA offset {} is not 4-byte aligned", offset));
+  if (offset % 4 != 0) return Error::invalid("WRITE_DATA offset {} is not 4-byte aligned", offset);
   // The device needs at least one data dword (min_dwords) and at most max_dwords in all.
   const std::size_t max_count = p.max_dwords - f::kData;
   if (count == 0 || count > max_count)
-    return invalid(fmt::format("WRITE_DATA of {} dwords: the packet carries 1 to {} data dwords", count, max_count));
-  if (data == nullptr) return invalid("WRITE_DATA data is null");
+    return Error::invalid("WRITE_DATA of {} dwords: the packet carries 1 to {} data dwords", count, max_count);
+  if (data == nullptr) return Error::invalid("WRITE_DATA data is null");
   std::vector<std::uint32_t> w(f::kData + count, 0);
   w[0] = abi::make_header(abi::Opcode::WriteData, static_cast<std::uint32_t>(w.size()));
   std::copy(data, data + count, w.begin() + f::kData);
@@ -191,7 +177,7 @@ Status CommandList::write_data(AllocationHandle dst, std::uint32_t offset, const
 Status CommandList::fence(AllocationHandle dst, std::uint32_t offset, std::uint64_t value, bool irq) {
   namespace f = abi::payload::fence;
   // The value is 64-bit, so the packet always has value64, which needs an 8-aligned address.
-  if (offset % 8 != 0) return invalid(fmt::format("FENCE offset {} is not 8-byte aligned", offset));
+  if (offset % 8 != 0) return Error::invalid("FENCE offset {} is not 8-byte aligned", offset);
   const auto& p = info(abi::Opcode::Fence);
   const auto flags =
       static_cast<std::uint8_t>(abi::fence_flags::kValue64 | (irq ? abi::fence_flags::kIrq : 0u));
@@ -208,10 +194,10 @@ Status CommandList::fence(AllocationHandle dst, std::uint32_t offset, std::uint6
 Status CommandList::wait(AllocationHandle src, std::uint32_t offset, abi::WaitMemFunc func, std::uint32_t ref,
                          std::uint32_t mask, std::uint32_t interval) {
   namespace f = abi::payload::wait_mem;
-  if (offset % 4 != 0) return invalid(fmt::format("WAIT_MEM offset {} is not 4-byte aligned", offset));
+  if (offset % 4 != 0) return Error::invalid("WAIT_MEM offset {} is not 4-byte aligned", offset);
   const auto fn = static_cast<unsigned>(func);
   if (fn > (abi::wait_mem_flags::kFuncMask >> abi::wait_mem_flags::kFuncLsb))
-    return invalid(fmt::format("WAIT_MEM compare function {} is not defined", fn));
+    return Error::invalid("WAIT_MEM compare function {} is not defined", fn);
   const auto& p = info(abi::Opcode::WaitMem);
   std::array<std::uint32_t, f::kInterval + 1> w{};
   w[0] = abi::make_header(abi::Opcode::WaitMem, p.min_dwords,
@@ -227,7 +213,7 @@ Status CommandList::wait(AllocationHandle src, std::uint32_t offset, abi::WaitMe
 
 Status CommandList::timestamp(AllocationHandle dst, std::uint32_t offset) {
   namespace f = abi::payload::timestamp;
-  if (offset % 8 != 0) return invalid(fmt::format("TIMESTAMP offset {} is not 8-byte aligned", offset));
+  if (offset % 8 != 0) return Error::invalid("TIMESTAMP offset {} is not 8-byte aligned", offset);
   const auto& p = info(abi::Opcode::Timestamp);
   std::array<std::uint32_t, f::kAddrHi + 1> w{};
   w[0] = abi::make_header(abi::Opcode::Timestamp, p.min_dwords);
@@ -240,8 +226,7 @@ Status CommandList::timestamp(AllocationHandle dst, std::uint32_t offset) {
 Status CommandList::nop(std::uint32_t dwords) {
   const auto& p = info(abi::Opcode::Nop);
   if (dwords < p.min_dwords || dwords > p.max_dwords)
-    return invalid(fmt::format("NOP of {} dwords: the packet takes {} to {} dwords", dwords, p.min_dwords,
-                               p.max_dwords));
+    return Error::invalid("NOP of {} dwords: the packet takes {} to {} dwords", dwords, p.min_dwords, p.max_dwords);
   std::vector<std::uint32_t> w(dwords, 0);
   w[0] = abi::make_header(abi::Opcode::Nop, dwords);
   SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Nop, w.data(), w.size(), nullptr));

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sgpu/overlap.hpp"
 #include "sgpu/packet_writer.hpp"
 
 namespace sgpu::vidmm {
@@ -15,11 +16,33 @@ constexpr std::uint64_t kPage = Aperture::kPageSize;
 constexpr std::uint32_t kMaxChunk = 0x4000'0000u;   // COPY / FILL byte count per packet (1 GiB)
 constexpr std::uint32_t kMaxMapPages = 32765;       // pages per MAP packet
 constexpr std::size_t kPacketBytes = 32;            // upper bound of a COPY / FILL / UNMAP / FENCE
+const std::uint32_t kFenceBytes = abi::find_packet(static_cast<std::uint8_t>(abi::Opcode::Fence))->min_dwords * 4;
+
+/// The queue of an executor without a scheduler: the device alone, which numbers the fences.
+class DevicePagingQueue final : public PagingQueue {
+ public:
+  explicit DevicePagingQueue(Device& device) : device_(device) {}
+  Result<RingFence> submit_paging(const PagingSubmission& s, const PagingStamp& stamp) override {
+    const RingFence fence = device_.next_fence();
+    SGPU_RETURN_IF_ERROR(stamp(fence));
+    Submission entry;
+    entry.buffer = s.buffer;
+    entry.end_offset = s.end_offset;
+    entry.context_id = s.context_id;
+    entry.flags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
+    return device_.submit(entry, fence);
+  }
+  Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) override {
+    return device_.wait_fence(fence, timeout);
+  }
+
+ private:
+  Device& device_;
+};
 
 template <class... A>
-Error invalid(const PagingOperation& op, fmt::format_string<A...> f, A&&... a) {
-  return Error{Errc::InvalidArgument,
-               fmt::format("device executor: {}: {}", to_string(op), fmt::format(f, std::forward<A>(a)...)), false};
+Error op_error(const PagingOperation& op, fmt::format_string<A...> f, A&&... a) {
+  return Error::invalid("device executor: {}: {}", to_string(op), fmt::format(f, std::forward<A>(a)...));
 }
 
 std::uint64_t chunks(std::uint64_t bytes) { return (bytes + kMaxChunk - 1) / kMaxChunk; }
@@ -27,100 +50,91 @@ std::uint64_t chunks(std::uint64_t bytes) { return (bytes + kMaxChunk - 1) / kMa
 /// GPU address of a location, after checking it covers `bytes`.
 Result<std::uint64_t> address(const PagingTarget& t, const PagingOperation& op, const char* side,
                               const PagingLocation& loc, std::uint64_t bytes) {
-  if (loc.segment == kmd::kSystemMemory) {
-    if (loc.system == nullptr || !*loc.system) return invalid(op, "{}: system side without a backing store", side);
+  if (loc.segment == kSystemMemory) {
+    if (loc.system == nullptr || !*loc.system) return op_error(op, "{}: system side without a backing store", side);
     if (loc.system_offset > loc.system->size() || bytes > loc.system->size() - loc.system_offset)
-      return invalid(op, "{}: system offset {:#x} + {} bytes passes the backing store's {} bytes", side,
-                     loc.system_offset, bytes, loc.system->size());
+      return op_error(op, "{}: system offset {:#x} + {} bytes passes the backing store's {} bytes", side,
+                      loc.system_offset, bytes, loc.system->size());
     const std::uint64_t bus = loc.system->bus_addr() + loc.system_offset;
     if (bus + bytes > t.system_limit || bus + bytes < bus)
-      return invalid(op, "{}: bus range [{:#x}, +{}) is not system physical (limit {:#x})", side, bus, bytes,
-                     t.system_limit);
+      return op_error(op, "{}: bus range [{:#x}, +{}) is not system physical (limit {:#x})", side, bus, bytes,
+                      t.system_limit);
     return bus;
   }
-  if (loc.segment > t.segments.size()) return invalid(op, "{}: segment {} does not exist", side, loc.segment);
+  if (loc.segment > t.segments.size()) return op_error(op, "{}: segment {} does not exist", side, loc.segment);
   const auto& d = t.segments[loc.segment - 1];
   if (loc.segment_address < d.base_address || loc.segment_address > d.end_address() ||
       bytes > d.end_address() - loc.segment_address)
-    return invalid(op, "{}: GPU range [{:#x}, +{}) is outside segment {} [{:#x}, {:#x})", side, loc.segment_address,
-                   bytes, loc.segment, d.base_address, d.end_address());
+    return op_error(op, "{}: GPU range [{:#x}, +{}) is outside segment {} [{:#x}, {:#x})", side, loc.segment_address,
+                    bytes, loc.segment, d.base_address, d.end_address());
   return loc.segment_address;
 }
 
 /// First aperture page (table index) of segment `seg`'s page `offset_in_pages`, checked.
 Result<std::uint32_t> aperture_page(const PagingTarget& t, const PagingOperation& op, SegmentId seg,
                                     std::uint64_t offset_in_pages, std::uint64_t count) {
-  if (seg == 0 || seg > t.segments.size()) return invalid(op, "segment {} does not exist", seg);
+  if (seg == 0 || seg > t.segments.size()) return op_error(op, "segment {} does not exist", seg);
   const auto& d = t.segments[seg - 1];
-  if (!d.is_aperture()) return invalid(op, "segment {} is not an aperture segment", seg);
-  if (count == 0) return invalid(op, "NumberOfPages is 0");
+  if (!d.is_aperture()) return op_error(op, "segment {} is not an aperture segment", seg);
+  if (count == 0) return op_error(op, "NumberOfPages is 0");
   if (offset_in_pages > d.size / kPage || count > d.size / kPage - offset_in_pages)
-    return invalid(op, "pages [{}, +{}) pass segment {}'s {} pages", offset_in_pages, count, seg, d.size / kPage);
+    return op_error(op, "pages [{}, +{}) pass segment {}'s {} pages", offset_in_pages, count, seg, d.size / kPage);
   if (d.base_address < t.aperture_base || (d.base_address - t.aperture_base) % kPage != 0)
-    return invalid(op, "segment {} at {:#x} is not page-aligned inside the aperture at {:#x}", seg, d.base_address,
-                   t.aperture_base);
+    return op_error(op, "segment {} at {:#x} is not page-aligned inside the aperture at {:#x}", seg, d.base_address,
+                    t.aperture_base);
   const std::uint64_t first = (d.base_address - t.aperture_base) / kPage + offset_in_pages;
   if (first + count > t.aperture_pages)
-    return invalid(op, "aperture pages [{}, +{}) pass the GART table's {} pages", first, count, t.aperture_pages);
+    return op_error(op, "aperture pages [{}, +{}) pass the GART table's {} pages", first, count, t.aperture_pages);
   return static_cast<std::uint32_t>(first);
 }
 
 Status check_op(const PagingTarget& t, const PagingOperation& op) {
   if (auto* x = std::get_if<TransferOp>(&op)) {
-    if (x->transfer_size == 0) return invalid(op, "TransferSize is 0");
-    auto s = address(t, op, "source", x->source, x->transfer_size);
-    if (!s) return s.error();
-    auto d = address(t, op, "destination", x->destination, x->transfer_size);
-    if (!d) return d.error();
-    const bool same_space = (x->source.segment == kmd::kSystemMemory) == (x->destination.segment == kmd::kSystemMemory);
-    if (same_space && *s < *d + x->transfer_size && *d < *s + x->transfer_size)
-      return invalid(op, "source and destination overlap");
+    if (x->transfer_size == 0) return op_error(op, "TransferSize is 0");
+    SGPU_ASSIGN_OR_RETURN(const std::uint64_t s, address(t, op, "source", x->source, x->transfer_size));
+    SGPU_ASSIGN_OR_RETURN(const std::uint64_t d, address(t, op, "destination", x->destination, x->transfer_size));
+    const bool same_space = (x->source.segment == kSystemMemory) == (x->destination.segment == kSystemMemory);
+    if (same_space && ranges_overlap(s, x->transfer_size, d, x->transfer_size))
+      return op_error(op, "source and destination overlap");
     return ok_status();
   }
   if (auto* x = std::get_if<FillOp>(&op)) {
-    if (x->fill_size == 0) return invalid(op, "FillSize is 0");
-    if (x->destination.segment == kmd::kSystemMemory || x->destination.segment > t.segments.size() ||
+    if (x->fill_size == 0) return op_error(op, "FillSize is 0");
+    if (x->destination.segment == kSystemMemory || x->destination.segment > t.segments.size() ||
         t.segments[x->destination.segment - 1].is_aperture())
-      return invalid(op, "FILL destination segment {} is not a memory segment", x->destination.segment);
-    auto d = address(t, op, "destination", x->destination, x->fill_size);
-    if (!d) return d.error();
-    return ok_status();
+      return op_error(op, "FILL destination segment {} is not a memory segment", x->destination.segment);
+    return address(t, op, "destination", x->destination, x->fill_size).status();
   }
   if (auto* x = std::get_if<InitContextResourceOp>(&op)) {
-    if (x->size == 0) return invalid(op, "size is 0");
-    auto d = address(t, op, "destination", x->destination, x->size);
-    if (!d) return d.error();
-    return ok_status();
+    if (x->size == 0) return op_error(op, "size is 0");
+    return address(t, op, "destination", x->destination, x->size).status();
   }
   if (auto* x = std::get_if<DiscardContentOp>(&op)) {
     PagingLocation loc;
     loc.segment = x->segment;
     loc.segment_address = x->segment_address;
-    if (x->segment == kmd::kSystemMemory) return invalid(op, "DISCARD_CONTENT names system memory");
-    auto d = address(t, op, "range", loc, x->size);
-    if (!d) return d.error();
-    return ok_status();
+    if (x->segment == kSystemMemory) return op_error(op, "DISCARD_CONTENT names system memory");
+    return address(t, op, "range", loc, x->size).status();
   }
   if (auto* x = std::get_if<MapApertureSegmentOp>(&op)) {
-    auto p = aperture_page(t, op, x->segment, x->offset_in_pages, x->number_of_pages);
-    if (!p) return p.error();
-    if (x->pages == nullptr || !*x->pages) return invalid(op, "no MDL (pages)");
+    SGPU_RETURN_IF_ERROR(aperture_page(t, op, x->segment, x->offset_in_pages, x->number_of_pages));
+    if (x->pages == nullptr || !*x->pages) return op_error(op, "no MDL (pages)");
     const std::uint64_t mdl_pages = x->pages->size() / kPage;
-    if (x->pages->bus_addr() % kPage != 0) return invalid(op, "MDL bus address {:#x} is not page aligned", x->pages->bus_addr());
+    if (x->pages->bus_addr() % kPage != 0)
+      return op_error(op, "MDL bus address {:#x} is not page aligned", x->pages->bus_addr());
     if (x->mdl_offset > mdl_pages || x->number_of_pages > mdl_pages - x->mdl_offset)
-      return invalid(op, "MDL pages [{}, +{}) pass its {} pages", x->mdl_offset, x->number_of_pages, mdl_pages);
+      return op_error(op, "MDL pages [{}, +{}) pass its {} pages", x->mdl_offset, x->number_of_pages, mdl_pages);
     if (x->pages->bus_addr() + (x->mdl_offset + x->number_of_pages) * kPage > t.system_limit)
-      return invalid(op, "MDL bus range passes the system-physical limit {:#x}", t.system_limit);
+      return op_error(op, "MDL bus range passes the system-physical limit {:#x}", t.system_limit);
     return ok_status();
   }
   if (auto* x = std::get_if<UnmapApertureSegmentOp>(&op)) {
-    auto p = aperture_page(t, op, x->segment, x->offset_in_pages, x->number_of_pages);
-    if (!p) return p.error();
+    SGPU_RETURN_IF_ERROR(aperture_page(t, op, x->segment, x->offset_in_pages, x->number_of_pages));
     if (x->dummy_page != t.dummy_page)
-      return invalid(op, "dummy page {:#x} is not the aperture's dummy page {:#x}", x->dummy_page, t.dummy_page);
+      return op_error(op, "dummy page {:#x} is not the aperture's dummy page {:#x}", x->dummy_page, t.dummy_page);
     return ok_status();
   }
-  return invalid(op, "unknown operation");
+  return op_error(op, "unknown operation");
 }
 
 Status chunked(std::uint64_t bytes, const std::function<Status(std::uint64_t, std::uint32_t)>& f) {
@@ -171,10 +185,9 @@ Result<std::uint32_t> encode_paging_buffer(const PagingTarget& t, const PagingBu
                                            std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value) {
   SGPU_RETURN_IF_ERROR(validate_paging_buffer(t, buffer));
   if (bytes < paging_buffer_bytes(buffer))
-    return Error{Errc::InvalidArgument,
-                 fmt::format("device executor: DMA buffer of {} bytes is smaller than the {} bytes the paging buffer needs",
-                             bytes, paging_buffer_bytes(buffer)),
-                 false};
+    return Error::invalid(
+        "device executor: DMA buffer of {} bytes is smaller than the {} bytes the paging buffer needs", bytes,
+        paging_buffer_bytes(buffer));
   PacketWriter w(cpu, bytes);
   for (const auto& op : buffer.operations) {
     if (auto* x = std::get_if<TransferOp>(&op)) {
@@ -217,15 +230,13 @@ Result<std::unique_ptr<DeviceExecutor>> DeviceExecutor::create(Device& device,
     if (!d.is_aperture()) continue;
     const std::uint64_t end = t.aperture_base + std::uint64_t{t.aperture_pages} * kPage;
     if (t.aperture_pages == 0 || d.base_address < t.aperture_base || d.end_address() > end)
-      return Error{Errc::InvalidArgument,
-                   fmt::format("device executor: aperture segment {} [{:#x}, {:#x}) is outside the device's GART "
-                               "table [{:#x}, {:#x})",
-                               i + 1, d.base_address, d.end_address(), t.aperture_base, end),
-                   false};
+      return Error::invalid(
+          "device executor: aperture segment {} [{:#x}, {:#x}) is outside the device's GART "
+          "table [{:#x}, {:#x})",
+          i + 1, d.base_address, d.end_address(), t.aperture_base, end);
   }
-  auto record = device.transport().alloc_dma(64, 64);
-  if (!record) return record.error();
-  return std::unique_ptr<DeviceExecutor>(new DeviceExecutor(device, std::move(t), options, std::move(*record)));
+  SGPU_ASSIGN_OR_RETURN(auto record, device.transport().alloc_dma(64, 64));
+  return std::unique_ptr<DeviceExecutor>(new DeviceExecutor(device, std::move(t), options, std::move(record)));
 }
 
 DeviceExecutor::DeviceExecutor(Device& device, PagingTarget target, DeviceExecutorOptions options,
@@ -238,39 +249,35 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   const std::size_t need = (paging_buffer_bytes(buffer) + 4095) & ~std::size_t{4095};
   if (!buffer_ || buffer_->size() < need) {
     buffer_.reset();
-    auto b = device_.transport().alloc_dma(std::max<std::size_t>(need, 64 * 1024), 4096);
-    if (!b) return b.error();
-    buffer_ = std::move(*b);
+    SGPU_ASSIGN_OR_RETURN(buffer_, device_.transport().alloc_dma(std::max<std::size_t>(need, 64 * 1024), 4096));
   }
-  const FenceId fence = device_.last_submitted_fence() + 1;
-  auto end = encode_paging_buffer(target_, buffer, buffer_->cpu(), buffer_->size(), fence_record_.bus_addr(), fence);
-  if (!end) return end.error();
-  Submission s;
-  s.buffer = &*buffer_;
-  s.end_offset = *end;
-  s.context_id = options_.context_id;
-  s.flags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
-  s.fence = fence;  // explicit: the FENCE packet above carries it
-  auto submitted = queue_ ? queue_->submit_paging(s) : device_.submit(s);
-  if (!submitted) return submitted.error();
-  const Status waited =
-      queue_ ? queue_->wait_paging(*submitted, options_.timeout) : device_.wait_fence(*submitted, options_.timeout);
-  if (!waited) {
-    Error e = waited.error();
+  // The closing FENCE is encoded with value 0; the queue's stamp writes the ring fence into it.
+  SGPU_ASSIGN_OR_RETURN(const std::uint32_t end, encode_paging_buffer(target_, buffer, buffer_->cpu(), buffer_->size(),
+                                                                      fence_record_.bus_addr(), 0));
+  const std::uint32_t fence_packet = end - kFenceBytes;
+  const PagingStamp stamp = [this, fence_packet](RingFence fence) {
+    return PacketWriter(buffer_->cpu(), buffer_->size(), fence_packet)
+        .fence(fence_record_.bus_addr(), fence.value(), abi::fence_flags::kValue64);
+  };
+  const PagingSubmission submission{&*buffer_, end, options_.context_id};
+  DevicePagingQueue direct(device_);
+  PagingQueue& queue = queue_ ? *queue_ : direct;
+  SGPU_ASSIGN_OR_RETURN(const RingFence fence, queue.submit_paging(submission, stamp));
+  if (Status waited = queue.wait_paging(fence, options_.timeout); !waited) {
+    Error e = std::move(waited).error();
     std::string record;
     if (auto f = device_.fault(); f && *f) record = "; " + to_string(**f);
-    e.message = fmt::format("device executor: paging buffer (fence {}, {} operations) failed: {}{}", *submitted,
+    e.message = fmt::format("device executor: paging buffer (fence {}, {} operations) failed: {}{}", fence,
                             buffer.operations.size(), e.message, record);
     e.hardware_touched = true;
     return e;
   }
   const std::uint64_t written = fence_record_.as<std::uint64_t>()[0];
-  if (written != *submitted)
-    return Error{Errc::DeviceFault,
-                 fmt::format("device executor: paging fence {} retired but its FENCE packet wrote {}", *submitted, written),
-                 true};
+  if (written != fence.value())
+    return Error::make(Errc::DeviceFault, Touched::Hardware,
+                       "device executor: paging fence {} retired but its FENCE packet wrote {}", fence, written);
   counters_.buffers += 1;
-  counters_.last_fence = *submitted;
+  counters_.last_fence = fence;
   for (const auto& op : buffer.operations) {
     if (auto* x = std::get_if<TransferOp>(&op)) counters_.copy_bytes += x->transfer_size;
     else if (auto* f = std::get_if<FillOp>(&op)) counters_.fill_bytes += f->fill_size;

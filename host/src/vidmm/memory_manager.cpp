@@ -13,7 +13,6 @@ using kmd::SegmentSet;
 
 namespace {
 
-Error invalid(std::string message) { return Error{Errc::InvalidArgument, std::move(message), false}; }
 bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -26,7 +25,7 @@ struct MemoryManager::Record {
   std::uint64_t size = 0;
   std::uint64_t alignment = 0;
   AllocationOwner owner;
-  SegmentId segment = kmd::kSystemMemory;  // 0 = not resident
+  SegmentId segment = kSystemMemory;  // 0 = not resident
   std::uint64_t offset = 0;
   std::unique_ptr<DmaMemory> owned_backing;  // unique_ptr: operations point at it across moves
   const DmaMemory* backing = nullptr;        // owned_backing or the ExistingSysMem memory
@@ -34,11 +33,11 @@ struct MemoryManager::Record {
   Content content = Content::Undefined;
   bool pinned = false;
   std::uint32_t locks = 0;
-  FenceId last_use = 0;
+  RingFence last_use;
   std::uint64_t stamp = 0;                   // request that is placing it (never evict those)
   std::list<std::uint32_t>::iterator lru;
 
-  bool resident() const { return segment != kmd::kSystemMemory; }
+  bool resident() const { return segment != kSystemMemory; }
   bool evictable() const { return !pinned && locks == 0; }
   bool is_context_allocation() const { return owner.kind != AllocationKind::Standard; }
 };
@@ -48,47 +47,46 @@ struct MemoryManager::Record {
 Result<std::unique_ptr<MemoryManager>> MemoryManager::create(MemoryManagerConfig config, PagingExecutor& executor,
                                                              SystemMemory& system_memory) {
   const std::uint64_t page = config.page_size;
-  if (!is_pow2(page)) return invalid(fmt::format("page size {} is not a power of two", page));
-  if (config.segments.size() > kmd::kMaxSegmentId)
-    return invalid(fmt::format("{} segments; segment IDs are 5-bit, at most {}", config.segments.size(), kmd::kMaxSegmentId));
+  if (!is_pow2(page)) return Error::invalid("page size {} is not a power of two", page);
+  if (config.segments.size() > kMaxSegmentId)
+    return Error::invalid("{} segments; segment IDs are 5-bit, at most {}", config.segments.size(), kMaxSegmentId);
   if (config.max_transfer_piece < page || config.max_transfer_piece % page != 0)
-    return invalid(fmt::format("max_transfer_piece {} is not a positive multiple of the page size", config.max_transfer_piece));
+    return Error::invalid("max_transfer_piece {} is not a positive multiple of the page size",
+                          config.max_transfer_piece);
   for (std::size_t i = 0; i < config.segments.size(); ++i) {
     auto& d = config.segments[i];
     const std::size_t id = i + 1;
     if (d.size == 0 || d.size % page != 0)
-      return invalid(fmt::format("segment {}: Size {:#x} is not a positive multiple of the page size", id, d.size));
+      return Error::invalid("segment {}: Size {:#x} is not a positive multiple of the page size", id, d.size);
     if (d.base_address % page != 0)
-      return invalid(fmt::format("segment {}: BaseAddress {:#x} is not page aligned", id, d.base_address));
+      return Error::invalid("segment {}: BaseAddress {:#x} is not page aligned", id, d.base_address);
     if (d.flags.value & ~SegmentFlags::kDefined)
-      return invalid(fmt::format("segment {}: Flags {:#x} set undefined bits {:#x}", id, d.flags.value,
-                                 d.flags.value & ~SegmentFlags::kDefined));
-    if (d.flags.value & SegmentFlags::kAgp)
-      return Error{Errc::Unsupported, fmt::format("segment {}: Agp segments are not supported", id), false};
+      return Error::invalid("segment {}: Flags {:#x} set undefined bits {:#x}", id, d.flags.value,
+                            d.flags.value & ~SegmentFlags::kDefined);
+    if (d.flags.value & SegmentFlags::kAgp) return Error::unsupported("segment {}: Agp segments are not supported", id);
     if (d.flags.cache_coherent() && !d.is_aperture())
-      return invalid(fmt::format("segment {}: CacheCoherent is only valid with Aperture", id));
+      return Error::invalid("segment {}: CacheCoherent is only valid with Aperture", id);
     if (d.commit_limit == 0) d.commit_limit = d.size;
     if (!d.is_aperture() && d.commit_limit != d.size)
-      return invalid(fmt::format("segment {}: CommitLimit {:#x} of a memory segment must equal Size {:#x}", id,
-                                 d.commit_limit, d.size));
+      return Error::invalid("segment {}: CommitLimit {:#x} of a memory segment must equal Size {:#x}", id,
+                            d.commit_limit, d.size);
     if (d.commit_limit > d.size)
-      return invalid(fmt::format("segment {}: CommitLimit {:#x} exceeds Size {:#x}", id, d.commit_limit, d.size));
+      return Error::invalid("segment {}: CommitLimit {:#x} exceeds Size {:#x}", id, d.commit_limit, d.size);
     if (d.flags.use_banking()) {
-      if (d.bank_range_table.empty())
-        return invalid(fmt::format("segment {}: UseBanking without a bank range table", id));
+      if (d.bank_range_table.empty()) return Error::invalid("segment {}: UseBanking without a bank range table", id);
       std::uint64_t prev = 0;
       for (std::uint64_t end : d.bank_range_table) {
         if (end <= prev || end > d.size)
-          return invalid(fmt::format("segment {}: bank end {:#x} not increasing inside the segment", id, end));
+          return Error::invalid("segment {}: bank end {:#x} not increasing inside the segment", id, end);
         prev = end;
       }
     } else if (!d.bank_range_table.empty()) {
-      return invalid(fmt::format("segment {}: bank range table given without UseBanking", id));
+      return Error::invalid("segment {}: bank range table given without UseBanking", id);
     }
     for (std::size_t j = 0; j < i; ++j) {
       const auto& o = config.segments[j];
       if (d.base_address < o.end_address() && o.base_address < d.end_address())
-        return invalid(fmt::format("segments {} and {} overlap in the GPU address space", j + 1, id));
+        return Error::invalid("segments {} and {} overlap in the GPU address space", j + 1, id);
     }
   }
   return std::unique_ptr<MemoryManager>(new MemoryManager(std::move(config), executor, system_memory));
@@ -113,34 +111,36 @@ Status MemoryManager::validate(const kmd::AllocationInfo& info) const {
     if (segment(id).is_aperture()) apertures = apertures | SegmentSet::of(id);
   const SegmentSet supported = info.supported_read_segments | info.supported_write_segments;
 
-  if (info.size == 0) return invalid("AllocationInfo.Size is 0");
+  if (info.size == 0) return Error::invalid("AllocationInfo.Size is 0");
   if (info.size > ~std::uint64_t{0} - config_.page_size)
-    return invalid(fmt::format("AllocationInfo.Size {:#x} overflows when rounded to the page size", info.size));
+    return Error::invalid("AllocationInfo.Size {:#x} overflows when rounded to the page size", info.size);
   if (info.alignment != 0 && !is_pow2(info.alignment))
-    return invalid(fmt::format("AllocationInfo.Alignment {} is not a power of two", info.alignment));
-  if (info.priority == 0) return invalid("AllocationInfo.AllocationPriority is 0 (invalid; use kPriorityNormal)");
+    return Error::invalid("AllocationInfo.Alignment {} is not a power of two", info.alignment);
+  if (info.priority == 0)
+    return Error::invalid("AllocationInfo.AllocationPriority is 0 (invalid; use kPriorityNormal)");
   if (f.value & ~AllocationInfoFlags::kDefined)
-    return invalid(fmt::format("AllocationInfo.Flags {:#x} set undefined bits {:#x}", f.value,
-                               f.value & ~AllocationInfoFlags::kDefined));
+    return Error::invalid("AllocationInfo.Flags {:#x} set undefined bits {:#x}", f.value,
+                          f.value & ~AllocationInfoFlags::kDefined);
   for (auto [name, set] : {std::pair{"SupportedReadSegmentSet", info.supported_read_segments},
                            std::pair{"SupportedWriteSegmentSet", info.supported_write_segments},
                            std::pair{"EvictionSegmentSet", info.eviction_segments}})
     if (set.bits() & ~all)
-      return invalid(fmt::format("AllocationInfo.{} {:#x} names segments that do not exist (adapter has {})", name,
-                                 set.bits(), segments_.size()));
+      return Error::invalid("AllocationInfo.{} {:#x} names segments that do not exist (adapter has {})", name,
+                            set.bits(), segments_.size());
   if (supported.empty())
-    return invalid("AllocationInfo.SupportedReadSegmentSet and SupportedWriteSegmentSet are both 0: the GPU could never reach it");
+    return Error::invalid(
+        "AllocationInfo.SupportedReadSegmentSet and SupportedWriteSegmentSet are both 0: the GPU could never reach it");
   if (!info.eviction_segments.without(apertures).empty())
-    return invalid(fmt::format("AllocationInfo.EvictionSegmentSet {:#x} names memory segment {} (aperture segments only)",
-                               info.eviction_segments.bits(), info.eviction_segments.without(apertures).first()));
+    return Error::invalid("AllocationInfo.EvictionSegmentSet {:#x} names memory segment {} (aperture segments only)",
+                          info.eviction_segments.bits(), info.eviction_segments.without(apertures).first());
   for (SegmentId id : info.eviction_segments.ids())
     if (segment(id).flags.value & SegmentFlags::kPitchAlignment)
-      return invalid(fmt::format("AllocationInfo.EvictionSegmentSet names segment {}, a PitchAlignment segment", id));
+      return Error::invalid("AllocationInfo.EvictionSegmentSet names segment {}, a PitchAlignment segment", id);
 
   // Preferences: at most five, highest first, no gaps, only from the supported sets.
   const auto& pref = info.preferred_segment;
   if (pref.value & kmd::SegmentPreference::kReservedMask)
-    return invalid(fmt::format("AllocationInfo.PreferredSegment {:#x} sets reserved bits 30-31", pref.value));
+    return Error::invalid("AllocationInfo.PreferredSegment {:#x} sets reserved bits 30-31", pref.value);
   bool ended = false;
   for (unsigned slot = 0; slot < kmd::SegmentPreference::kSlots; ++slot) {
     const SegmentId id = pref.segment(slot);
@@ -149,52 +149,58 @@ Status MemoryManager::validate(const kmd::AllocationInfo& info) const {
       continue;
     }
     if (ended)
-      return invalid(fmt::format("AllocationInfo.PreferredSegment slot {} names segment {} after an empty slot", slot, id));
+      return Error::invalid("AllocationInfo.PreferredSegment slot {} names segment {} after an empty slot", slot, id);
     if (!supported.contains(id))
-      return invalid(fmt::format("AllocationInfo.PreferredSegment slot {} names segment {}, not in the supported sets {:#x}",
-                                 slot, id, supported.bits()));
+      return Error::invalid("AllocationInfo.PreferredSegment slot {} names segment {}, not in the supported sets {:#x}",
+                            slot, id, supported.bits());
   }
   for (unsigned slot = 0; slot < kmd::BankPreference::kSlots; ++slot) {
     const std::uint32_t bank = info.hinted_bank.bank(slot);
     if (bank == 0) continue;
     const SegmentId first = pref.segment(0);
     if (first == 0 || !segment(first).flags.use_banking())
-      return invalid(fmt::format("AllocationInfo.HintedBank slot {} names bank {}, but the most preferred segment {} has no banks",
-                                 slot, bank, first));
+      return Error::invalid(
+          "AllocationInfo.HintedBank slot {} names bank {}, but the most preferred segment {} has no banks", slot, bank,
+          first);
     if (bank > segment(first).bank_count())
-      return invalid(fmt::format("AllocationInfo.HintedBank slot {} names bank {}; segment {} has {} banks", slot, bank,
-                                 first, segment(first).bank_count()));
+      return Error::invalid("AllocationInfo.HintedBank slot {} names bank {}; segment {} has {} banks", slot, bank,
+                            first, segment(first).bank_count());
   }
 
   // Flag combinations (DXGK_ALLOCATIONINFOFLAGS remarks).
   using F = AllocationInfoFlags;
-  if (f.has(F::kCached) && !f.has(F::kCpuVisible)) return invalid("AllocationInfo.Flags: Cached requires CpuVisible");
+  if (f.has(F::kCached) && !f.has(F::kCpuVisible))
+    return Error::invalid("AllocationInfo.Flags: Cached requires CpuVisible");
   if (f.has(F::kPermanentSysMem) && !f.has(F::kCpuVisible))
-    return invalid("AllocationInfo.Flags: PermanentSysMem requires CpuVisible");
+    return Error::invalid("AllocationInfo.Flags: PermanentSysMem requires CpuVisible");
   if (f.has(F::kProtected) && (f.value & (F::kPermanentSysMem | F::kExistingSysMem | F::kExistingKernelSysMem)))
-    return invalid("AllocationInfo.Flags: Protected excludes PermanentSysMem, ExistingSysMem and ExistingKernelSysMem");
+    return Error::invalid(
+        "AllocationInfo.Flags: Protected excludes PermanentSysMem, ExistingSysMem and ExistingKernelSysMem");
   if (f.has(F::kExistingSysMem) && f.has(F::kExistingKernelSysMem))
-    return invalid("AllocationInfo.Flags: ExistingSysMem and ExistingKernelSysMem are mutually exclusive");
+    return Error::invalid("AllocationInfo.Flags: ExistingSysMem and ExistingKernelSysMem are mutually exclusive");
   if ((f.value & (F::kExistingSysMem | F::kExistingKernelSysMem)) && f.has(F::kPermanentSysMem))
-    return invalid("AllocationInfo.Flags: ExistingSysMem/ExistingKernelSysMem exclude PermanentSysMem");
-  if (f.has(F::kUseAlternateVA)) return invalid("AllocationInfo.Flags: UseAlternateVA is only valid on the primary");
+    return Error::invalid("AllocationInfo.Flags: ExistingSysMem/ExistingKernelSysMem exclude PermanentSysMem");
+  if (f.has(F::kUseAlternateVA))
+    return Error::invalid("AllocationInfo.Flags: UseAlternateVA is only valid on the primary");
   if (f.value & (F::kLinkMirrored | F::kLinkInstanced))
-    return invalid("AllocationInfo.Flags: LinkMirrored/LinkInstanced need a linked display adapter");
+    return Error::invalid("AllocationInfo.Flags: LinkMirrored/LinkInstanced need a linked display adapter");
   const bool lives_in_system = f.value & (F::kPermanentSysMem | F::kExistingSysMem | F::kExistingKernelSysMem);
   if (lives_in_system && !supported.without(apertures).empty())
-    return invalid(fmt::format("AllocationInfo.Flags: a system-memory allocation (PermanentSysMem/ExistingSysMem) may "
-                               "only use aperture segments; supported sets {:#x} name memory segment {}",
-                               supported.bits(), supported.without(apertures).first()));
+    return Error::invalid(
+        "AllocationInfo.Flags: a system-memory allocation (PermanentSysMem/ExistingSysMem) may "
+        "only use aperture segments; supported sets {:#x} name memory segment {}",
+        supported.bits(), supported.without(apertures).first());
   const bool existing = f.value & (F::kExistingSysMem | F::kExistingKernelSysMem);
   if (existing) {
     const DmaMemory* m = info.existing_memory;
-    if (m == nullptr || !*m) return invalid("AllocationInfo.Flags: ExistingSysMem without existing memory");
+    if (m == nullptr || !*m) return Error::invalid("AllocationInfo.Flags: ExistingSysMem without existing memory");
     if (m->bus_addr() % config_.page_size != 0 || m->size() < round_up(info.size, config_.page_size))
-      return invalid(fmt::format("AllocationInfo: existing memory at {:#x} ({} bytes) is not page aligned or smaller than "
-                                 "the page-rounded Size {}",
-                                 m->bus_addr(), m->size(), round_up(info.size, config_.page_size)));
+      return Error::invalid(
+          "AllocationInfo: existing memory at {:#x} ({} bytes) is not page aligned or smaller than "
+          "the page-rounded Size {}",
+          m->bus_addr(), m->size(), round_up(info.size, config_.page_size));
   } else if (info.existing_memory != nullptr) {
-    return invalid("AllocationInfo: existing memory given without ExistingSysMem/ExistingKernelSysMem");
+    return Error::invalid("AllocationInfo: existing memory given without ExistingSysMem/ExistingKernelSysMem");
   }
   const std::uint64_t size = round_up(info.size, config_.page_size);
   bool fits_somewhere = false;
@@ -202,9 +208,9 @@ Status MemoryManager::validate(const kmd::AllocationInfo& info) const {
     fits_somewhere |= size <= (segment(id).is_aperture() ? std::min(segment(id).commit_limit, config_.aperture_commit_limit)
                                                          : segment(id).size);
   if (!fits_somewhere)
-    return Error{Errc::OutOfMemory,
-                 fmt::format("AllocationInfo.Size {:#x} is larger than every supported segment ({:#x})", size, supported.bits()),
-                 false};
+    return Error::make(Errc::OutOfMemory, Touched::Nothing,
+                       "AllocationInfo.Size {:#x} is larger than every supported segment ({:#x})", size,
+                       supported.bits());
   return ok_status();
 }
 
@@ -240,7 +246,7 @@ Result<std::uint32_t> MemoryManager::lookup(AllocationHandle h, const char* what
   const std::uint64_t index = (h.value & 0xffffffffu) - 1;
   if (h.value == 0 || index >= records_.size() || !records_[index].live ||
       records_[index].generation != (h.value >> 32))
-    return invalid(fmt::format("{}: allocation handle {:#x} is not a live allocation", what, h.value));
+    return Error::invalid("{}: allocation handle {:#x} is not a live allocation", what, h.value);
   return static_cast<std::uint32_t>(index);
 }
 
@@ -259,14 +265,14 @@ Status MemoryManager::run(PagingBuffer& pb) {
 }
 
 PagingLocation MemoryManager::location(const Record& r) const {
-  if (!r.resident()) return PagingLocation{kmd::kSystemMemory, 0, r.backing, 0};
+  if (!r.resident()) return PagingLocation{kSystemMemory, 0, r.backing, 0};
   return PagingLocation{r.segment, segment(r.segment).base_address + r.offset, nullptr, 0};
 }
 
 void MemoryManager::emit_transfer(const Record& r, const PagingLocation& src, const PagingLocation& dst, PagingBuffer& pb) {
   const std::uint64_t piece = config_.max_transfer_piece;
   auto advance = [](PagingLocation l, std::uint64_t by) {
-    (l.segment == kmd::kSystemMemory ? l.system_offset : l.segment_address) += by;
+    (l.segment == kSystemMemory ? l.system_offset : l.segment_address) += by;
     return l;
   };
   for (std::uint64_t done = 0; done < r.size; done += piece) {
@@ -287,10 +293,9 @@ Status MemoryManager::ensure_backing(Record& r) {
   if (r.backing != nullptr) return ok_status();
   auto mem = system_.allocate(r.size);
   if (!mem)
-    return Error{Errc::OutOfMemory,
-                 fmt::format("no system memory for the {}-byte backing store of allocation {:#x}: {}", r.size,
-                             r.info.driver_handle, mem.error().message),
-                 false};
+    return Error::make(Errc::OutOfMemory, Touched::Nothing,
+                       "no system memory for the {}-byte backing store of allocation {:#x}: {}", r.size,
+                       r.info.driver_handle, mem.error().message);
   r.owned_backing = std::make_unique<DmaMemory>(std::move(*mem));
   r.backing = r.owned_backing.get();
   r.backing_current = false;  // zeroed, but holds no content yet
@@ -331,7 +336,7 @@ void MemoryManager::release_range(Record& r, PagingBuffer& pb) {
   }
   s.allocator.free(r.offset, r.size);
   s.lru.erase(r.lru);
-  r.segment = kmd::kSystemMemory;
+  r.segment = kSystemMemory;
   r.offset = 0;
 }
 
@@ -380,7 +385,7 @@ Status MemoryManager::evict_one(std::uint32_t index, PagingBuffer& pb, bool allo
     }
   }
   if (r.content == Content::Valid) {
-    emit_transfer(r, src, PagingLocation{kmd::kSystemMemory, 0, r.backing, 0}, pb);
+    emit_transfer(r, src, PagingLocation{kSystemMemory, 0, r.backing, 0}, pb);
     r.backing_current = true;
   } else {
     pb.operations.emplace_back(DiscardContentOp{r.info.driver_handle, r.last_use <= completed_, r.segment,
@@ -464,7 +469,7 @@ bool MemoryManager::page_in(std::uint32_t index, SegmentId seg, bool allow_evict
     pb.operations.emplace_back(m);
     r.backing_current = true;
   } else if (r.content == Content::Valid) {
-    emit_transfer(r, PagingLocation{kmd::kSystemMemory, 0, r.backing, 0}, dst, pb);
+    emit_transfer(r, PagingLocation{kSystemMemory, 0, r.backing, 0}, dst, pb);
     r.backing_current = false;
   } else if (!init_context) {
     pb.operations.emplace_back(FillOp{r.info.driver_handle, r.size, config_.fill_pattern, dst});
@@ -492,7 +497,7 @@ bool MemoryManager::page_in(std::uint32_t index, SegmentId seg, bool allow_evict
 }
 
 bool MemoryManager::acceptable(const Record& r, SegmentId seg, bool write) const {
-  if (seg == kmd::kSystemMemory) return false;
+  if (seg == kSystemMemory) return false;
   const SegmentSet ok = write ? r.info.supported_write_segments
                               : (r.info.supported_read_segments | r.info.supported_write_segments);
   return ok.contains(seg);
@@ -530,9 +535,10 @@ Result<std::vector<Placement>> MemoryManager::make_resident(const std::vector<Al
     }
     const Record& r = records_[*idx];
     if (list[i].write && r.info.supported_write_segments.empty())
-      return invalid(fmt::format("allocation list entry {}: WriteOperation on allocation {:#x} whose "
-                                 "SupportedWriteSegmentSet is 0",
-                                 i, list[i].allocation.value));
+      return Error::invalid(
+          "allocation list entry {}: WriteOperation on allocation {:#x} whose "
+          "SupportedWriteSegmentSet is 0",
+          i, list[i].allocation.value);
     auto dup = std::find_if(needs.begin(), needs.end(), [&](const Need& n) { return n.index == *idx; });
     if (dup != needs.end())
       dup->write |= list[i].write;
@@ -544,9 +550,8 @@ Result<std::vector<Placement>> MemoryManager::make_resident(const std::vector<Al
   for (const Need& n : needs) {
     const Record& r = records_[n.index];
     if (!acceptable(r, r.segment, n.write) && r.locks != 0)
-      return Error{Errc::Busy,
-                   fmt::format("allocation {:#x} is locked for CPU access and must move to be used", handle_of(n.index).value),
-                   false};
+      return Error::busy("allocation {:#x} is locked for CPU access and must move to be used",
+                         handle_of(n.index).value);
   }
 
   // 2. Place, evicting as needed; everything of this request is protected by its stamp.
@@ -586,11 +591,12 @@ Result<std::vector<Placement>> MemoryManager::make_resident(const std::vector<Al
     if (!placed) {
       const bool touched = !pb.empty();
       (void)run(pb);
-      return Error{Errc::OutOfMemory,
-                   fmt::format("no room for allocation {:#x} ({} bytes) in any of its segments {:#x}, even after evicting "
-                               "every idle, unpinned allocation not in this submission",
-                               handle_of(n.index).value, r.size, allowed.bits()),
-                   touched};
+      return Error{
+          Errc::OutOfMemory,
+          fmt::format("no room for allocation {:#x} ({} bytes) in any of its segments {:#x}, even after evicting "
+                      "every idle, unpinned allocation not in this submission",
+                      handle_of(n.index).value, r.size, allowed.bits()),
+          Touched{touched}};
     }
   }
 
@@ -615,13 +621,13 @@ Result<std::vector<Placement>> MemoryManager::make_resident(const std::vector<Al
 }
 
 void MemoryManager::note_submitted(const std::vector<AllocationListEntry>& list, const ResidencyScope& scope,
-                                   FenceId fence) {
+                                   RingFence fence) {
   for (const auto& e : list)
     if (auto idx = lookup(e.allocation, "note_submitted")) records_[*idx].last_use = std::max(records_[*idx].last_use, fence);
   for (std::uint32_t i : scope_allocations(scope)) records_[i].last_use = std::max(records_[i].last_use, fence);
 }
 
-void MemoryManager::set_completed_fence(FenceId fence) {
+void MemoryManager::set_completed_fence(RingFence fence) {
   completed_ = std::max(completed_, fence);
   deferred_.erase(std::remove_if(deferred_.begin(), deferred_.end(), [&](auto& d) { return d.first <= completed_; }),
                   deferred_.end());
@@ -630,50 +636,42 @@ void MemoryManager::set_completed_fence(FenceId fence) {
 // ---------------------------------------------------------------- explicit operations
 
 Status MemoryManager::evict(AllocationHandle h) {
-  auto idx = lookup(h, "evict");
-  if (!idx) return std::move(idx).error();
-  Record& r = records_[*idx];
+  SGPU_ASSIGN_OR_RETURN(auto idx, lookup(h, "evict"));
+  Record& r = records_[idx];
   if (!r.resident()) return ok_status();
-  if (!r.evictable())
-    return Error{Errc::Busy, fmt::format("evict: allocation {:#x} is {}", h.value, r.pinned ? "pinned" : "locked"), false};
+  if (!r.evictable()) return Error::busy("evict: allocation {:#x} is {}", h.value, r.pinned ? "pinned" : "locked");
   PagingBuffer pb;
-  SGPU_RETURN_IF_ERROR(evict_one(*idx, pb, true));
+  SGPU_RETURN_IF_ERROR(evict_one(idx, pb, true));
   return run(pb);
 }
 
 Result<Placement> MemoryManager::pin(AllocationHandle h) {
-  auto placed = make_resident({AllocationListEntry{h, false}});
-  if (!placed) return std::move(placed).error();
+  SGPU_ASSIGN_OR_RETURN(auto placed, make_resident({AllocationListEntry{h, false}}));
   records_[*lookup(h, "pin")].pinned = true;
-  return placed->front();
+  return placed.front();
 }
 
 Status MemoryManager::unpin(AllocationHandle h) {
-  auto idx = lookup(h, "unpin");
-  if (!idx) return std::move(idx).error();
-  if (!records_[*idx].pinned) return invalid(fmt::format("unpin: allocation {:#x} is not pinned", h.value));
-  records_[*idx].pinned = false;
+  SGPU_ASSIGN_OR_RETURN(auto idx, lookup(h, "unpin"));
+  if (!records_[idx].pinned) return Error::invalid("unpin: allocation {:#x} is not pinned", h.value);
+  records_[idx].pinned = false;
   return ok_status();
 }
 
 Result<void*> MemoryManager::lock(AllocationHandle h) {
-  auto idx = lookup(h, "lock");
-  if (!idx) return std::move(idx).error();
-  Record& r = records_[*idx];
+  SGPU_ASSIGN_OR_RETURN(auto idx, lookup(h, "lock"));
+  Record& r = records_[idx];
   if (!r.info.flags.has(AllocationInfoFlags::kCpuVisible))
-    return invalid(fmt::format("lock: allocation {:#x} was not created CpuVisible", h.value));
+    return Error::invalid("lock: allocation {:#x} was not created CpuVisible", h.value);
   if (r.last_use > completed_)
-    return Error{Errc::Busy,
-                 fmt::format("lock: allocation {:#x} is used by fence {} (completed {})", h.value, r.last_use, completed_),
-                 false};
+    return Error::busy("lock: allocation {:#x} is used by fence {} (completed {})", h.value, r.last_use, completed_);
   void* cpu = nullptr;
   PagingBuffer pb;
   if (r.resident() && !segment(r.segment).is_aperture()) {
     cpu = executor_.cpu_address(r.segment, r.offset, r.size);
     if (cpu == nullptr) {
-      if (!r.evictable())
-        return Error{Errc::Busy, fmt::format("lock: allocation {:#x} is pinned where the CPU cannot reach it", h.value), false};
-      SGPU_RETURN_IF_ERROR(evict_one(*idx, pb, false));  // the CPU reaches it in system memory
+      if (!r.evictable()) return Error::busy("lock: allocation {:#x} is pinned where the CPU cannot reach it", h.value);
+      SGPU_RETURN_IF_ERROR(evict_one(idx, pb, false));  // the CPU reaches it in system memory
     }
   }
   if (cpu == nullptr) {
@@ -688,18 +686,16 @@ Result<void*> MemoryManager::lock(AllocationHandle h) {
 }
 
 Status MemoryManager::unlock(AllocationHandle h) {
-  auto idx = lookup(h, "unlock");
-  if (!idx) return std::move(idx).error();
-  if (records_[*idx].locks == 0) return invalid(fmt::format("unlock: allocation {:#x} is not locked", h.value));
-  --records_[*idx].locks;
+  SGPU_ASSIGN_OR_RETURN(auto idx, lookup(h, "unlock"));
+  if (records_[idx].locks == 0) return Error::invalid("unlock: allocation {:#x} is not locked", h.value);
+  --records_[idx].locks;
   return ok_status();
 }
 
 Status MemoryManager::destroy_allocation(AllocationHandle h) {
-  auto idx = lookup(h, "destroy_allocation");
-  if (!idx) return std::move(idx).error();
-  Record& r = records_[*idx];
-  if (r.locks != 0) return Error{Errc::Busy, fmt::format("destroy_allocation: allocation {:#x} is locked", h.value), false};
+  SGPU_ASSIGN_OR_RETURN(auto idx, lookup(h, "destroy_allocation"));
+  Record& r = records_[idx];
+  if (r.locks != 0) return Error::busy("destroy_allocation: allocation {:#x} is locked", h.value);
   PagingBuffer pb;
   if (r.resident()) release_range(r, pb);
   Status s = run(pb);
@@ -709,11 +705,11 @@ Status MemoryManager::destroy_allocation(AllocationHandle h) {
     r.owned_backing.reset();
   }
   if (r.is_context_allocation())
-    context_allocations_.erase(std::find(context_allocations_.begin(), context_allocations_.end(), *idx));
+    context_allocations_.erase(std::find(context_allocations_.begin(), context_allocations_.end(), idx));
   const std::uint32_t generation = r.generation + 1;
   r = Record{};
   r.generation = generation;
-  free_records_.push_back(*idx);
+  free_records_.push_back(idx);
   --live_;
   return s;
 }
@@ -729,9 +725,8 @@ void MemoryManager::destroy_owned_by(AllocationKind kind, std::uint64_t device, 
 }
 
 Result<AllocationState> MemoryManager::query(AllocationHandle h) const {
-  auto idx = lookup(h, "query");
-  if (!idx) return std::move(idx).error();
-  const Record& r = records_[*idx];
+  SGPU_ASSIGN_OR_RETURN(auto idx, lookup(h, "query"));
+  const Record& r = records_[idx];
   AllocationState s;
   s.size = r.size;
   s.alignment = r.alignment;

@@ -26,7 +26,7 @@ PagingOperationType type_of(const PagingOperation& op) {
 
 namespace {
 std::string where(const PagingLocation& l) {
-  if (l.segment == kmd::kSystemMemory) return fmt::format("sys+{:#x}", l.system_offset);
+  if (l.segment == kSystemMemory) return fmt::format("sys+{:#x}", l.system_offset);
   return fmt::format("seg {} {:#x}", l.segment, l.segment_address);
 }
 }  // namespace

@@ -9,7 +9,7 @@ namespace sgpu::vidmm {
 
 namespace {
 Error bad_op(const PagingOperation& op, std::string why) {
-  return Error{Errc::InvalidArgument, fmt::format("reference executor: {}: {}", to_string(op), why), true};
+  return Error::make(Errc::InvalidArgument, Touched::Hardware, "reference executor: {}: {}", to_string(op), why);
 }
 }  // namespace
 
@@ -45,8 +45,7 @@ Result<SegmentId> ReferenceExecutor::segment_of(std::uint64_t gpu_address, std::
     if (gpu_address >= d.base_address && gpu_address + bytes <= d.end_address() && bytes <= d.size)
       return static_cast<SegmentId>(i + 1);
   }
-  return Error{Errc::InvalidArgument,
-               fmt::format("GPU range [{:#x}, +{}) lies in no segment", gpu_address, bytes), false};
+  return Error::invalid("GPU range [{:#x}, +{}) lies in no segment", gpu_address, bytes);
 }
 
 Status ReferenceExecutor::access_gpu(SegmentId segment, std::uint64_t offset, std::uint64_t bytes,
@@ -73,39 +72,37 @@ Status ReferenceExecutor::access_gpu(SegmentId segment, std::uint64_t offset, st
 }
 
 Status ReferenceExecutor::access(const PagingLocation& loc, std::uint64_t bytes, bool write, std::byte* data) {
-  if (loc.segment == kmd::kSystemMemory) {
+  if (loc.segment == kSystemMemory) {
     if (loc.system == nullptr || loc.system_offset + bytes > loc.system->size())
-      return Error{Errc::InvalidArgument, "system side outside its backing store", true};
+      return Error::make(Errc::InvalidArgument, Touched::Hardware, "system side outside its backing store");
     std::byte* p = loc.system->bytes() + loc.system_offset;
     write ? std::memcpy(p, data, bytes) : std::memcpy(data, p, bytes);
     return ok_status();
   }
   if (loc.segment > segments_.size())
-    return Error{Errc::InvalidArgument, fmt::format("segment {} does not exist", loc.segment), true};
+    return Error::make(Errc::InvalidArgument, Touched::Hardware, "segment {} does not exist", loc.segment);
   const auto& d = segments_[loc.segment - 1].desc;
   if (loc.segment_address < d.base_address || loc.segment_address + bytes > d.end_address())
-    return Error{Errc::InvalidArgument, fmt::format("range outside segment {}", loc.segment), true};
+    return Error::make(Errc::InvalidArgument, Touched::Hardware, "range outside segment {}", loc.segment);
   return access_gpu(loc.segment, loc.segment_address - d.base_address, bytes, write, data);
 }
 
 Status ReferenceExecutor::gpu_write(std::uint64_t gpu_address, const void* data, std::size_t bytes) {
-  auto seg = segment_of(gpu_address, bytes);
-  if (!seg) return std::move(seg).error();
+  SGPU_ASSIGN_OR_RETURN(auto seg, segment_of(gpu_address, bytes));
   std::vector<std::byte> copy(static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + bytes);
-  return access_gpu(*seg, gpu_address - segments_[*seg - 1].desc.base_address, bytes, true, copy.data());
+  return access_gpu(seg, gpu_address - segments_[seg - 1].desc.base_address, bytes, true, copy.data());
 }
 
 Status ReferenceExecutor::gpu_read(std::uint64_t gpu_address, void* data, std::size_t bytes) {
-  auto seg = segment_of(gpu_address, bytes);
-  if (!seg) return std::move(seg).error();
-  return access_gpu(*seg, gpu_address - segments_[*seg - 1].desc.base_address, bytes, false,
+  SGPU_ASSIGN_OR_RETURN(auto seg, segment_of(gpu_address, bytes));
+  return access_gpu(seg, gpu_address - segments_[seg - 1].desc.base_address, bytes, false,
                     static_cast<std::byte*>(data));
 }
 
 Status ReferenceExecutor::execute(const PagingBuffer& buffer) {
   if (fail_next_) {
     fail_next_ = false;
-    return Error{Errc::DeviceFault, "reference executor: injected paging failure", true};
+    return Error::make(Errc::DeviceFault, Touched::Hardware, "reference executor: injected paging failure");
   }
   ++counters_.buffers;
   for (const auto& op : buffer.operations) {

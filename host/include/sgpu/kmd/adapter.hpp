@@ -80,7 +80,7 @@ class Adapter {
   /// Unsupported when the description has no segment at all. `executor` and `system_memory`
   /// must outlive the adapter; so must the adapter every object it creates.
   static Result<std::unique_ptr<Adapter>> create(AdapterDescription description, vidmm::PagingExecutor& executor,
-                                                 vidmm::SystemMemory& system_memory,
+                                                 SystemMemory& system_memory,
                                                  std::shared_ptr<const SizingPolicy> policy = nullptr);
   ~Adapter();
   Adapter(const Adapter&) = delete;
@@ -99,7 +99,7 @@ class Adapter {
 
   vidmm::MemoryManager& memory_manager() { return *mm_; }
   const vidmm::MemoryManager& memory_manager() const { return *mm_; }
-  vidmm::SystemMemory& system_memory() { return system_; }
+  SystemMemory& system_memory() { return system_; }
   const SizingPolicy& sizing_policy() const { return *policy_; }
 
   /// DxgkDdiCreateDevice: the policy sizes it, the OS checks (validate_device_info) apply.
@@ -114,10 +114,10 @@ class Adapter {
  private:
   friend class Device;
   friend class Context;
-  Adapter(AdapterDescription d, vidmm::SystemMemory& s, std::shared_ptr<const SizingPolicy> p);
+  Adapter(AdapterDescription d, SystemMemory& s, std::shared_ptr<const SizingPolicy> p);
 
   AdapterDescription desc_;
-  vidmm::SystemMemory& system_;
+  SystemMemory& system_;
   std::shared_ptr<const SizingPolicy> policy_;
   std::unique_ptr<vidmm::MemoryManager> mm_;
   std::uint64_t next_device_ = 1;

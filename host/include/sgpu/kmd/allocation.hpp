@@ -12,19 +12,19 @@ namespace sgpu::kmd {
 class Allocation {
  public:
   Allocation() = default;
-  Allocation(vidmm::MemoryManager& mm, vidmm::AllocationHandle handle) : mm_(&mm), handle_(handle) {}
+  Allocation(vidmm::MemoryManager& mm, AllocationHandle handle) : mm_(&mm), handle_(handle) {}
   Allocation(Allocation&& o) noexcept { *this = std::move(o); }
   Allocation& operator=(Allocation&& o) noexcept {
     if (this != &o) {
       reset();
       mm_ = std::exchange(o.mm_, nullptr);
-      handle_ = std::exchange(o.handle_, vidmm::AllocationHandle{});
+      handle_ = std::exchange(o.handle_, AllocationHandle{});
     }
     return *this;
   }
   ~Allocation() { reset(); }
 
-  vidmm::AllocationHandle handle() const { return handle_; }
+  AllocationHandle handle() const { return handle_; }
   explicit operator bool() const { return mm_ != nullptr; }
   /// Destroys the allocation now (no-op when empty or already destroyed with its device).
   void reset() {
@@ -40,7 +40,7 @@ class Allocation {
 
  private:
   vidmm::MemoryManager* mm_ = nullptr;
-  vidmm::AllocationHandle handle_;
+  AllocationHandle handle_;
 };
 
 }  // namespace sgpu::kmd

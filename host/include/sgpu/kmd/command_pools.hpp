@@ -13,20 +13,11 @@
 #include <vector>
 
 #include "sgpu/result.hpp"
+#include "sgpu/system_memory.hpp"
 #include "sgpu/transport.hpp"
-#include "sgpu/vidmm/paging.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::kmd {
-
-/// D3DDDI_PATCHLOCATIONLIST.
-struct PatchLocation {
-  std::uint32_t allocation_index = 0;
-  std::uint32_t slot_id_and_reserved = 0;  ///< SlotId bits 0-23, Reserved bits 24-31 (must be 0)
-  std::uint32_t driver_id = 0;
-  std::uint32_t allocation_offset = 0;
-  std::uint32_t patch_offset = 0;
-  std::uint32_t split_offset = 0;
-};
 
 /// One DMA buffer: contiguous DMA memory plus the driver's private data block.
 struct DmaBuffer {
@@ -54,7 +45,7 @@ class DmaBufferPool {
  public:
   /// Buffers are at least `starting_size` bytes (rounded to pages) with `private_data_size`
   /// bytes of private data; `keep` free buffers survive trim().
-  DmaBufferPool(vidmm::SystemMemory& memory, std::uint32_t starting_size, std::uint32_t private_data_size,
+  DmaBufferPool(SystemMemory& memory, std::uint32_t starting_size, std::uint32_t private_data_size,
                 std::size_t keep = 1);
   /// Unmaps (through the mapper) and frees the free buffers.
   ~DmaBufferPool();
@@ -82,7 +73,7 @@ class DmaBufferPool {
 
  private:
   void unmap(DmaBuffer& buffer) noexcept;
-  vidmm::SystemMemory& memory_;
+  SystemMemory& memory_;
   std::uint32_t starting_size_;
   std::uint32_t private_size_;
   std::size_t keep_;

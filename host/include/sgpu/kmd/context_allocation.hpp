@@ -44,20 +44,20 @@ struct CreateContextAllocationArgs {
 class ContextAllocation {
  public:
   ContextAllocation() = default;
-  ContextAllocation(vidmm::MemoryManager& mm, vidmm::AllocationHandle h) : mm_(&mm), handle_(h) {}
+  ContextAllocation(vidmm::MemoryManager& mm, AllocationHandle h) : mm_(&mm), handle_(h) {}
   ContextAllocation(ContextAllocation&& o) noexcept { *this = std::move(o); }
   ContextAllocation& operator=(ContextAllocation&& o) noexcept {
     if (this != &o) {
       reset();
       mm_ = std::exchange(o.mm_, nullptr);
-      handle_ = std::exchange(o.handle_, vidmm::AllocationHandle{});
+      handle_ = std::exchange(o.handle_, AllocationHandle{});
     }
     return *this;
   }
   ~ContextAllocation() { reset(); }
 
   /// hAllocation (pass to destroy, i.e. reset()).
-  vidmm::AllocationHandle handle() const { return handle_; }
+  AllocationHandle handle() const { return handle_; }
   /// DxgkCbDestroyContextAllocation: returns the segment range, aperture pages and backing store.
   void reset() {
     if (mm_) (void)mm_->destroy_allocation(handle_);
@@ -68,7 +68,7 @@ class ContextAllocation {
 
  private:
   vidmm::MemoryManager* mm_ = nullptr;
-  vidmm::AllocationHandle handle_;
+  AllocationHandle handle_;
 };
 
 }  // namespace sgpu::kmd

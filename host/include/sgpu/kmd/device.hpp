@@ -69,7 +69,7 @@ class Context {
   vidmm::ResidencyScope residency_scope() const { return {device_, id_}; }
 
   DmaBufferPool& dma_buffers() { return *dma_buffers_; }
-  ListPool<vidmm::AllocationListEntry>& allocation_lists() { return *allocation_lists_; }
+  ListPool<AllocationListEntry>& allocation_lists() { return *allocation_lists_; }
   ListPool<PatchLocation>& patch_location_lists() { return *patch_lists_; }
 
  private:
@@ -84,7 +84,7 @@ class Context {
   std::uint32_t node_ = 0;
   DxgkContextInfo info_;
   std::unique_ptr<DmaBufferPool> dma_buffers_;
-  std::unique_ptr<ListPool<vidmm::AllocationListEntry>> allocation_lists_;
+  std::unique_ptr<ListPool<AllocationListEntry>> allocation_lists_;
   std::unique_ptr<ListPool<PatchLocation>> patch_lists_;
 };
 

@@ -17,9 +17,9 @@
 
 #include <cstdint>
 
-#include "sgpu/kmd/command_pools.hpp"
 #include "sgpu/kmd/render.hpp"
 #include "sgpu/result.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::kmd {
 
@@ -46,7 +46,7 @@ struct PatchArgs {
   std::uint32_t patch_list_size = 0;
   std::uint32_t patch_start = 0;   ///< PatchLocationListSubmissionStart
   std::uint32_t patch_length = 0;  ///< PatchLocationListSubmissionLength
-  std::uint64_t submission_fence = 0;  ///< SubmissionFenceId
+  RingFence submission_fence;      ///< SubmissionFenceId
   std::uint64_t fence_address = 0;     ///< GPU address the submission fence is written to
   PatchFlags flags;
 };

@@ -1,6 +1,6 @@
-// DxgkDdiRender and DxgkDdiPresent: validate an untrusted command buffer (or a present request)
-// and translate it into a DMA buffer plus the patch-location list the memory manager and
-// Patch work from.
+// DxgkDdiRender: validate an untrusted command buffer and translate it into a DMA buffer plus the
+// patch-location list the memory manager and Patch work from. (DxgkDdiPresent, which produces
+// the same kind of output from a present request, is in kmd/present.hpp.)
 //
 // The user command buffer is written in the device's own packet format (spec/abi.toml), with
 // every GPU address field left for the driver: each address field (abi::PacketInfo::addresses)
@@ -30,10 +30,8 @@
 #include <string>
 
 #include "sgpu/gen/abi.hpp"
-#include "sgpu/kmd/command_pools.hpp"
-#include "sgpu/kmd/segments.hpp"
 #include "sgpu/result.hpp"
-#include "sgpu/vidmm/memory_manager.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::kmd {
 
@@ -41,7 +39,7 @@ namespace sgpu::kmd {
 /// flag from the user's list, where the allocation was last paged in, and (the driver's own
 /// allocation object) its size. Element 0 is the null element by convention.
 struct DxgkAllocationListEntry {
-  vidmm::AllocationHandle allocation;  ///< null: an unbound slot; referencing it is an error
+  AllocationHandle allocation;         ///< null: an unbound slot; referencing it is an error
   bool write = false;                  ///< WriteOperation
   SegmentId segment = kSystemMemory;   ///< 0 = not resident (no pre-patch)
   std::uint64_t gpu_address = 0;       ///< segment BaseAddress + offset, valid when segment != 0
@@ -123,43 +121,6 @@ struct RenderOutput {
 ///    or private data too small for RenderPrivateData.
 /// Unused input patch entries are an error too (every entry must patch an address field).
 Result<RenderOutput> render(const RenderArgs& args);
-
-/// DXGKARG_PRESENT, the WDDM 1.x subset the front end can do: a blt from the source (allocation
-/// list element 1) to the destination (element 2), a colour fill of the destination (no source),
-/// or a flip (no destination: a blt to the primary surface given as element 2 by the caller).
-/// Element 0 is always the null element. Rectangles are in pixels of `bytes_per_pixel`.
-struct Rect {
-  std::int32_t left = 0, top = 0, right = 0, bottom = 0;
-  std::uint32_t width() const { return static_cast<std::uint32_t>(right - left); }
-  std::uint32_t height() const { return static_cast<std::uint32_t>(bottom - top); }
-};
-enum class PresentKind { Blt, ColorFill };
-struct SurfaceDesc {
-  std::uint32_t width = 0, height = 0;  ///< pixels
-  std::uint32_t pitch = 0;              ///< bytes per row
-  std::uint32_t bytes_per_pixel = 4;
-};
-struct PresentArgs {
-  PresentKind kind = PresentKind::Blt;
-  void* dma_buffer = nullptr;
-  std::uint32_t dma_size = 0;
-  void* private_data = nullptr;
-  std::uint32_t private_data_size = 0;
-  const DxgkAllocationListEntry* allocation_list = nullptr;  ///< exactly 3 elements: null, src, dst
-  std::uint32_t allocation_list_size = 0;
-  PatchLocation* patch_out = nullptr;
-  std::uint32_t patch_out_size = 0;
-  std::uint32_t multipass_offset = 0;  ///< index of the next sub-rectangle
-  std::uint32_t color = 0;             ///< A8R8G8B8, ColorFill only
-  SurfaceDesc src, dst;
-  Rect src_rect, dst_rect;             ///< no stretching: equal sizes
-  const Rect* sub_rects = nullptr;     ///< in destination coordinates, clipped to dst_rect
-  std::uint32_t sub_rect_count = 0;    ///< 0 = the whole dst_rect
-};
-/// DxgkDdiPresent: one BLIT_RECT or FILL_RECT per sub-rectangle, patch entries for the source
-/// (index 1) and destination (index 2), pre-patched like Render, then the submission-fence
-/// packet. Multipass by sub-rectangle. Errors name the rectangle and the bound it breaks.
-Result<RenderOutput> present(const PresentArgs& args);
 
 /// How many bytes present()/render() need after the last packet for the submission fence.
 std::uint32_t submission_fence_bytes();

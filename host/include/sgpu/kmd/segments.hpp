@@ -11,11 +11,9 @@
 #include <utility>
 #include <vector>
 
-namespace sgpu::kmd {
+#include "sgpu/types.hpp"
 
-using SegmentId = std::uint32_t;
-inline constexpr SegmentId kSystemMemory = 0;  ///< "segment 0": page-locked system memory
-inline constexpr SegmentId kMaxSegmentId = 31; ///< 5-bit IDs in DXGK_SEGMENTPREFERENCE
+namespace sgpu::kmd {
 
 /// A set of segment IDs, bit (ID - 1) per segment (DmaBufferSegmentSet, SupportedReadSegmentSet...).
 class SegmentSet {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sgpu/device.hpp"
 #include "sgpu/result.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::sched {
 
@@ -21,8 +21,8 @@ namespace sgpu::sched {
 struct FenceNotification {
   enum class Kind { DmaCompleted, DmaPreempted, DmaFaulted, Reset };
   Kind kind = Kind::DmaCompleted;
-  FenceId fence = 0;           ///< SubmissionFenceId / PreemptionFenceId / FaultedFenceId / LastAbortedFenceId
-  FenceId last_completed = 0;  ///< DmaPreempted: LastCompletedFenceId
+  RingFence fence;           ///< SubmissionFenceId / PreemptionFenceId / FaultedFenceId / LastAbortedFenceId
+  RingFence last_completed;  ///< DmaPreempted: LastCompletedFenceId
 };
 
 /// DMA_COMPLETED reporting: a completion is reported only when its fence is newer than the last
@@ -33,19 +33,19 @@ class FenceReporter {
  public:
   /// Records that `fence` was written to the ring (strictly increasing since the last reset,
   /// and greater than every reported fence).
-  void note_submitted(FenceId fence);
+  void note_submitted(RingFence fence);
   /// The ISR read `hw` from the write-back record. Returns the fence to report, or nullopt if it
   /// is not newer than the last reported. InvalidArgument (fatal) if `hw` was never submitted.
-  Result<std::optional<FenceId>> on_completed(FenceId hw);
+  Result<std::optional<RingFence>> on_completed(RingFence hw);
   /// DxgkDdiQueryCurrentFence: the same rule (reports only a newer fence); counted separately.
-  Result<std::optional<FenceId>> query_current(FenceId hw);
+  Result<std::optional<RingFence>> query_current(RingFence hw);
   /// DMA_PREEMPTED / fault / reset records (logged; they do not move the reported fence).
-  void on_preempted(FenceId preemption_fence, FenceId last_completed);
-  void on_faulted(FenceId faulted_fence);
-  void on_reset(FenceId last_aborted);
+  void on_preempted(RingFence preemption_fence, RingFence last_completed);
+  void on_faulted(RingFence faulted_fence);
+  void on_reset(RingFence last_aborted);
 
-  FenceId last_reported() const { return last_reported_; }
-  FenceId last_submitted() const { return last_submitted_; }
+  RingFence last_reported() const { return last_reported_; }
+  RingFence last_submitted() const { return last_submitted_; }
   const std::vector<FenceNotification>& log() const { return log_; }
   struct Counters {
     std::uint64_t reported = 0;        ///< DMA_COMPLETED notifications
@@ -60,10 +60,10 @@ class FenceReporter {
   void set_log_limit(std::size_t limit) { log_limit_ = limit; }
 
  private:
-  Result<std::optional<FenceId>> report(FenceId hw, bool from_query);
+  Result<std::optional<RingFence>> report(RingFence hw, bool from_query);
   void push(const FenceNotification& n);
-  FenceId last_reported_ = 0;
-  FenceId last_submitted_ = 0;
+  RingFence last_reported_;
+  RingFence last_submitted_;
   std::vector<FenceNotification> log_;
   std::size_t log_limit_ = 0;
   Counters counters_;
@@ -71,7 +71,7 @@ class FenceReporter {
 
 /// The check after DxgkDdiResetEngine: LastAbortedFenceId must lie in [last completed, last
 /// submitted]; anything else is the fatal 0x119/0xA (InvalidArgument naming the three fences).
-Status check_last_aborted(FenceId last_aborted, FenceId last_completed, FenceId last_submitted);
+Status check_last_aborted(RingFence last_aborted, RingFence last_completed, RingFence last_submitted);
 
 /// TdrLimitCount / TdrLimitTime: more than `limit_count` recoveries within `limit_time` is fatal
 /// (bug check 0x116 VIDEO_TDR_FAILURE).

@@ -1,10 +1,10 @@
 // Runtime: one softgpu, ready to take command lists.
 //
-// Opens the transport (sim, model, mock) and the device, reserves the kernel window at the top
-// of the GART table, builds the DeviceExecutor (paging), the adapter (memory manager over the
-// device's segments minus the window) and the scheduler:
+// Opens the device on a transport (from a TransportRegistry: sim, model, pcie...), reserves the
+// kernel window at the top of the GART table, builds the DeviceExecutor (paging), the adapter
+// (memory manager over the device's segments minus the window) and the scheduler:
 //
-//   auto rt = sgpu::sched::Runtime::open({});                 // "sim" by default
+//   auto rt = sgpu::sched::Runtime::open(std::move(*registry.open("sim")), {});
 //   auto dev = (*rt)->adapter().create_device({});
 //   auto ctx = (*rt)->create_context(*dev);                    // registered with the scheduler
 //   auto surface = dev->create_allocation(info);
@@ -33,8 +33,6 @@
 namespace sgpu::sched {
 
 struct RuntimeOptions {
-  std::string backend = "sim";
-  TransportOptions transport;
   /// Device options; `device.aperture.table_pages` = 0 maps the whole aperture (the window is
   /// at the top of the table either way).
   DeviceOptions device;
@@ -74,10 +72,8 @@ class ScheduledContext {
 
 class Runtime {
  public:
-  /// Opens `options.backend` with `options.transport`.
-  static Result<std::unique_ptr<Runtime>> open(RuntimeOptions options = {});
-  /// The same on a transport the caller opened (e.g. wrapped in a TimedTransport);
-  /// `options.backend` and `options.transport` are not used.
+  /// Brings the driver stack up on `transport` (e.g. from TransportRegistry::open, possibly
+  /// wrapped in a TimedTransport).
   static Result<std::unique_ptr<Runtime>> open(std::unique_ptr<Transport> transport, RuntimeOptions options = {});
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -97,7 +93,7 @@ class Runtime {
   Runtime() = default;
   std::unique_ptr<Device> device_;
   std::unique_ptr<KernelWindow> window_;
-  std::unique_ptr<vidmm::TransportSystemMemory> system_;
+  std::unique_ptr<TransportSystemMemory> system_;
   std::unique_ptr<vidmm::DeviceExecutor> executor_;
   std::unique_ptr<kmd::Adapter> adapter_;
   std::unique_ptr<Scheduler> scheduler_;

@@ -11,16 +11,20 @@
 // (sched/split.hpp), each portion with its own fence and paging in between. A packet that cannot
 // run at all fails its submission (OutOfMemory), nothing else.
 //
-// Fences. Two numbers, on purpose:
-//  - ring fences (FenceId, "SubmissionFenceId"): one per ring entry, render and paging alike,
-//    strictly increasing and never reused (Device::last_submitted_fence() + 1, explicit), so
-//    DMA_COMPLETED is cumulative. The memory manager's DeviceExecutor takes its paging fences
-//    from the same sequence: its submissions and waits go through this scheduler
-//    (vidmm::PagingQueue), so paging packets are ordered in the ring with render packets, take
-//    part in interrupt handling, and are resubmitted with their original fence after a reset;
-//  - submission fences (what submit()/present() return, query()/wait() take): one per call,
+// Fences. Two number spaces, two types (sgpu/types.hpp):
+//  - RingFence ("SubmissionFenceId"): one per ring entry, render and paging alike, strictly
+//    increasing and never reused, so DMA_COMPLETED is cumulative. The scheduler owns the ring:
+//    every entry is made at one emission point (the amdgpu_fence_emit analogue, sched/emit.cpp)
+//    that takes the next ring fence (or, for a paging buffer resubmitted after a reset, the one
+//    it already carries), has it written into the DMA buffer (Patch for render packets, the
+//    closing FENCE for paging buffers), calls SubmitCommand, tells the fence reporter and the
+//    memory manager, and starts the TDR clock. The memory manager's DeviceExecutor hands its
+//    paging buffers to the same point (vidmm::PagingQueue), so paging packets are ordered in the
+//    ring with render packets, take part in interrupt handling, and are resubmitted with their
+//    original fence after a reset;
+//  - SubmissionId (what submit()/present() return, query()/wait() take): one per call,
 //    increasing per scheduler. A submission may become several ring entries (passes, split
-//    portions) and, after a recovery, get new ring fences: its submission fence stays the same.
+//    portions) and, after a recovery, get new ring fences: its SubmissionId stays the same.
 //
 // Interrupts: the ISR acknowledges INT_STATUS; DMA_COMPLETED is reported (FenceReporter) only
 // with a write-back fence newer than the last reported; the DPC retires packets up to it (DMA
@@ -57,10 +61,13 @@
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/kmd/device.hpp"
+#include "sgpu/kmd/present.hpp"
 #include "sgpu/kmd/render.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/sched/fences.hpp"
 #include "sgpu/sched/kernel_window.hpp"
+#include "sgpu/sched/submit_command.hpp"
+#include "sgpu/types.hpp"
 #include "sgpu/umd/command_list.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
 
@@ -88,8 +95,8 @@ enum class FenceStatus { Pending, Completed, Aborted };
 /// One rectangle operation of DxgkDdiPresent (see kmd::PresentArgs): list[1] = src, list[2] = dst.
 struct PresentRequest {
   kmd::PresentKind kind = kmd::PresentKind::Blt;
-  vidmm::AllocationHandle src;  ///< null for ColorFill
-  vidmm::AllocationHandle dst;
+  AllocationHandle src;  ///< null for ColorFill
+  AllocationHandle dst;
   std::uint32_t color = 0;
   kmd::SurfaceDesc src_desc, dst_desc;
   kmd::Rect src_rect, dst_rect;
@@ -99,7 +106,10 @@ struct PresentRequest {
 class Scheduler final : public vidmm::PagingQueue {
  public:
   /// `executor` (may be null: no paging through the device) gets this scheduler as its queue.
-  /// Everything passed must outlive the scheduler.
+  /// Everything passed must outlive the scheduler. From now on the scheduler owns the device's
+  /// ring: it numbers the fences (continuing after the device's last one). Unsupported for an
+  /// adapter with more than one node or without an aperture segment (the contexts' DMA buffers
+  /// live in the kernel window of the aperture, which DmaBufferSegmentId names).
   static Result<std::unique_ptr<Scheduler>> create(Device& device, kmd::Adapter& adapter, KernelWindow& window,
                                                    vidmm::DeviceExecutor* executor, SchedulerOptions options = {});
   ~Scheduler() override;
@@ -113,33 +123,36 @@ class Scheduler final : public vidmm::PagingQueue {
   /// context in error, or of any context once the scheduler is fatal, is dropped instead.
   Status remove_context(kmd::Context& context);
 
-  /// Render + queue + pump. Returns the submission fence. Render's errors come back as they
+  /// Render + queue + pump. Returns the submission's id. Render's errors come back as they
   /// are (nothing queued); DeviceLost once the context is in error.
-  Result<FenceId> submit(kmd::Context& context, const umd::CommandList& list);
+  Result<SubmissionId> submit(kmd::Context& context, const umd::CommandList& list);
   /// Present + queue + pump (ring flag present).
-  Result<FenceId> present(kmd::Context& context, const PresentRequest& request);
+  Result<SubmissionId> present(kmd::Context& context, const PresentRequest& request);
 
-  /// Where the submission is, without waiting. InvalidArgument for a fence never handed out.
-  Result<FenceStatus> query(FenceId submission) const;
+  /// Where the submission is, without waiting. InvalidArgument for an id never handed out.
+  Result<FenceStatus> query(SubmissionId submission) const;
   /// Waits (running ISR, DPC, pump and TDR) until the submission completed. Its error if it was
   /// aborted (DeviceLost for a context put in error, OutOfMemory for a packet that cannot fit).
-  Status wait(FenceId submission, std::chrono::nanoseconds timeout);
+  Status wait(SubmissionId submission, std::chrono::nanoseconds timeout);
   /// Moves queued packets onto the ring as far as it has room; services pending interrupts.
   Status flush();
   /// Waits until every queue is empty and everything retired.
   Status idle(std::chrono::nanoseconds timeout);
   /// DxgkDdiQueryCurrentFence: reports the write-back fence if it is newer than the last
   /// reported one (a missed interrupt) and retires up to it. Returns the reported fence.
-  Result<std::optional<FenceId>> query_current_fence();
+  Result<std::optional<RingFence>> query_current_fence();
 
   // ---- paging (vidmm::PagingQueue, used by the DeviceExecutor)
-  Result<FenceId> submit_paging(const Submission& submission) override;
-  Status wait_paging(FenceId fence, std::chrono::nanoseconds timeout) override;
+  /// Waits for ring room, then puts the paging buffer on the ring at the emission point.
+  Result<RingFence> submit_paging(const vidmm::PagingSubmission& submission, const vidmm::PagingStamp& stamp) override;
+  Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) override;
 
   // ---- observation
+  /// The last ring fence emitted (0 before the first).
+  RingFence last_ring_fence() const { return last_ring_fence_; }
   /// The ring fence the context's last completed packet wrote into its fence slot (host
   /// memory, no MMIO; 0 before the first).
-  FenceId context_completed_fence(const kmd::Context& context) const;
+  RingFence context_completed_fence(const kmd::Context& context) const;
   bool context_lost(const kmd::Context& context) const;
   /// Set once the scheduler is in its fatal state.
   const std::optional<Error>& fatal_error() const { return fatal_; }
@@ -179,9 +192,9 @@ class Scheduler final : public vidmm::PagingQueue {
   Result<ContextState*> usable(const kmd::Context& context);
   Result<kmd::DmaBuffer> acquire_buffer(ContextState& cs);
   using PassFn = std::function<Result<kmd::RenderOutput>(Pass& pass, std::uint32_t multipass_offset)>;
-  Result<FenceId> run_passes(ContextState& cs, const std::vector<vidmm::AllocationListEntry>& user_list,
-                             std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass);
-  Result<FenceId> queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes);
+  Result<SubmissionId> run_passes(ContextState& cs, const std::vector<AllocationListEntry>& user_list,
+                                  std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass);
+  Result<SubmissionId> queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes);
   void release_pass(Pass& pass);
   // pump (dispatch.cpp)
   Status pump();
@@ -191,12 +204,18 @@ class Scheduler final : public vidmm::PagingQueue {
   Result<std::vector<vidmm::Placement>> make_resident(ContextState& cs, const Pass& pass,
                                                       const std::vector<std::uint32_t>& allocations);
   Status wait_ring_room();
-  void fail_submission(std::uint64_t submission, const Error& error);
+  void fail_submission(SubmissionId submission, const Error& error);
+  // the emission point (emit.cpp)
+  /// Writes a ring fence into a DMA buffer before its entry goes on the ring (Patch, or the
+  /// closing FENCE of a paging buffer).
+  using Stamp = std::function<Status(RingFence fence)>;
+  Result<RingFence> emit(HwPacket packet, const Stamp& stamp, const std::vector<AllocationListEntry>* used);
+  SubmitCommandArgs submit_args(const HwPacket& packet) const;
   // interrupts, retirement, recovery (interrupts.cpp)
   Status step(std::chrono::nanoseconds deadline);
   Status isr_and_dpc(const InterruptEvents& events);
-  Status report_and_retire(FenceId hw, bool from_query);
-  void retire(FenceId hw);
+  Status report_and_retire(RingFence hw, bool from_query);
+  void retire(RingFence hw);
   void apply_mm_completed();
   Status check_timeout();
   Status recover(std::size_t guilty_index, const std::string& why);
@@ -214,16 +233,17 @@ class Scheduler final : public vidmm::PagingQueue {
   TdrLimiter limiter_;
   std::map<std::uint64_t, std::unique_ptr<ContextState>> contexts_;  // by hContext
   std::deque<HwPacket> hw_;                                          // ring order
-  std::map<FenceId, std::unique_ptr<SubmissionState>> pending_;     // by submission fence
-  std::map<FenceId, Error> failed_;                                  // aborted submissions
-  FenceId next_submission_ = 1;
+  std::map<SubmissionId, std::unique_ptr<SubmissionState>> pending_;
+  std::map<SubmissionId, Error> failed_;  // aborted submissions
+  SubmissionId next_submission_{1};
+  RingFence last_ring_fence_;     // the last fence emit() gave out
+  SegmentId dma_buffer_segment_;  // DmaBufferSegmentId of the kernel window's DMA buffers
   std::chrono::nanoseconds head_since_{0};
   std::uint64_t epoch_ = 0;            // recoveries so far: a dispatch that saw it change restarts
   bool pumping_ = false;
   int in_mm_ = 0;                      // inside MemoryManager calls: no retirement into it
-  FenceId mm_completed_pending_ = 0;   // set_completed_fence deferred while in_mm_
+  RingFence mm_completed_pending_;     // set_completed_fence deferred while in_mm_
   std::uint64_t next_rr_ = 0;          // round-robin position (context id)
-  FenceId preemption_seq_ = 0;
   std::optional<Error> fatal_;
   Counters counters_;
 };

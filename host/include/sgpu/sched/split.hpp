@@ -48,7 +48,7 @@ using EmitFn = std::function<Status(const SplitPortion& portion)>;
 /// emits the portions covering [dma_start, dma_end). With no patch entries the whole range is
 /// one portion. Returns how many portions were emitted. A group that does not fit alone:
 /// OutOfMemory naming its SplitOffset, the entries and the allocations.
-Result<std::uint32_t> walk_split(const kmd::PatchLocation* patches, std::uint32_t count, std::uint32_t max_slot_id,
+Result<std::uint32_t> walk_split(const PatchLocation* patches, std::uint32_t count, std::uint32_t max_slot_id,
                                  std::uint32_t dma_start, std::uint32_t dma_end, const FitsFn& fits,
                                  const EmitFn& emit);
 

@@ -1,17 +1,18 @@
 // DxgkDdiSubmitCommand: one DMA buffer (or a portion of one) becomes one ring entry retiring its
-// SubmissionFenceId.
+// SubmissionFenceId (a RingFence).
 //
 // In the driver model SubmitCommand cannot fail (bug check 0x119/2): the scheduler keeps the
 // hardware queue within the ring (so the ring is never full), gives strictly increasing fences
 // and only submits patched buffers mapped where the device can fetch them. So an error from
 // here is a scheduler bug or a dead link, and the scheduler escalates it to its fatal state.
+// The scheduler calls it from one place only, its emission point (sched/scheduler.hpp).
 #pragma once
 
 #include <cstdint>
 
 #include "sgpu/device.hpp"
-#include "sgpu/kmd/segments.hpp"
 #include "sgpu/result.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::sched {
 
@@ -23,18 +24,29 @@ struct SubmitCommandFlags {
   std::uint32_t value = 0;
 };
 
+/// Where the device fetches the DMA buffer: DmaBufferSegmentId and DmaBufferPhysicalAddress.
+struct DmaBufferLocation {
+  /// A buffer in system memory (segment 0), fetched at its bus address: kernel-built buffers
+  /// only (with the GART on, the entry must be privileged or paging).
+  static DmaBufferLocation system(const DmaMemory& buffer) { return {kSystemMemory, 0, &buffer}; }
+  /// A buffer at `gpu_address` in segment `segment` (an aperture or a memory segment, never 0).
+  static DmaBufferLocation in_segment(SegmentId segment, std::uint64_t gpu_address) {
+    return {segment, gpu_address, nullptr};
+  }
+
+  SegmentId segment = kSystemMemory;
+  std::uint64_t gpu_address = 0;             ///< segment != 0
+  const DmaMemory* system_buffer = nullptr;  ///< segment == 0
+};
+
 /// DXGKARG_SUBMITCOMMAND.
 struct SubmitCommandArgs {
   std::uint32_t context_id = 0;           ///< hContext as the ring knows it (0: paging / system)
-  kmd::SegmentId dma_buffer_segment_id = kmd::kSystemMemory;
-  /// DmaBufferPhysicalAddress: a GPU address (aperture or memory segment) when the segment is
-  /// not 0; with segment 0 the buffer is `system_buffer` (system physical, kernel buffers only).
-  std::uint64_t dma_buffer_address = 0;
-  const DmaMemory* system_buffer = nullptr;
+  DmaBufferLocation dma_buffer;
   std::uint32_t dma_buffer_size = 0;
   std::uint32_t start_offset = 0;         ///< DmaBufferSubmissionStartOffset
   std::uint32_t end_offset = 0;           ///< DmaBufferSubmissionEndOffset
-  FenceId submission_fence = 0;           ///< SubmissionFenceId (explicit, never 0)
+  RingFence submission_fence;             ///< SubmissionFenceId (explicit, never 0)
   SubmitCommandFlags flags;
 };
 

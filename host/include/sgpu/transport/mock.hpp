@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sgpu/transport.hpp"
+#include "sgpu/transport/host_page_dma.hpp"
 
 namespace sgpu {
 
@@ -85,7 +86,6 @@ class MockTransport final : public Transport {
   std::string_view name() const override { return "mock"; }
 
  private:
-  class Dma;
   std::map<std::uint32_t, std::uint32_t> regs_;
   std::map<std::uint32_t, std::deque<std::uint32_t>> queued_;
   std::vector<Access> log_;
@@ -93,7 +93,7 @@ class MockTransport final : public Transport {
   std::chrono::nanoseconds now_{0};
   std::chrono::nanoseconds access_time_{100};
   bool fail_next_alloc_ = false;
-  std::shared_ptr<Dma> dma_;
+  std::shared_ptr<HostPageDma> dma_;
 };
 
 }  // namespace sgpu

@@ -21,13 +21,10 @@
 #include <vector>
 
 #include "sgpu/gen/abi.hpp"
-#include "sgpu/kmd/command_pools.hpp"
 #include "sgpu/result.hpp"
-#include "sgpu/vidmm/memory_manager.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::umd {
-
-using vidmm::AllocationHandle;
 
 class CommandList {
  public:
@@ -59,16 +56,16 @@ class CommandList {
 
   /// For tests of Render: append dwords and patch entries exactly as given (no checks).
   void append_raw(const std::uint32_t* dwords, std::size_t count);
-  void append_raw_patch(const kmd::PatchLocation& location);
+  void append_raw_patch(const PatchLocation& location);
   /// Index of `allocation` in the allocation list, adding it (write flag merged) if new.
   std::uint32_t reference(AllocationHandle allocation, bool write);
 
   const std::vector<std::uint32_t>& commands() const { return commands_; }
   std::uint32_t command_bytes() const { return static_cast<std::uint32_t>(commands_.size() * 4); }
   /// D3DDDI_ALLOCATIONLIST: element 0 is the null element.
-  const std::vector<vidmm::AllocationListEntry>& allocations() const { return allocations_; }
+  const std::vector<AllocationListEntry>& allocations() const { return allocations_; }
   /// D3DDDI_PATCHLOCATIONLIST, in stream order.
-  const std::vector<kmd::PatchLocation>& patch_locations() const { return patches_; }
+  const std::vector<PatchLocation>& patch_locations() const { return patches_; }
   std::size_t operations() const { return operations_; }
   bool empty() const { return commands_.empty(); }
   /// Forget everything recorded (keeps the capacity).
@@ -76,8 +73,8 @@ class CommandList {
 
  private:
   std::vector<std::uint32_t> commands_;
-  std::vector<vidmm::AllocationListEntry> allocations_;
-  std::vector<kmd::PatchLocation> patches_;
+  std::vector<AllocationListEntry> allocations_;
+  std::vector<PatchLocation> patches_;
   std::size_t operations_ = 0;
 };
 

@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -60,17 +61,33 @@ Status validate_paging_buffer(const PagingTarget& target, const PagingBuffer& bu
 Result<std::uint32_t> encode_paging_buffer(const PagingTarget& target, const PagingBuffer& buffer, void* cpu,
                                            std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value);
 
+/// A paging buffer ready for the ring: bytes [0, end_offset) of a system-memory DMA buffer (the
+/// entry is paging + privileged, so the device fetches it at its bus address), run under
+/// `context_id`.
+struct PagingSubmission {
+  const DmaMemory* buffer = nullptr;
+  std::uint32_t end_offset = 0;
+  std::uint32_t context_id = 0;
+};
+
+/// Writes the ring fence a paging buffer was given into the buffer itself (its closing FENCE
+/// packet: the paging buffer's Patch). Called by the queue once it has taken the fence, before
+/// the ring entry is written.
+using PagingStamp = std::function<Status(RingFence fence)>;
+
 /// Where the executor puts its paging buffers on the ring and waits for them. Without one, the
-/// executor uses Device::submit and Device::wait_fence itself. The GPU scheduler installs one
-/// (sched/scheduler.hpp) so paging packets share its fence numbering, its interrupt handling
-/// and its hang recovery (an engine reset resubmits them with their original fence IDs).
+/// executor numbers with Device::next_fence() and uses Device::submit and Device::wait_fence
+/// itself. The GPU scheduler installs one (sched/scheduler.hpp) so paging packets take their
+/// fences at its emission point, in ring order with render packets, share its interrupt
+/// handling and its hang recovery (an engine reset resubmits them with their original fences).
 class PagingQueue {
  public:
   virtual ~PagingQueue() = default;
-  /// Writes the paging submission (its `fence` is explicit: the one encoded in the buffer).
-  virtual Result<FenceId> submit_paging(const Submission& submission) = 0;
+  /// Puts the buffer on the ring with the next ring fence, calling `stamp(fence)` first.
+  /// Returns the fence.
+  virtual Result<RingFence> submit_paging(const PagingSubmission& submission, const PagingStamp& stamp) = 0;
   /// Returns when `fence` completed (recovering from hangs meanwhile), or the error.
-  virtual Status wait_paging(FenceId fence, std::chrono::nanoseconds timeout) = 0;
+  virtual Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) = 0;
 };
 
 struct DeviceExecutorOptions {
@@ -101,7 +118,7 @@ class DeviceExecutor final : public PagingExecutor {
     std::uint64_t fill_bytes = 0;        ///< bytes written by FILL
     std::uint64_t mapped_pages = 0;      ///< pages written by MAP
     std::uint64_t unmapped_pages = 0;    ///< pages written by UNMAP
-    FenceId last_fence = 0;              ///< fence of the last paging buffer
+    RingFence last_fence;                ///< fence of the last paging buffer
   };
   const Counters& counters() const { return counters_; }
 

@@ -23,21 +23,12 @@
 #include "sgpu/kmd/allocation_info.hpp"
 #include "sgpu/kmd/segments.hpp"
 #include "sgpu/result.hpp"
+#include "sgpu/system_memory.hpp"
+#include "sgpu/types.hpp"
 #include "sgpu/vidmm/paging.hpp"
 #include "sgpu/vidmm/segment_allocator.hpp"
 
 namespace sgpu::vidmm {
-
-using FenceId = std::uint64_t;
-
-/// The memory manager's handle of an allocation (hAllocation on the OS side). 0 is null.
-/// Carries a generation, so a destroyed handle is detected, never confused with a new one.
-struct AllocationHandle {
-  std::uint64_t value = 0;
-  explicit operator bool() const { return value != 0; }
-  bool operator==(AllocationHandle o) const { return value == o.value; }
-  bool operator!=(AllocationHandle o) const { return value != o.value; }
-};
 
 /// Who an allocation belongs to; context allocations come along with their context's submissions.
 enum class AllocationKind { Standard, DeviceContext, GpuContext };
@@ -59,15 +50,9 @@ struct MemoryManagerConfig {
   std::uint32_t context_init_pattern = 0;  ///< initial state written by INIT_CONTEXT_RESOURCE
 };
 
-/// One element of a submission's allocation list (the input half of DXGK_ALLOCATIONLIST).
-struct AllocationListEntry {
-  AllocationHandle allocation;
-  bool write = false;  ///< WriteOperation
-};
-
 /// Where an allocation is (the output half of DXGK_ALLOCATIONLIST: SegmentId, PhysicalAddress).
 struct Placement {
-  SegmentId segment = kmd::kSystemMemory;  ///< 0 = not resident
+  SegmentId segment = kSystemMemory;       ///< 0 = not resident
   std::uint64_t gpu_address = 0;           ///< segment BaseAddress + offset
 };
 
@@ -93,7 +78,7 @@ struct AllocationState {
   bool has_backing_store = false;
   bool pinned = false;
   std::uint32_t lock_count = 0;
-  FenceId last_use = 0;
+  RingFence last_use;
   AllocationOwner owner;
 };
 
@@ -123,10 +108,10 @@ class MemoryManager {
   Result<std::vector<Placement>> make_resident(const std::vector<AllocationListEntry>& list,
                                                const ResidencyScope& scope = {});
   /// Records that the submission with `fence` uses the list (and the scope's context allocations).
-  void note_submitted(const std::vector<AllocationListEntry>& list, const ResidencyScope& scope, FenceId fence);
+  void note_submitted(const std::vector<AllocationListEntry>& list, const ResidencyScope& scope, RingFence fence);
   /// Latest completed fence: allocations last used at or before it are idle.
-  void set_completed_fence(FenceId fence);
-  FenceId completed_fence() const { return completed_; }
+  void set_completed_fence(RingFence fence);
+  RingFence completed_fence() const { return completed_; }
 
   /// Evicts one allocation now (to its eviction segment or system memory). Busy if pinned or locked.
   Status evict(AllocationHandle allocation);
@@ -182,11 +167,11 @@ class MemoryManager {
   std::vector<Record> records_;
   std::vector<std::uint32_t> free_records_;
   std::vector<std::uint32_t> context_allocations_;
-  std::vector<std::pair<FenceId, std::unique_ptr<DmaMemory>>> deferred_;
+  std::vector<std::pair<RingFence, std::unique_ptr<DmaMemory>>> deferred_;
   std::uint64_t aperture_committed_ = 0;
   std::uint64_t stamp_ = 0;
   std::size_t live_ = 0;
-  FenceId completed_ = 0;
+  RingFence completed_;
 };
 
 }  // namespace sgpu::vidmm

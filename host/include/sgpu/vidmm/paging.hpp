@@ -21,13 +21,11 @@
 #include <variant>
 #include <vector>
 
-#include "sgpu/kmd/segments.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/transport.hpp"
+#include "sgpu/types.hpp"
 
 namespace sgpu::vidmm {
-
-using kmd::SegmentId;
 
 /// DXGK_BUILDPAGINGBUFFER_OPERATION values of the operations a WDDM 1.x driver implements.
 enum class PagingOperationType : std::uint32_t {
@@ -42,7 +40,7 @@ std::string_view to_string(PagingOperationType t);
 
 /// One side of a transfer: a segment address, or system memory (the backing store).
 struct PagingLocation {
-  SegmentId segment = kmd::kSystemMemory;
+  SegmentId segment = kSystemMemory;
   std::uint64_t segment_address = 0;   ///< segment != 0: GPU address (BaseAddress + offset)
   const DmaMemory* system = nullptr;   ///< segment == 0: the backing store (the MDL)
   std::uint64_t system_offset = 0;     ///< segment == 0: byte offset into `system`
@@ -144,24 +142,6 @@ class PagingExecutor {
     (void)segment, (void)offset, (void)bytes;
     return nullptr;
   }
-};
-
-/// Host memory the GPU can reach by DMA: backing stores of allocations and DMA buffers.
-class SystemMemory {
- public:
-  virtual ~SystemMemory() = default;
-  /// `bytes` of zeroed, page-aligned, contiguous DMA memory.
-  virtual Result<DmaMemory> allocate(std::size_t bytes) = 0;
-};
-
-/// SystemMemory from a Transport (the sim, the mock, later PCIe).
-class TransportSystemMemory final : public SystemMemory {
- public:
-  explicit TransportSystemMemory(Transport& transport) : t_(transport) {}
-  Result<DmaMemory> allocate(std::size_t bytes) override { return t_.alloc_dma(bytes, 4096); }
-
- private:
-  Transport& t_;
 };
 
 }  // namespace sgpu::vidmm

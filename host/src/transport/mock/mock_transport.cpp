@@ -3,29 +3,10 @@
 #include <fmt/format.h>
 
 #include "sgpu/regs.hpp"
-#include "transport/bus_allocator.hpp"
-#include "transport/host_pages.hpp"
 
 namespace sgpu {
 
-// DMA memory of the mock: host pages at fake bus addresses. Shared with every DmaMemory.
-class MockTransport::Dma final : public DmaBackend {
- public:
-  struct Block {
-    void* cpu;
-    std::size_t bytes;
-  };
-  detail::BusAllocator bus{std::uint64_t{1} << 32, std::uint64_t{1} << 40};
-  std::map<std::uint64_t, Block> live;  // bus address -> block
-
-  void release(void* cpu, std::uint64_t bus_addr, std::size_t bytes) noexcept override {
-    live.erase(bus_addr);
-    bus.free(bus_addr, bytes);
-    detail::free_host_pages(cpu);
-  }
-};
-
-MockTransport::MockTransport() : dma_(std::make_shared<Dma>()) {}
+MockTransport::MockTransport() : dma_(HostPageDma::create("mock")) {}
 MockTransport::~MockTransport() = default;
 
 void MockTransport::set_reg(std::uint32_t offset, std::uint32_t value) { regs_[offset] = value; }
@@ -76,23 +57,11 @@ void MockTransport::write32(std::uint32_t offset, std::uint32_t value) {
 }
 
 Result<DmaMemory> MockTransport::alloc_dma(std::size_t bytes, std::size_t align) {
-  if (align == 0 || (align & (align - 1)) != 0)
-    return Error{Errc::InvalidArgument, fmt::format("alignment {} is not a power of two", align), false};
-  const std::size_t a = align < detail::kHostPage ? detail::kHostPage : align;
-  const std::size_t size = detail::round_up(bytes == 0 ? 1 : bytes, a);
   if (fail_next_alloc_) {
     fail_next_alloc_ = false;
-    return Error{Errc::OutOfMemory, fmt::format("mock: refused a {}-byte DMA allocation", size), false};
+    return Error::make(Errc::OutOfMemory, Touched::Nothing, "mock: refused a {}-byte DMA allocation", bytes);
   }
-  const auto bus = dma_->bus.allocate(size, a);
-  if (!bus) return Error{Errc::OutOfMemory, "mock: bus address space exhausted", false};
-  void* cpu = detail::alloc_host_pages(size, a);
-  if (!cpu) {
-    dma_->bus.free(*bus, size);
-    return Error{Errc::OutOfMemory, fmt::format("host allocation of {} bytes failed", size), false};
-  }
-  dma_->live[*bus] = {cpu, size};
-  return DmaMemory(dma_, cpu, *bus, size);
+  return dma_->allocate(bytes, align);
 }
 
 bool MockTransport::wait_irq(std::chrono::nanoseconds timeout) {
@@ -101,14 +70,8 @@ bool MockTransport::wait_irq(std::chrono::nanoseconds timeout) {
   return irq_;
 }
 
-void* MockTransport::dma_cpu(std::uint64_t bus_addr) const {
-  auto it = dma_->live.upper_bound(bus_addr);
-  if (it == dma_->live.begin()) return nullptr;
-  --it;
-  if (bus_addr - it->first >= it->second.bytes) return nullptr;
-  return static_cast<std::byte*>(it->second.cpu) + (bus_addr - it->first);
-}
+void* MockTransport::dma_cpu(std::uint64_t bus_addr) const { return dma_->cpu_at(bus_addr); }
 
-std::size_t MockTransport::dma_allocations() const { return dma_->live.size(); }
+std::size_t MockTransport::dma_allocations() const { return dma_->live(); }
 
 }  // namespace sgpu

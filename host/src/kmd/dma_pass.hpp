@@ -1,0 +1,58 @@
+// What Render and Present share: the DMA-buffer checks, the room test, the output patch
+// entries and the end of a pass (the submission-fence packet and the private data).
+#pragma once
+
+#include <cstdint>
+
+#include "sgpu/gen/abi.hpp"
+#include "sgpu/kmd/render.hpp"
+#include "sgpu/result.hpp"
+#include "sgpu/types.hpp"
+
+namespace sgpu::kmd::detail {
+
+/// DXGKARG_RENDER/PRESENT: pDmaBuffer starts 4 KiB aligned.
+inline constexpr std::uintptr_t kDmaBufferAlign = 4096;
+
+inline const abi::PacketInfo& packet_info(abi::Opcode op) { return *abi::find_packet(static_cast<std::uint8_t>(op)); }
+
+/// Writes a 64-bit GPU address into dwords [dword, dword + 1] of a packet.
+inline void put_address(std::uint32_t* pkt, unsigned dword, std::uint64_t address) {
+  pkt[dword] = static_cast<std::uint32_t>(address);
+  pkt[dword + 1] = static_cast<std::uint32_t>(address >> 32);
+}
+
+/// The checks Render and Present share on the DMA buffer and its private data.
+Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size, const void* private_data,
+                 std::uint32_t private_data_size);
+
+/// This pass's DMA buffer (keeping the submission fence's room) and output patch list have room
+/// for a `bytes`-byte packet `p`. (Inline, like the helpers below: Render calls them per packet.)
+inline bool room_for(const RenderOutput& out, const abi::PacketInfo& p, std::uint32_t bytes,
+                     std::uint32_t dma_capacity, std::uint32_t patch_out_size) {
+  return std::uint64_t{out.dma_bytes} + bytes + submission_fence_bytes() <= dma_capacity &&
+         std::uint64_t{out.patch_count} + p.address_count <= patch_out_size;
+}
+
+/// The output patch-location entry for address field `f` of the packet `p` at DMA byte offset
+/// `packet_offset`. Every reference is listed even when pre-patched: the allocation may move
+/// before submission.
+inline PatchLocation output_entry(const abi::PacketInfo& p, unsigned f, std::uint32_t allocation_index,
+                                  std::uint32_t allocation_offset, std::uint32_t packet_offset) {
+  PatchLocation o;
+  o.allocation_index = allocation_index;
+  o.allocation_offset = allocation_offset;
+  o.slot_id_and_reserved = f;  // each packet rebinds its slots: what the previous one held is free
+  o.driver_id = p.addresses[f].access == abi::AddressAccess::Write ? driver_id::kWrite : driver_id::kRead;
+  o.patch_offset = packet_offset + 4 * p.addresses[f].dword;
+  o.split_offset = packet_offset;
+  return o;
+}
+
+/// Ends a pass: on the final one appends the submission fence (a FENCE with value64, address and
+/// value 0 until Patch fills them in) and records it in the private data; an earlier pass
+/// records that its buffer has no fence (the private data is reused from buffer to buffer).
+Status finish_pass(void* dma_buffer, std::uint32_t dma_capacity, void* private_data, bool final_pass,
+                   RenderOutput& out);
+
+}  // namespace sgpu::kmd::detail

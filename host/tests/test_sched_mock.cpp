@@ -1,0 +1,271 @@
+// The scheduler's emission point on the mock transport: every ring entry (a render packet, a
+// paging buffer, a paging buffer resubmitted after a reset) is made in one place, which takes the
+// ring fence, has it written into the DMA buffer and rings the doorbell. These tests pin the
+// exact register writes and ring entries of each, with a small fake engine (fake_engine.hpp)
+// playing the device's side of the ring.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fake_engine.hpp"
+#include "sgpu/kmd/adapter.hpp"
+#include "sgpu/kmd/sizing.hpp"
+#include "sgpu/regs.hpp"
+#include "sgpu/sched/runtime.hpp"
+#include "sgpu/transport/mock.hpp"
+#include "sgpu/umd/command_list.hpp"
+#include "sgpu/vidmm/reference_executor.hpp"
+
+using namespace sgpu;
+using namespace sgpu::sched;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t kApBase = 0x0018'0000'0000'0000ull;
+constexpr std::uint64_t kApPages = 1024;
+constexpr std::uint64_t kMemBase = 0x0020'0000'0000'0000ull;
+constexpr std::uint64_t kMemBytes = 1 << 20;
+constexpr std::uint32_t kPagingFlags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
+
+/// A healthy idle device with a GART (4 MiB aperture) and a 1 MiB memory segment, whose ring a
+/// FakeEngine plays (fake_engine.hpp): the engine retires entries in order at the doorbell,
+/// except those of a context in `hung`, and executes paging buffers' closing FENCE.
+std::unique_ptr<test::FakeEngine> gart_device(MockTransport& m) {
+  auto engine = std::make_unique<test::FakeEngine>(m);
+  m.set_reg(SGPU_REG(CAP_FEATURES),
+            SGPU_FIELD(CAP_FEATURES, GART).mask | SGPU_FIELD(CAP_FEATURES, MEMORY_SEGMENT).mask);
+  m.set_reg(SGPU_REG(CAP_APSEG_BASE_LO), static_cast<std::uint32_t>(kApBase));
+  m.set_reg(SGPU_REG(CAP_APSEG_BASE_HI), static_cast<std::uint32_t>(kApBase >> 32));
+  m.set_reg(SGPU_REG(CAP_APSEG_SIZE_LO), static_cast<std::uint32_t>(kApPages * 4096));
+  m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_LO), static_cast<std::uint32_t>(kMemBase));
+  m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_HI), static_cast<std::uint32_t>(kMemBase >> 32));
+  m.set_reg(SGPU_REG(CAP_MEMSEG_SIZE_LO), static_cast<std::uint32_t>(kMemBytes));
+  m.set_reg(SGPU_REG(GART_CAP),
+            SGPU_FIELD(GART_CAP, TLB_ENTRIES).put(32) | SGPU_FIELD(GART_CAP, SYS_ADDR_BITS).put(52));
+  return engine;
+}
+
+/// The driver stack on the mock: Runtime (device, window, memory manager, scheduler).
+struct Stack {
+  MockTransport* mock = nullptr;
+  std::unique_ptr<test::FakeEngine> engine;
+  std::unique_ptr<Runtime> rt;
+
+  Stack() {
+    auto t = std::make_unique<MockTransport>();
+    mock = t.get();
+    engine = gart_device(*mock);
+    RuntimeOptions o;
+    o.kernel_window_pages = kernel_window_pages_for(8);
+    o.scheduler.tdr_delay = 100us;
+    o.scheduler.preempt_timeout = 25us;
+    auto r = Runtime::open(std::move(t), o);
+    if (!r) FAIL(to_string(r.error()));
+    rt = std::move(*r);
+  }
+  Scheduler& sched() { return rt->scheduler(); }
+
+  /// The writes that map a context's `n`-th DMA buffer into the kernel window (the first time
+  /// Render acquires one): invalidating exactly its pages.
+  std::vector<std::string> window_map_writes(std::uint32_t n) const {
+    const std::uint64_t pages = kmd::DefaultSizingPolicy::dma_buffer_bytes(Aperture::kPageSize) / Aperture::kPageSize;
+    const std::uint64_t first = rt->window().first_page() + 1 + n * pages;  // after the fence page
+    return {fmt::format("GART_INV_FIRST={:#x}", first), fmt::format("GART_INV_COUNT={:#x}", pages),
+            fmt::format("GART_CMD={:#x}", SGPU_FIELD(GART_CMD, INV_RANGE).mask)};
+  }
+
+  /// The writes since the last clear_log(), as "REGISTER=value".
+  std::vector<std::string> writes() const {
+    std::vector<std::string> out;
+    for (const auto& a : mock->writes()) out.push_back(fmt::format("{}={:#x}", regs::register_name(a.offset), a.value));
+    return out;
+  }
+  /// The host bytes behind a GPU address of the kernel window (through the aperture's PTEs).
+  const std::uint32_t* window_dwords(std::uint64_t gpu_address) const {
+    Aperture& ap = *rt->device().aperture();
+    const std::uint64_t page = (gpu_address - ap.base()) / Aperture::kPageSize;
+    const std::uint64_t bus = *ap.bus_page(static_cast<std::uint32_t>(page)) + gpu_address % Aperture::kPageSize;
+    return static_cast<const std::uint32_t*>(mock->dma_cpu(bus));
+  }
+};
+
+kmd::AllocationInfo memory_allocation(const kmd::Adapter& adapter, std::uint64_t bytes) {
+  kmd::AllocationInfo i;
+  i.size = bytes;
+  i.supported_read_segments = i.supported_write_segments = adapter.all_segments();
+  i.preferred_segment = kmd::SegmentPreference::of({1});  // the memory segment: first touch is a FILL
+  return i;
+}
+
+/// The value and address the FENCE packet at `pkt` writes.
+std::pair<std::uint64_t, std::uint64_t> fence_packet(const std::uint32_t* pkt) {
+  namespace f = abi::payload::fence;
+  REQUIRE(abi::header_opcode(pkt[0]) == static_cast<std::uint8_t>(abi::Opcode::Fence));
+  return {pkt[f::kAddrLo] | (std::uint64_t{pkt[f::kAddrHi]} << 32),
+          pkt[f::kValueLo] | (std::uint64_t{pkt[f::kValueHi]} << 32)};
+}
+
+void check_entry(const abi::RingEntry& e, std::uint64_t fence, std::uint32_t context, std::uint32_t flags) {
+  CHECK(e.fence == fence);
+  CHECK(e.context_id == context);
+  CHECK(e.flags == flags);
+  CHECK(e.start_offset == 0);
+  CHECK(e.end_offset > e.start_offset);
+}
+
+}  // namespace
+
+TEST_CASE("emission: a paging buffer and a render packet each take the next ring fence and one doorbell",
+          "[sched][emit]") {
+  Stack st;
+  auto& s = st.sched();
+  auto dev = st.rt->adapter().create_device({});
+  REQUIRE(dev);
+  auto ctx = st.rt->create_context(*dev);
+  REQUIRE(ctx);
+  auto a = dev->create_allocation(memory_allocation(st.rt->adapter(), 4096));
+  REQUIRE(a);
+  umd::CommandList cl;
+  REQUIRE(cl.fill(a->handle(), 0, 4096, 0x5a5a5a5au));
+  const std::uint32_t ctx_id = static_cast<std::uint32_t>((*ctx)->get().id());
+  REQUIRE(s.last_ring_fence() == 0);
+  st.mock->clear_log();
+
+  auto sub = s.submit((*ctx)->get(), cl);
+  REQUIRE(sub);
+  // Render maps the context's first DMA buffer into the kernel window. First touch of the
+  // allocation: the executor's paging buffer (FILL + FENCE) goes on the ring with fence 1 and is
+  // waited for (its interrupt acknowledged); then the render packet, fence 2.
+  std::vector<std::string> expected = st.window_map_writes(0);
+  for (const char* w : {"RING_TAIL=0x1", "INT_STATUS=0x1", "RING_TAIL=0x2"}) expected.push_back(w);
+  CHECK(st.writes() == expected);
+  const abi::RingEntry paging = st.engine->entry(0);
+  check_entry(paging, 1, 0, kPagingFlags);
+  const abi::RingEntry render = st.engine->entry(1);
+  check_entry(render, 2, ctx_id, 0);
+  CHECK(s.last_ring_fence() == 2);
+  CHECK(st.rt->device().last_submitted_fence() == 2);
+  CHECK(s.counters().paging_packets == 1);
+  CHECK(s.counters().render_packets == 1);
+
+  // Each buffer carries the fence it was given at the emission point: the paging buffer's closing
+  // FENCE (stamped by the executor's stamp) and the render buffer's submission fence (by Patch),
+  // which writes the context's slot of the kernel fence page.
+  const auto* paging_buffer = static_cast<const std::uint32_t*>(st.mock->dma_cpu(paging.buf_addr));
+  CHECK(fence_packet(paging_buffer + (paging.end_offset - 20) / 4).second == 1);
+  const auto [slot, value] = fence_packet(st.window_dwords(render.buf_addr + render.end_offset - 20));
+  CHECK(value == 2);
+  CHECK(slot == st.rt->window().fence_slot_gpu(0));
+
+  REQUIRE(s.wait(*sub, 1ms));
+  CHECK(s.reporter().last_reported() == 2);
+  CHECK(st.rt->executor().counters().last_fence == 1);
+}
+
+TEST_CASE("emission: after a hang, the paging buffer behind it goes back on the ring with its own fence",
+          "[sched][emit][tdr]") {
+  Stack st;
+  auto& s = st.sched();
+  auto dev = st.rt->adapter().create_device({});
+  REQUIRE(dev);
+  auto hang = st.rt->create_context(*dev);
+  auto work = st.rt->create_context(*dev);
+  REQUIRE(hang);
+  REQUIRE(work);
+  auto a = dev->create_allocation(memory_allocation(st.rt->adapter(), 4096));
+  auto b = dev->create_allocation(memory_allocation(st.rt->adapter(), 4096));
+  REQUIRE(a);
+  REQUIRE(b);
+  const std::uint32_t hang_id = static_cast<std::uint32_t>((*hang)->get().id());
+  const std::uint32_t work_id = static_cast<std::uint32_t>((*work)->get().id());
+
+  // The hanging context: its paging (fence 1) retires, its render packet (fence 2) never does.
+  st.engine->hung.insert(hang_id);
+  umd::CommandList stuck;
+  REQUIRE(stuck.fill(a->handle(), 0, 4096, 1));
+  auto lost = s.submit((*hang)->get(), stuck);
+  REQUIRE(lost);
+  REQUIRE(s.last_ring_fence() == 2);
+  REQUIRE(st.rt->device().ring_tail() == 2);
+
+  // The other context's allocation must be paged in: its paging buffer takes fence 3 behind the
+  // hung packet, the wait for it runs TDR, the engine is reset, and the paging buffer is
+  // resubmitted with fence 3 before the render packet takes fence 4.
+  umd::CommandList cl;
+  REQUIRE(cl.fill(b->handle(), 0, 4096, 2));
+  st.mock->clear_log();
+  auto sub = s.submit((*work)->get(), cl);
+  REQUIRE(sub);
+  std::vector<std::string> expected = st.window_map_writes(1);  // the second context's DMA buffer
+  const std::vector<std::string> emissions{
+      "RING_TAIL=0x3",  // the paging buffer, fence 3, behind the hung entry at index 1
+      // TDR: engine reset and the ring set up again (Device::reset_engine)
+      "CTRL=0x0", "RESET=0x1", "INT_ENABLE=0x0", "INT_STATUS=0x7",
+      fmt::format("RING_BASE_LO={:#x}", static_cast<std::uint32_t>(st.engine->ring)),
+      fmt::format("RING_BASE_HI={:#x}", static_cast<std::uint32_t>(st.engine->ring >> 32)), "RING_SIZE=0x6",
+      fmt::format("WB_ADDR_LO={:#x}", static_cast<std::uint32_t>(st.engine->wb)),
+      fmt::format("WB_ADDR_HI={:#x}", static_cast<std::uint32_t>(st.engine->wb >> 32)), "RING_TAIL=0x0",
+      "INT_ENABLE=0x3", "CTRL=0x1",
+      "RING_TAIL=0x1",   // the resubmitted paging buffer, fence 3 again
+      "INT_STATUS=0x1",  // its completion acknowledged
+      "RING_TAIL=0x2",   // the render packet, fence 4
+  };
+  expected.insert(expected.end(), emissions.begin(), emissions.end());
+  CHECK(st.writes() == expected);
+  const abi::RingEntry resubmitted = st.engine->entry(0);
+  check_entry(resubmitted, 3, 0, kPagingFlags);
+  check_entry(st.engine->entry(1), 4, work_id, 0);
+  CHECK(s.counters().recoveries == 1);
+  CHECK(s.counters().resubmitted_paging == 1);
+  CHECK(s.counters().cancelled_packets == 1);
+  CHECK(s.last_ring_fence() == 4);
+  REQUIRE(s.wait(*sub, 1ms));
+  CHECK(st.rt->executor().counters().last_fence == 3);
+  CHECK(s.wait(*lost, 1ms).error().code == Errc::DeviceLost);
+}
+
+TEST_CASE("emission: a paging submission without a buffer is refused before anything is touched", "[sched][emit]") {
+  Stack st;
+  st.mock->clear_log();
+  bool stamped = false;
+  auto r = st.sched().submit_paging({}, [&](RingFence) {
+    stamped = true;
+    return ok_status();
+  });
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::InvalidArgument);
+  CHECK_FALSE(r.error().hardware_touched);
+  CHECK_FALSE(stamped);
+  CHECK(st.mock->log().empty());
+  CHECK(st.sched().last_ring_fence() == 0);
+}
+
+TEST_CASE("scheduler: an adapter without an aperture segment is Unsupported (DMA buffers live there)",
+          "[sched][emit]") {
+  auto t = std::make_unique<MockTransport>();
+  MockTransport& m = *t;
+  auto engine = gart_device(m);
+  auto device = Device::open(std::move(t));
+  REQUIRE(device);
+  auto window = KernelWindow::create(*device->aperture(), device->transport(), 4);
+  REQUIRE(window);
+  kmd::AdapterDescription desc = kmd::describe(device->info(), kApPages);  // the whole aperture reserved
+  REQUIRE(desc.segments.size() == 1);
+  vidmm::ReferenceExecutor executor(desc.segments, desc.page_size);
+  TransportSystemMemory system(device->transport());
+  auto adapter = kmd::Adapter::create(desc, executor, system);
+  REQUIRE(adapter);
+  m.clear_log();
+  auto s = Scheduler::create(*device, **adapter, **window, nullptr);
+  REQUIRE_FALSE(s);
+  CHECK(s.error().code == Errc::Unsupported);
+  CHECK_FALSE(s.error().hardware_touched);
+  CHECK_THAT(s.error().message, Catch::Contains("aperture segment"));
+  CHECK(m.log().empty());
+}
