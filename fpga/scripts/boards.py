@@ -7,7 +7,9 @@ checks of `make test`.
   boards.py files BOARD --gen DIR [--stubs]   the design's sources in compile order: the core and
                                               shell FuseSoC cores (rtl/*.core), the generated
                                               bridge core in DIR, the board top; --stubs adds the
-                                              vendor IP black boxes (checks without Vivado)
+                                              vendor IP black boxes (checks without Vivado). The
+                                              macro headers they include are not in the list
+                                              (they are the cores' include files)
   boards.py vivado-config BOARD --gen DIR --out FILE
                                               the Tcl settings fpga/vivado/build.tcl reads
   boards.py generate BOARD --gen DIR          generates the family's bridge core into DIR
@@ -59,8 +61,9 @@ def board(db, name):
     return b
 
 
-def core_files(vlnv, seen=None):
-    """Files of a core and its dependencies (dependencies first), paths from the repo root."""
+def core_files(vlnv, seen=None, headers=False):
+    """Sources of a core and its dependencies (dependencies first), paths from the repo root;
+    with `headers`, its include files (`is_include_file`) instead."""
     import yaml  # in the environment `make deps` creates (PyYAML comes with LiteX)
     seen = seen if seen is not None else set()
     if vlnv in seen or vlnv not in CORES:
@@ -72,11 +75,14 @@ def core_files(vlnv, seen=None):
     out = []
     for fs in core["filesets"].values():
         for dep in fs.get("depend", []):
-            out += core_files(dep, seen)
+            out += core_files(dep, seen, headers)
         for entry in fs.get("files", []):
             name = next(iter(entry)) if isinstance(entry, dict) else entry
             if name.endswith(".vlt"):
                 continue  # Verilator-only
+            attrs = entry[name] if isinstance(entry, dict) else None
+            if bool((attrs or {}).get("is_include_file")) != headers:
+                continue
             out.append(os.path.relpath(os.path.join(os.path.dirname(path), name), ROOT))
     return out
 
@@ -90,6 +96,11 @@ def design_files(b, gen_dir, stubs):
         files += fam["stubs"]
     files += fam["rtl"]
     return [f if os.path.isabs(f) else os.path.join(ROOT, f) for f in files]
+
+
+def design_headers(b):
+    """The include files (macro headers) the design's sources `include, as absolute paths."""
+    return [os.path.join(ROOT, f) for f in core_files(b["family_info"]["shell_core"], headers=True)]
 
 
 def cmd_list(db, _):
@@ -139,6 +150,7 @@ def cmd_vivado_config(db, a):
         f"set part {{{b['part']}}}",
         f"set top {{{fam['top']}}}",
         f"set sources {tcl_list(srcs)}",
+        f"set include_dirs {tcl_list(sorted({os.path.dirname(h) for h in design_headers(b)}))}",
         f"set xdc_files {tcl_list(xdc)}",
         f"set ip_tcl {tcl_list(ip)}",
         f"set ip_modules {tcl_list(fam['ip_modules'])}",

@@ -57,6 +57,8 @@ def main():
     for src in files:
         shutil.copy(src, work)
         names.append(os.path.basename(src))
+    for header in boarddb.design_headers(boarddb.board(db, members[0])):
+        shutil.copy(header, work)  # found by `include in the working folder
     env = dict(os.environ, TMPDIR=work)
     cells = ""
     read = f"read_slang -j 1 --empty-blackboxes -DSYNTHESIS {' '.join(names)} --top {top}"

@@ -37,7 +37,8 @@ foreach m $ip_modules {
 # ---------------------------------------------------------------- design
 read_verilog -sv $sources
 read_xdc $xdc_files
-synth_design -top $top -part $part -generic BuildId=32'h$build_id -flatten_hierarchy rebuilt
+synth_design -top $top -part $part -include_dirs $include_dirs -generic BuildId=32'h$build_id \
+  -flatten_hierarchy rebuilt
 report_utilization -file $out/reports/synth_utilization.txt
 opt_design
 # 7-series: the hard block's IP places its GT common and buffer RAMs by LOC; let the placer

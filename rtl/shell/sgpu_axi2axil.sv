@@ -7,6 +7,8 @@
 // with SLVERR (and its data taken) without touching a register. One transaction at a time; the
 // worst register response of a burst is its response. Registers are 4 KiB: address bits above
 // 11 are ignored (BAR0 is 4 KiB).
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_axi2axil #(
@@ -308,9 +310,8 @@ module sgpu_axi2axil #(
   logic unused;
   assign unused = ^{s_axi_awaddr[63:12], s_axi_araddr[63:12]};
 
-  if (DataWidth < 32 || (DataWidth & (DataWidth - 1)) != 0) begin : g_bad_width
-    $error("sgpu_axi2axil: DataWidth must be a power of two >= 32");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth >= 32 && (DataWidth & (DataWidth - 1)) == 0,
+                     "DataWidth must be a power of two >= 32")
 
 endmodule
 

@@ -6,6 +6,8 @@
 // A refused burst waits until the forwarded bursts of its direction have all been answered, so
 // responses stay in order whatever the IDs; refusals are rare (a bad address is a driver bug or
 // a fault being tested), so this costs nothing in normal operation.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_axi_guard #(
@@ -186,11 +188,8 @@ module sgpu_axi_guard #(
     end
   end
 
-`ifndef SYNTHESIS
   // A refused write's data arrives after its AW: nothing forwarded is still sending data then.
-  NoForwardedDataWhileDropping: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      wr_drop_q |-> wr_out_q == '0);
-`endif
+  `SGPU_ASSERT(NoForwardedDataWhileDropping, wr_drop_q |-> wr_out_q == '0)
 
 endmodule
 

@@ -15,6 +15,8 @@
 // ordinary writes (one run per beat) stream at a beat per cycle.
 //
 // Inputs must be full-width INCR bursts (the core issues nothing else; asserted).
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_axi_wr_split #(
@@ -378,21 +380,17 @@ module sgpu_axi_wr_split #(
   assign unused = ^{s_axi_awaddr[LaneBits-1:0], s_axi_awlen, carry_sum[Bytes]};
 
   // Elaboration-time checks.
-  if (MaxPieceBytes < Bytes || MaxPieceBytes > 4096 || (MaxPieceBytes & (MaxPieceBytes - 1)) != 0) begin : g_bad_piece
-    $error("sgpu_axi_wr_split: MaxPieceBytes must be a power of two between DataWidth/8 and 4096");
-  end
-  if (BufferBeats < MaxPieceBytes / Bytes) begin : g_bad_buffer
-    $error("sgpu_axi_wr_split: BufferBeats must hold at least one largest piece");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_piece,
+                     MaxPieceBytes >= Bytes && MaxPieceBytes <= 4096 && (MaxPieceBytes & (MaxPieceBytes - 1)) == 0,
+                     "MaxPieceBytes must be a power of two between DataWidth/8 and 4096")
+  `SGPU_ASSERT_STATIC(g_bad_buffer, BufferBeats >= MaxPieceBytes / Bytes,
+                     "BufferBeats must hold at least one largest piece")
 
-`ifndef SYNTHESIS
-  FullWidthIncr: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      s_axi_awvalid |-> (s_axi_awsize == 3'(LaneBits) && s_axi_awburst == sgpu_pkg::AxiBurstIncr));
-  ClosedAtBurstEnd: assert property (@(posedge clk_i) disable iff (!rst_ni) !busy_q |-> !open_q);
-  NoExtraResponses: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      bu_out_valid |-> bseen_q <= bu_out.pieces);
-  InOrderIds: assert property (@(posedge clk_i) disable iff (!rst_ni) m_axi_bvalid |-> m_axi_bid == OutId);
-`endif
+  `SGPU_ASSERT(FullWidthIncr,
+      s_axi_awvalid |-> (s_axi_awsize == 3'(LaneBits) && s_axi_awburst == sgpu_pkg::AxiBurstIncr))
+  `SGPU_ASSERT(ClosedAtBurstEnd, !busy_q |-> !open_q)
+  `SGPU_ASSERT(NoExtraResponses, bu_out_valid |-> bseen_q <= bu_out.pieces)
+  `SGPU_ASSERT(InOrderIds, m_axi_bvalid |-> m_axi_bid == OutId)
 
 endmodule
 

@@ -5,6 +5,8 @@
 // before it hands the device a DMA address (docs/boards.md, "Addresses beyond the bridge's
 // reach"). Reads of CAP_BUS get addr_bits = min(core's value, AddrBits); everything else passes
 // unchanged. The register offset and field come from spec/registers.rdl (sgpu_reg_map_pkg).
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_axil_cap_patch #(
@@ -109,9 +111,7 @@ module sgpu_axil_cap_patch #(
   assign s_axil_rresp  = m_axil_rresp;
   assign r_fire        = m_axil_rvalid && s_axil_rready;
 
-`ifndef SYNTHESIS
-  ResponseHasRequest: assert property (@(posedge clk_i) disable iff (!rst_ni) m_axil_rvalid |-> flag_out_valid);
-`endif
+  `SGPU_ASSERT(ResponseHasRequest, m_axil_rvalid |-> flag_out_valid)
 
 endmodule
 

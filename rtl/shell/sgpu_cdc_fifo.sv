@@ -10,6 +10,8 @@
 // each synchronised into its domain, see sgpu_rst_sync); a side alone in reset would lose the
 // entries in flight. Timing (Vivado): the pointer and data paths between the domains are
 // constrained with set_max_delay -datapath_only (fpga/constraints/cdc.xdc).
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_cdc_fifo #(
@@ -100,12 +102,9 @@ module sgpu_cdc_fifo #(
   );
 
   // Elaboration-time checks.
-  if (Depth < 4 || (Depth & (Depth - 1)) != 0) begin : g_bad_depth
-    $error("sgpu_cdc_fifo: Depth must be a power of two >= 4");
-  end
-  if (SyncStages < 2) begin : g_bad_stages
-    $error("sgpu_cdc_fifo: SyncStages must be at least 2");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_depth, Depth >= 4 && (Depth & (Depth - 1)) == 0,
+                     "Depth must be a power of two >= 4")
+  `SGPU_ASSERT_STATIC(g_bad_stages, SyncStages >= 2, "SyncStages must be at least 2")
 
 endmodule
 

@@ -1,6 +1,8 @@
 // Reset synchroniser: asserts asynchronously, releases Stages clock edges after the source
 // reset goes away, synchronously to clk_i. Every clock domain of a shell gets its reset from
 // one of these, all fed by the same asynchronous source, so the domains enter reset together.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_rst_sync #(
@@ -22,9 +24,7 @@ module sgpu_rst_sync #(
 
   assign rst_no = chain_q[Stages-1];
 
-  if (Stages < 2) begin : g_bad_stages
-    $error("sgpu_rst_sync: Stages must be at least 2");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_stages, Stages >= 2, "Stages must be at least 2")
 
 endmodule
 

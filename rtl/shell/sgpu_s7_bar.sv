@@ -11,6 +11,8 @@
 // error reads as all-ones (what a host sees from a dead bus). Longer reads get an Unsupported
 // Request completion. One request is handled at a time, in order; beats of a request beyond its
 // payload (the transaction layer's 128-bit realignment can add one) are dropped.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_s7_bar #(
@@ -302,15 +304,11 @@ module sgpu_s7_bar #(
   logic unused;
   assign unused = ^{bar_req_adr[31:12], bar_req_adr[1:0], m_axil_bresp, bar_req_first};
 
-  if (DataWidth != 64 && DataWidth != 128) begin : g_bad_width
-    $error("sgpu_s7_bar: DataWidth must be 64 or 128");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth == 64 || DataWidth == 128, "DataWidth must be 64 or 128")
 
-`ifndef SYNTHESIS
   // A request is one packet: a read is a single beat, a write's beats follow its first.
-  SingleBeatRead: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (state_q == Idle && bar_req_valid && !bar_req_we) |-> bar_req_first && bar_req_last);
-`endif
+  `SGPU_ASSERT(SingleBeatRead,
+      (state_q == Idle && bar_req_valid && !bar_req_we) |-> bar_req_first && bar_req_last)
 
 endmodule
 

@@ -16,6 +16,8 @@
 // Refused, with an error response and nothing sent: addresses at or above 2^AddrBits (DECERR:
 // beyond the bridge's reach), and any request while the host has not enabled bus mastering, or
 // a burst that is not full-width INCR (SLVERR).
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_s7_dma #(
@@ -527,21 +529,15 @@ module sgpu_s7_dma #(
   assign unused = ^{s_axi_wstrb, dma_cpl_last, tx_dw0_i[31], tx_dw0_i[29], tx_dw0_i[23:0]};
 
   // Elaboration-time checks.
-  if (DataWidth != 64 && DataWidth != 128) begin : g_bad_width
-    $error("sgpu_s7_dma: DataWidth must be 64 or 128");
-  end
-  if (AddrBits != 32 && AddrBits != 64) begin : g_bad_addr
-    $error("sgpu_s7_dma: AddrBits must be 32 or 64");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth == 64 || DataWidth == 128, "DataWidth must be 64 or 128")
+  `SGPU_ASSERT_STATIC(g_bad_addr, AddrBits == 32 || AddrBits == 64, "AddrBits must be 32 or 64")
 
-`ifndef SYNTHESIS
   // A run never spans more TLP payload than its beats hold.
-  RunFitsBurst: assert property (@(posedge clk_i) disable iff (!rst_ni)
+  `SGPU_ASSERT(RunFitsBurst,
       (s_axi_awvalid && s_axi_awready && w_refuse_d == sgpu_pkg::AxiRespOkay) |->
-      ((aw_len + 10'(Dws) - 1'b1) >> DwBits) <= 10'(s_axi_awlen) + 1'b1);
-  WriteBeatsMatch: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (w_fire && w_out_last) |-> (w_in_left_q == '0 || (w_in_left_q == BeatBits'(1) && w_take)));
-`endif
+      ((aw_len + 10'(Dws) - 1'b1) >> DwBits) <= 10'(s_axi_awlen) + 1'b1)
+  `SGPU_ASSERT(WriteBeatsMatch,
+      (w_fire && w_out_last) |-> (w_in_left_q == '0 || (w_in_left_q == BeatBits'(1) && w_take)))
 
 endmodule
 

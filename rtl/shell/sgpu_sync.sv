@@ -3,6 +3,8 @@
 // Bits are synchronised independently, so a multi-bit value is only safe when at most one bit
 // changes at a time (a Gray-coded pointer) or when it is stable while it is sampled (a
 // configuration value that changes rarely and is qualified by a synchronised flag).
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_sync #(
@@ -31,9 +33,7 @@ module sgpu_sync #(
 
   assign q_o = sync_q[Stages-1];
 
-  if (Stages < 2) begin : g_bad_stages
-    $error("sgpu_sync: Stages must be at least 2");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_stages, Stages >= 2, "Stages must be at least 2")
 
 endmodule
 

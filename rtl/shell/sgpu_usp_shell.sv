@@ -8,6 +8,8 @@
 //
 // Clock plan (docs/boards.md): XDMA's axi_aclk (250 MHz at 256 bits, Gen3 x8) runs the bridge
 // side; the core runs on core_clk_i from its own MMCM.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_usp_shell #(
@@ -275,9 +277,7 @@ module sgpu_usp_shell #(
   assign unused = ^{m_axib_awprot, m_axib_awlock, m_axib_awcache, m_axib_arprot, m_axib_arlock, m_axib_arcache,
                     sp_awuser};
 
-  if (HostIdWidth < IdWidth) begin : g_bad_id
-    $error("sgpu_usp_shell: HostIdWidth must hold the core's AXI IDs");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_id, HostIdWidth >= IdWidth, "HostIdWidth must hold the core's AXI IDs")
 
 endmodule
 

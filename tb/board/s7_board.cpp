@@ -7,7 +7,7 @@
 #include <verilated.h>
 
 #include "Vsgpu_s7_shell.h"
-#include "common/sim_clock.hpp"
+#include "common/bench.hpp"  // Trace (the boards run two clocks, so their own loop)
 
 namespace sgpu::board {
 namespace {

@@ -11,7 +11,7 @@
 #include "board/s7_root_complex.hpp"  // BoardError
 #include "common/axi_checker.hpp"
 #include "common/axi_verilator.hpp"
-#include "common/sim_clock.hpp"
+#include "common/bench.hpp"  // Trace (the boards run two clocks, so their own loop)
 
 namespace sgpu::board {
 namespace {

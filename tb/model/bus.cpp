@@ -37,7 +37,7 @@ Bus::Fetch Bus::fetch(std::uint64_t addr, std::uint64_t len) const {
     if (resp == kRespOkay) continue;
     const std::uint64_t ok_bytes = beat > addr ? beat - addr : 0;
     f.delivered = ok_bytes / b * b;
-    f.error = (resp == kRespDecErr) ? FetchError::DecErr : FetchError::SlvErr;
+    f.error = (resp == kRespDecErr) ? FetchError::BusDecErr : FetchError::BusSlvErr;
     return f;
   }
   return f;

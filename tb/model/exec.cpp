@@ -6,7 +6,7 @@ namespace sgpu::model {
 namespace {
 
 abi::Fault fetch_fault(FetchError e) {
-  return e == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError;
+  return e == FetchError::XlateFault ? abi::Fault::Translation : abi::Fault::BusError;
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ bool Exec::copy_engine(bool fill, std::uint64_t src, std::uint64_t dst, std::uin
       m_.bus_.copy(fill, src, dst, width, height, src_pitch, dst_pitch, pattern, m_.config_.max_burst_beats);
   if (o.ambiguous) m_.ambiguous_ = true;
   if (o.error == Bus::CopyOutcome::Error::None) return true;
-  fault(o.read_error == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError, o.addr, header);
+  fault(o.read_error == FetchError::XlateFault ? abi::Fault::Translation : abi::Fault::BusError, o.addr, header);
   return false;
 }
 

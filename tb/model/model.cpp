@@ -222,7 +222,7 @@ void Model::execute_entry() {
   if (f.error != FetchError::Ok) {
     // The entry could not be read: no fence is known yet.
     FaultRecord r;
-    r.reason = f.error == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError;
+    r.reason = f.error == FetchError::XlateFault ? abi::Fault::Translation : abi::Fault::BusError;
     r.ring_index = head_ & 0xffffffu;
     r.addr = entry_addr;
     r.fence = 0;
