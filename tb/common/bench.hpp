@@ -83,9 +83,19 @@ class Bench {
     dut_ = std::make_unique<V>(context_.get(), options.name.c_str());
     trace_ = std::make_unique<Trace<V>>(*dut_, options.fst_path);
   }
+  // Verilator (5.006) keeps a current context per thread and a last one per process, and parts
+  // of its runtime use that one instead of the model's own: a model's scopes unregister from it
+  // when the model is destroyed. With several benches in a process, tearing one down while
+  // another's context is current (or one already freed) locks the wrong, possibly freed, mutex
+  // and hangs. So a bench makes its context current whenever it hands control to Verilator, and
+  // leaves no freed context current behind it.
   ~Bench() {
+    make_current();
     trace_.reset();  // the waveform closes before the model goes
     dut_->final();
+    dut_.reset();
+    context_.reset();
+    Verilated::threadContextp(nullptr);  // the next use falls back to Verilator's default context
   }
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
@@ -100,6 +110,7 @@ class Bench {
 
   /// One clock cycle in the documented order.
   void tick() {
+    make_current();
     for (Agent* a : agents_) a->drive();
     dut_->clk_i = 0;
     dut_->eval();
@@ -131,6 +142,7 @@ class Bench {
   /// With `with_agents` the cycles are tick()s (agents run, cycle() counts); without, they are
   /// bare clock pulses.
   void reset(unsigned cycles, unsigned after, bool with_agents) {
+    make_current();
     dut_->clk_i = 0;
     dut_->rst_ni = 1;
     dut_->eval();
@@ -143,6 +155,9 @@ class Bench {
   }
 
  private:
+  void make_current() {
+    if (Verilated::threadContextp() != context_.get()) Verilated::threadContextp(context_.get());
+  }
   void pulse(bool with_agents) {
     if (with_agents) {
       tick();
