@@ -71,7 +71,7 @@ Runtime::~Runtime() {
 
 Result<std::unique_ptr<ScheduledContext>> Runtime::create_context(kmd::Device& device,
                                                                   const kmd::CreateContextArgs& args) {
-  if (!device.live() || &device.adapter() != adapter_.get() || !adapter_->owns_device(device.id()))
+  if (!adapter_->owns_device(device.id()))  // handles carry their adapter's tag; a moved-from device has none
     return Error::invalid("Runtime::create_context: device {:#x} is not a live device of this runtime's adapter",
                           device.id());
   SGPU_ASSIGN_OR_RETURN(auto ctx, device.create_context(args));

@@ -78,7 +78,7 @@ const Scheduler::ContextState* Scheduler::find(std::uint64_t id) const {
 Status Scheduler::add_context(kmd::Context& context) {
   if (fatal_) return *fatal_;
   if (!context.live()) return Error::invalid("scheduler: the context was moved from or destroyed");
-  if (&context.adapter() != &adapter_ || !adapter_.owns_context(context.id()))
+  if (!adapter_.owns_context(context.id()))  // handles carry their adapter's tag
     return Error::invalid("scheduler: context {:#x} belongs to another adapter", context.id());
   if (find(context.id())) return Error::invalid("scheduler: context {:#x} is already registered", context.id());
   // DmaBufferSegmentSet 0: contiguous system memory the engine fetches at bus addresses (no

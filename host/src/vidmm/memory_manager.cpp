@@ -15,6 +15,11 @@ using kmd::SegmentSet;
 
 namespace {
 
+// hAllocation: bits 63-52 this manager's tag, 51-32 the record's generation, 31-0 index + 1.
+constexpr unsigned kGenerationBits = 20;
+constexpr std::uint32_t kGenerationMask = (1u << kGenerationBits) - 1;
+constexpr std::uint32_t kTagMask = 0xfff;
+
 bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -98,7 +103,7 @@ MemoryManager::MemoryManager(MemoryManagerConfig config, PagingExecutor& executo
     : config_(std::move(config)),
       executor_(executor),
       system_(system_memory),
-      tag_(detail::next_handle_tag() % 0xfff + 1) {
+      tag_(detail::next_handle_tag() % kTagMask + 1) {
   segments_.reserve(config_.segments.size());
   for (const auto& d : config_.segments)
     segments_.push_back(Segment{d, SegmentAllocator(d.size, config_.page_size), {}});
@@ -249,13 +254,6 @@ Result<AllocationHandle> MemoryManager::create_allocation(const kmd::AllocationI
   if (r.is_context_allocation()) context_allocations_.push_back(index);
   return handle_of(index);
 }
-
-// hAllocation: bits 63-52 this manager's tag, 51-32 the record's generation, 31-0 index + 1.
-namespace {
-constexpr unsigned kGenerationBits = 20;
-constexpr std::uint32_t kGenerationMask = (1u << kGenerationBits) - 1;
-constexpr std::uint32_t kTagMask = 0xfff;
-}  // namespace
 
 AllocationHandle MemoryManager::handle_of(std::uint32_t index) const {
   return AllocationHandle{(std::uint64_t{tag_} << 52) | (std::uint64_t{records_[index].generation} << 32) | (index + 1)};

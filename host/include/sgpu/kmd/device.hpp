@@ -66,7 +66,6 @@ class Context {
   std::uint64_t device_id() const { return device_; }
   /// False once moved from or destroyed.
   bool live() const { return adapter_ != nullptr; }
-  Adapter& adapter() const { return *adapter_; }
   CreateContextFlags flags() const { return flags_; }
   std::uint32_t node_ordinal() const { return node_; }
   const DxgkContextInfo& info() const { return info_; }
