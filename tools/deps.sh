@@ -11,7 +11,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config python3 python3-venv
-  verilator catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libpng-dev libsystemc-dev
+  verilator catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libpng-dev libpciaccess-dev libsystemc-dev
+  qemu-system-x86 busybox-static cpio   # the pcie VM test (tools/vm)
+  openfpgaloader                        # flashing the boards (fpga/scripts)
   "$@"
 )
 
@@ -28,6 +30,9 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# The VM test's guest kernel: Debian's current image package, downloaded and partly unpacked.
+"$here/vm/fetch_kernel.sh" "$(dirname "$venv")/vm-kernel"
 
 # The virtual environment is rebuilt only when the pinned requirements change.
 stamp="$venv/.requirements"

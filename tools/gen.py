@@ -25,6 +25,7 @@ OUTPUTS = [
     "host/abi/include/sgpu/gen/sgpu_reg_enums.hpp",
     "host/src/gen/reg_table.cpp",
     "docs/reference/registers.md",
+    "rtl/gen/sgpu_reg_map_pkg.sv",
     "rtl/gen/sgpu_abi_pkg.sv",
     "host/abi/include/sgpu/gen/abi.hpp",
     "docs/reference/abi.md",
@@ -49,6 +50,8 @@ def generate(peakrdl, out_root):
          "-o", p("host/abi/include/sgpu/gen/sgpu_reg_enums.hpp")])
     run([sys.executable, "tools/gen_reg_table.py", p("host/abi/include/sgpu/gen/sgpu_regs.h"),
          "--out", p("host/src/gen/reg_table.cpp")])
+    run([sys.executable, "tools/gen_reg_map.py", p("host/abi/include/sgpu/gen/sgpu_regs.h"),
+         "--out", p("rtl/gen/sgpu_reg_map_pkg.sv")])
     run([peakrdl, "markdown", RDL, "-o", p("docs/reference/registers.md")])
     run([sys.executable, "tools/gen_abi.py", ABI, "--sv", p("rtl/gen/sgpu_abi_pkg.sv"),
          "--cpp", p("host/abi/include/sgpu/gen/abi.hpp"), "--md", p("docs/reference/abi.md")])

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Generates the device ABI (packets, ring entry, write-back record, fault codes) for every
-language from spec/abi.toml: a SystemVerilog package, a C++ header and a Markdown reference.
+"""Generates the device ABI (packets, ring entry, write-back record, fault codes, PCI identity) for
+every language from spec/abi.toml: a SystemVerilog package, a C++ header and a Markdown reference.
 
 Usage: gen_abi.py SPEC --sv OUT.sv --cpp OUT.hpp --md OUT.md
 """
@@ -156,9 +156,17 @@ def check(spec):
             for v in fl.get("values", []):
                 if v["value"] >> fwidth(fl):
                     sys.exit(f"abi: {pkt['name']} flag {fl['name']} value {v['name']} does not fit")
+    pci = spec["pci"]
+    for key, bits in (("vendor_id", 16), ("device_id", 16), ("class_code", 24)):
+        if not 0 <= pci[key] < (1 << bits):
+            sys.exit(f"abi: pci.{key} {pci[key]:#x} does not fit {bits} bits")
+    check_classes(spec)
     codes = [f["code"] for f in spec["fault"]]
     if len(set(codes)) != len(codes):
         sys.exit("abi: duplicate fault code")
+    ecodes = [f["code"] for f in spec["fetch_error"]]
+    if len(set(ecodes)) != len(ecodes) or ecodes[0] != 0 or spec["fetch_error"][0]["name"] != "OK":
+        sys.exit("abi: fetch error codes must be unique, starting with OK = 0")
     for struct in ("ring_entry", "writeback", "preempt_record"):
         dws = [f["dword"] for f in spec[struct]["fields"]]
         if sorted(dws) != list(range(spec[struct]["dwords"])):
@@ -167,6 +175,59 @@ def check(spec):
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         sys.exit(f"abi: payload field names collide in the SystemVerilog package: {dups}")
+
+
+CLASS_RE = re.compile(r"[a-z][a-z0-9_]*$")
+
+
+def layout(pkt):
+    """What packets of one class must share: payload field names in order, the variable part's
+    name and the flag definitions."""
+    return ([f["name"] for f in pkt["payload"]], pkt.get("variable", {}).get("name"),
+            [(fl["name"], fl["bit"], fwidth(fl)) for fl in pkt["flags"]])
+
+
+def check_classes(spec):
+    first = {}
+    for pkt in spec["packet"]:
+        cls = pkt.get("class")
+        if not isinstance(cls, str) or not CLASS_RE.match(cls):
+            sys.exit(f"abi: {pkt['name']} needs `class = \"name\"` (lower_snake_case): how the command "
+                     f"processor executes it (see the head of spec/abi.toml)")
+        if cls in first and layout(first[cls]) != layout(pkt):
+            sys.exit(f"abi: {pkt['name']} is of class {cls!r} but its payload/flags differ from "
+                     f"{first[cls]['name']}'s: {layout(pkt)} vs {layout(first[cls])}")
+        first.setdefault(cls, pkt)
+
+
+def classes(spec):
+    """Class names in order of first use."""
+    return list(dict.fromkeys(p["class"] for p in spec["packet"]))
+
+
+# SystemVerilog keywords a spec field name could collide with; such a field gets "_value".
+SV_KEYWORDS = {"ref", "const", "type", "int", "byte", "bit", "string", "event", "time", "real",
+               "input", "output", "inout", "wire", "logic", "default", "case", "begin", "end"}
+
+
+def sv_ident(name):
+    return name + "_value" if name in SV_KEYWORDS else name
+
+
+def sv_fields64(fields, key):
+    """(name, width) of a dword-field list, least significant first, a _lo dword and its _hi
+    dword merged into one 64-bit field."""
+    out = []
+    i = 0
+    while i < len(fields):
+        n = key(fields[i])
+        if n.endswith("_lo") and i + 1 < len(fields) and key(fields[i + 1]) == n[:-3] + "_hi":
+            out.append((n[:-3], 64))
+            i += 2
+        else:
+            out.append((n, 32))
+            i += 1
+    return out
 
 
 def payload_params(pkt):
@@ -199,6 +260,53 @@ def gen_sv(spec):
         typ = "opcode_e" if f["name"] == "opcode" else f"logic [{f['width'] - 1}:0]"
         out.append(f"    {typ} {f['name']};")
     out.append("  } pkt_header_t;")
+    out.append("")
+    cls = classes(spec)
+    cw = max(1, (len(cls) - 1).bit_length())
+    out.append("  /// Packet classes: how the command processor executes a packet. Packets of one class share")
+    out.append("  /// their payload layout and flags (tools/gen_abi.py checks it).")
+    out.append(f"  typedef enum logic [{cw - 1}:0] {{")
+    for i, c in enumerate(cls):
+        sep = "," if i + 1 < len(cls) else ""
+        members = ", ".join(p["name"] for p in pk if p["class"] == c)
+        out.append(f"    PktClass{camel(c)} = {cw}'d{i}{sep}  // {members}")
+    out.append("  } pkt_class_e;")
+    out.append("")
+    out.append("  /// Static facts about one packet type, as abi::PacketInfo in C++ (known = 0: unknown opcode).")
+    out.append("  typedef struct packed {")
+    out.append("    logic        known;")
+    out.append("    logic [15:0] min_dwords;")
+    out.append("    logic [15:0] max_dwords;")
+    out.append("    logic [7:0]  flags_mask;")
+    out.append("    logic        privileged;")
+    out.append("    pkt_class_e  pkt_class;")
+    out.append("  } pkt_info_t;")
+    out.append("")
+    out.append("  /// The packet table: one row per opcode.")
+    out.append("  function automatic pkt_info_t pkt_info(opcode_e opcode);")
+    out.append("    pkt_info_t info;")
+    out.append("    unique case (opcode)")
+    for p in pk:
+        mask = sum(fmask(fl) for fl in p["flags"])
+        out.append(f"      Op{camel(p['name'])}: info = '{{known: 1'b1, min_dwords: 16'd{p['min_dwords']}, "
+                   f"max_dwords: 16'd{p['max_dwords']},")
+        out.append(f"{' ' * (len(camel(p['name'])) + 18)}flags_mask: 8'h{mask:02x}, privileged: 1'b{int(p['privileged'])}, "
+                   f"pkt_class: PktClass{camel(p['class'])}}};")
+    out.append("      default: info = '{known: 1'b0, pkt_class: PktClassNop, default: '0};")
+    out.append("    endcase")
+    out.append("    return info;")
+    out.append("  endfunction")
+    out.append("")
+    out.append("  /// pld_<packet>_t: the fixed payload of a packet (dwords 1.., header and variable part")
+    out.append("  /// excluded), dword 1 least significant; a _lo/_hi dword pair is one 64-bit field; a")
+    out.append("  /// field named like a SystemVerilog keyword gets \"_value\" (ref -> ref_value).")
+    for p in pk:
+        if not p["payload"]:
+            continue
+        out.append("  typedef struct packed {")
+        for n, w in reversed(sv_fields64(p["payload"], lambda f: f["name"])):
+            out.append(f"    logic [{w - 1}:0] {sv_ident(n)};")
+        out.append(f"  }} pld_{p['name'].lower()}_t;")
     out.append("")
     out.append("  /// Pld<Packet><Field>: dword index of a payload field (the header is dword 0, as")
     out.append("  /// abi::payload::<packet>::k<Field> in C++); Pld<Packet><Variable>: first dword of a")
@@ -249,6 +357,20 @@ def gen_sv(spec):
         sep = "," if i + 1 < len(fs) else ""
         out.append(f"    Fault{camel(f['name'])} = 8'd{f['code']}{sep}")
     out.append("  } fault_e;")
+    out.append("")
+    out.append("  /// The identity in PCI configuration space (the board shells' bridge configuration).")
+    out.append(f"  localparam logic [15:0] PciVendorId = 16'h{spec['pci']['vendor_id']:04x};")
+    out.append(f"  localparam logic [15:0] PciDeviceId = 16'h{spec['pci']['device_id']:04x};")
+    out.append(f"  localparam logic [23:0] PciClassCode = 24'h{spec['pci']['class_code']:06x};")
+    out.append("")
+    es = spec["fetch_error"]
+    ew = max(1, max(e["code"] for e in es).bit_length())
+    out.append("  /// Fetch engine status codes (sgpu_dma_rd; FAULT_DETAIL of a fetch fault).")
+    out.append(f"  typedef enum logic [{ew - 1}:0] {{")
+    for i, e in enumerate(es):
+        sep = "," if i + 1 < len(es) else ""
+        out.append(f"    Fetch{camel(e['name'])} = {ew}'d{e['code']}{sep}")
+    out.append("  } fetch_err_e;")
     out.append("")
     out.append("endpackage")
     out.append("")
@@ -441,6 +563,27 @@ def gen_cpp(spec):
     o.append("  return \"UNKNOWN_FAULT\";")
     o.append("}")
     o.append("")
+    o.append("/// The identity a softgpu card presents in PCI configuration space.")
+    o.append("namespace pci {")
+    o.append(f"inline constexpr std::uint16_t kVendorId = 0x{spec['pci']['vendor_id']:04x};")
+    o.append(f"inline constexpr std::uint16_t kDeviceId = 0x{spec['pci']['device_id']:04x};")
+    o.append(f"inline constexpr std::uint32_t kClassCode = 0x{spec['pci']['class_code']:06x};  ///< base, sub-class, prog-if")
+    o.append("}  // namespace pci")
+    o.append("")
+    o.append("/// Status codes of the DMA fetch engine; FAULT_DETAIL of a fault raised by a failed fetch.")
+    o.append("enum class FetchError : std::uint8_t {")
+    for e in spec["fetch_error"]:
+        o.append(f"  {camel(e['name'])} = {e['code']},  ///< {e['desc']}")
+    o.append("};")
+    o.append("")
+    o.append("constexpr std::string_view to_string(FetchError e) {")
+    o.append("  switch (e) {")
+    for e in spec["fetch_error"]:
+        o.append(f"    case FetchError::{camel(e['name'])}: return \"{e['name']}\";")
+    o.append("  }")
+    o.append("  return \"UNKNOWN_FETCH_ERROR\";")
+    o.append("}")
+    o.append("")
     o.append("}  // namespace sgpu::abi")
     return "\n".join(o) + "\n"
 
@@ -471,8 +614,8 @@ def md_address(pkt, dword, name, access):
 def gen_md(spec):
     one_line = lambda s: re.sub(r"\s+", " ", s).strip()
     o = [f"<!-- {BANNER} -->", "# Device ABI reference", "",
-         "Packets, the ring entry, the write-back record and fault codes. All structures are",
-         "little-endian arrays of 32-bit dwords. Registers are in [registers.md](registers.md).", "",
+         "Packets, the ring entry, the write-back record, fault codes and the PCI identity. All",
+         "structures are little-endian arrays of 32-bit dwords. Registers are in [registers.md](registers.md).", "",
          "## Packet header", "", one_line(spec["header"]["desc"]), "",
          "| bits | field | meaning |", "|---|---|---|"]
     for f in spec["header"]["fields"]:
@@ -515,6 +658,19 @@ def gen_md(spec):
     o += ["", "## Fault codes", "", "| code | name | meaning |", "|---|---|---|"]
     for f in spec["fault"]:
         o.append(f"| {f['code']} | `{f['name']}` | {f['desc']} |")
+    pci = spec["pci"]
+    o += ["", "## PCI identity", "",
+          "What a softgpu card presents in configuration space; the host's pcie transport treats a",
+          "function of this vendor as a candidate and confirms it by `ID_MAGIC` in BAR0.", "",
+          "| field | value |", "|---|---|",
+          f"| vendor ID | `0x{pci['vendor_id']:04x}` |",
+          f"| device ID | `0x{pci['device_id']:04x}` |",
+          f"| class code | `0x{pci['class_code']:06x}` |"]
+    o += ["", "## Fetch error codes", "",
+          "The DMA fetch engine's status per request; FAULT_DETAIL of a fault raised by a failed fetch",
+          "of a ring entry or a DMA buffer.", "", "| code | name | meaning |", "|---|---|---|"]
+    for e in spec["fetch_error"]:
+        o.append(f"| {e['code']} | `{e['name']}` | {e['desc']} |")
     return "\n".join(o) + "\n"
 
 

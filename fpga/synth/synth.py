@@ -64,10 +64,12 @@ def classify(cells, family):
 
 
 def read_sources(path):
+    """(sources in compile order, included headers) of a file list."""
     with open(path) as f:
         files = [line.strip() for line in f if line.strip()]
-    # Lint configuration files are for Verilator only.
-    return [f for f in files if f.endswith(".sv") or f.endswith(".v")]
+    # Lint configuration files are for Verilator only; headers are found by `include.
+    return ([f for f in files if f.endswith(".sv") or f.endswith(".v")],
+            [f for f in files if f.endswith(".svh")])
 
 
 def main():
@@ -82,13 +84,14 @@ def main():
     a = ap.parse_args()
     a.yosys = os.path.abspath(a.yosys)  # Yosys runs in the scratch folder
 
-    sources = read_sources(a.sources)
-    # WebAssembly Yosys sees only its working folder: copy the sources in, flat.
+    sources, headers = read_sources(a.sources)
+    # WebAssembly Yosys sees only its working folder: copy the sources and headers in, flat.
     work = os.path.abspath(os.path.join(a.out, "src"))
     os.makedirs(work, exist_ok=True)
     names = []
-    for src in sources:
+    for src in sources + headers:
         shutil.copy(src, work)
+    for src in sources:
         names.append(os.path.basename(src))
 
     env = dict(os.environ, TMPDIR=work)  # ABC's scratch files must be inside the folder too

@@ -47,7 +47,7 @@ int main() {
   if (!ctx) return std::fprintf(stderr, "%s\n", to_string(ctx.error()).c_str()), 1;
   sgpu::kmd::AllocationInfo info;
   info.size = 64 * 1024;
-  info.supported_read_segments = info.supported_write_segments = (*rt)->adapter().all_segments();
+  info.supported_read_segments = info.supported_write_segments = (*rt)->adapter().allocation_segments();
   auto target = dev->create_allocation(info);
   if (!target) return std::fprintf(stderr, "%s\n", to_string(target.error()).c_str()), 1;
   auto& sched = (*rt)->scheduler();

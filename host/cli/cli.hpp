@@ -31,5 +31,10 @@ std::optional<Device> open_device(const CommonOptions& options);
 
 int run_info(const CommonOptions& options);
 int run_demo(const CommonOptions& options, const DemoOptions& demo);
+/// `sgpu list`: the PCI functions that may be a softgpu card (the "pcie" backend's options say
+/// which IDs count and where sysfs is); `all` lists every other function too.
+int run_list(const CommonOptions& options, bool all);
+/// `sgpu bind-vfio` (bind) / `sgpu unbind-vfio`.
+int run_bind(const CommonOptions& options, const std::string& address, bool bind);
 
 }  // namespace sgpu::cli

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/backends.hpp"
 #include "cli.hpp"
 #include "png.hpp"
 #include "reference.hpp"
@@ -105,16 +106,30 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   int failures = 0;
 
   Report rep;
-  const auto* board = options.registry->options<sim::SimConfig>("sim");
-  if (board && dev.transport().name() == "sim")
-    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", dev.transport().name(),
+  // The simulated board's settings, for the backends that run one.
+  const std::string_view backend = dev.transport().name();
+  if (const sim::SimConfig* board = tb::board_options(*options.registry, backend))
+    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", backend,
              board->read_latency, board->write_latency, board->clock_hz / 1e6);
+  else if (backend == "pcie")
+    rep.line("softgpu demo on transport 'pcie' (a card; times below are real time)");
   else
-    rep.line("softgpu demo on transport '{}'", dev.transport().name());
+    rep.line("softgpu demo on transport '{}'", backend);
   rep.line("device: interface {}.{}, {}-bit bus, {} reads in flight; memory segment {} MiB, aperture {} MiB "
            "({} pages kept for the kernel window)",
            i.version_major, i.version_minor, i.bus_data_bytes * 8, i.outstanding_reads,
            i.memory_segment.size >> 20, i.aperture_segment.size >> 20, (*rt)->window().pages());
+  const kmd::Adapter& adapter = (*rt)->adapter();
+  for (SegmentId id = 1; id <= adapter.description().segments.size(); ++id) {
+    const auto& seg = adapter.description().segments[id - 1];
+    rep.line("segment {}: [{:#x}, {:#x}) {}", id, seg.base_address, seg.end_address(),
+             id == adapter.dma_buffer_segment() ? "aperture: DMA buffers (the kernel window)"
+             : seg.is_aperture()                ? "aperture: allocations"
+                                                : "memory: allocations");
+  }
+  rep.line("DMA buffers: segment {} (every context's DmaBufferSegmentSet names it; SubmitCommand's DmaBufferSegmentId), "
+           "fetched through the GART; paging buffers: system memory at bus addresses (privileged)",
+           adapter.dma_buffer_segment());
   rep.line("");
   rep.line("  {:>10}  {:>6}  {}", "simulated", "fence", "step");
   const auto start = r.steps.empty() ? std::chrono::nanoseconds{} : r.steps.front().at;

@@ -2,14 +2,23 @@
 //
 //   sgpu info                  what the device reports (ID, capabilities, segments)
 //   sgpu demo                  the demo workload through the driver stack; writes the frame as a PNG
+//   sgpu list                  PCI functions that may be a softgpu card (libpciaccess)
+//   sgpu bind-vfio <address>   hand a card to vfio-pci (unbind-vfio gives it back)
 //
 // The composition root: it owns the transport registry, adds the testbench's backends to
-// libsgpu's own and binds the simulated board's options to the flags below.
+// libsgpu's own and binds each backend's options to the flags below (the simulated board's to
+// --latency..., the card's to --unsafe-no-iommu, --pci-id, --dma-bits). --help lists the
+// registered backends.
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "backends/backends.hpp"
 #include "cli.hpp"
+#include "pcie/pcie_sim_transport.hpp"
+#include "sgpu/transport/pcie.hpp"
 #include "sim/sim_device.hpp"
 #include "systemc/backend.hpp"
 #include "systemc/platform.hpp"
@@ -23,7 +32,12 @@ int main(int argc, char** argv) {
       return 3;
     }
   }
-  sgpu::sim::SimConfig& board = *registry.options<sgpu::sim::SimConfig>("sim");
+  // The simulated board of every backend that runs one (sim, pcie-sim, the systemc
+  // platforms), and the card's options.
+  sgpu::sim::SimConfig board;
+  sgpu::pcie::PcieOptions& card = *registry.options<sgpu::pcie::PcieOptions>("pcie");
+  sgpu::pcie::PcieSimOptions& simulated_card = *registry.options<sgpu::pcie::PcieSimOptions>("pcie-sim");
+  card.transport.warn = [](std::string_view w) { fmt::print(stderr, "sgpu: warning: {}\n", w); };
   unsigned quantum = sgpu::systemc::kDefaultQuantumCycles;
   bool msi = false;
   CommonOptions common;
@@ -52,6 +66,19 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
   app.add_flag("--msi", msi, "systemc backends: the device signals interrupts as MSI writes instead of a line");
+  app.add_flag("--unsafe-no-iommu", card.unsafe_no_iommu,
+               "pcie without an IOMMU: sysfs BAR, hugepages at physical addresses, fence polling. The card can "
+               "then write anywhere in memory (docs/pcie.md)");
+  std::vector<std::string> pci_ids;
+  app.add_option("--pci-id", pci_ids, "Also treat vendor:device (hex, e.g. 10ee:7024) as a softgpu candidate")
+      ->check([](const std::string& text) {
+        auto id = sgpu::pcie::parse_pci_id(text);
+        return id ? std::string() : id.error().message;
+      });
+  app.add_option("--dma-bits", card.transport.dma_address_bits,
+                 "pcie, pcie-sim: the device's DMA address width if narrower than CAP_BUS says (e.g. 32 for a "
+                 "LitePCIe bridge)")
+      ->check(CLI::Range(sgpu::pcie::kMinDmaAddressBits, 64u));
 
   auto* info = app.add_subcommand("info", "Print what the device reports: ID, capabilities, segments");
   auto* demo_cmd = app.add_subcommand(
@@ -69,23 +96,35 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
 
+  bool list_all = false;
+  auto* list = app.add_subcommand("list", "List PCI functions that may be a softgpu card: address, IDs, driver, "
+                                          "IOMMU group, link, and whether BAR0 answers with the softgpu magic");
+  list->add_flag("--all", list_all, "Also list every other PCI function");
+  std::string address;
+  auto* bind = app.add_subcommand("bind-vfio", "Hand a PCI function to vfio-pci (driver_override, unbind, probe)");
+  bind->add_option("address", address, "domain:bus:device.function")->required();
+  auto* unbind = app.add_subcommand("unbind-vfio", "Give a PCI function back to its kernel driver");
+  unbind->add_option("address", address, "domain:bus:device.function")->required();
+
   CLI11_PARSE(app, argc, argv);
   board.clock_hz = clock_mhz * 1e6;
-  // The simulated board's flags apply to the SystemC platforms too.
+  for (const std::string& id : pci_ids) card.extra_ids.push_back(sgpu::pcie::parse_pci_id(id).value());
+  sgpu::tb::set_board(registry, board);
+  // pcie-sim runs the simulated board under the same transport (and its flags) as a card.
+  simulated_card.transport = card.transport;
+  sgpu::systemc::set_board(registry, board);
   for (const char* name : {"systemc", "systemc-model"}) {
-    auto& p = *registry.options<sgpu::systemc::PlatformConfig>(name);
-    p.device.clock_hz = board.clock_hz;
-    p.device.seed = board.seed;
-    p.device.fst_path = board.fst_path;
-    p.read_latency = board.read_latency;
-    p.write_latency = board.write_latency;
-    p.quantum_cycles = quantum;
-    p.msi = msi;
+    auto& platform = *registry.options<sgpu::systemc::PlatformConfig>(name);
+    platform.quantum_cycles = quantum;
+    platform.msi = msi;
   }
 
   try {
     if (*info) return sgpu::cli::run_info(common);
     if (*demo_cmd) return sgpu::cli::run_demo(common, demo);
+    if (*list) return sgpu::cli::run_list(common, list_all);
+    if (*bind) return sgpu::cli::run_bind(common, address, true);
+    if (*unbind) return sgpu::cli::run_bind(common, address, false);
   } catch (const std::exception& e) {
     fmt::print(stderr, "sgpu: internal error: {}\n", e.what());
     return 3;

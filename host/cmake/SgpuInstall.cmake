@@ -1,7 +1,11 @@
 # Install rules: libsgpu (the same library the tree links), the generated ABI headers, a CMake
 # package (find_package(sgpu) → sgpu::sgpu) and a pkg-config file (sgpu.pc). The installed
-# library carries libsgpu's own transports ("mock", "pcie"); the testbench's ("sim", "model")
-# stay in the build tree, linked into the `sgpu` CLI, which is installed too.
+# library carries libsgpu's own transports ("mock", "pcie"); the testbench's ("sim", "model",
+# "pcie-sim") stay in the build tree, linked into the `sgpu` CLI, which is installed too.
+#
+# libsgpu is a static archive, so its private dependency (libpciaccess, for "pcie") travels with
+# it: the CMake package finds it again (find_dependency), sgpu.pc names it in Requires.private
+# (`pkg-config --static --libs sgpu`).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

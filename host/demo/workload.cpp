@@ -16,9 +16,9 @@ constexpr std::uint32_t kChunk = 64 * 1024;
 kmd::AllocationInfo info(const kmd::Adapter& adapter, std::uint64_t bytes) {
   kmd::AllocationInfo i;
   i.size = (bytes + 4095) & ~std::uint64_t{4095};
-  i.supported_read_segments = i.supported_write_segments = adapter.all_segments();
+  i.supported_read_segments = i.supported_write_segments = adapter.allocation_segments();
   auto mem = adapter.memory_segment();
-  i.preferred_segment = kmd::SegmentPreference::of({mem ? *mem : adapter.all_segments().first()});
+  i.preferred_segment = kmd::SegmentPreference::of({mem ? *mem : adapter.allocation_segments().first()});
   i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
   return i;
 }

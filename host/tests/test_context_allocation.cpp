@@ -10,8 +10,8 @@ namespace {
 CreateContextAllocationArgs args_for(const kmd::Device& d, const Context* c, SegmentSet segs = SegmentSet::of(kMem)) {
   CreateContextAllocationArgs a;
   a.context_allocation_flags.value = c ? 0 : CreateContextAllocationFlags::kSharedAcrossContexts;
-  a.device = &d;
-  a.context = c;
+  a.device = d.id();
+  a.context = c ? c->id() : 0;
   a.driver_allocation = 0xc5a;
   a.size = 8192;
   a.supported_segment_set = segs;
@@ -37,11 +37,11 @@ TEST_CASE("context allocation rules: each violation named, nothing created", "[k
   auto shared = args_for(*dev, nullptr);
   auto gpu = args_for(*dev, &*ctx);
   std::vector<Case> cases;
-  auto c1 = shared; c1.context = &*ctx; cases.push_back({"shared with hContext", c1, "must be null when SharedAcrossContexts = 1"});
-  auto c2 = gpu; c2.context = nullptr; cases.push_back({"per-context without hContext", c2, "hContext is null"});
-  auto c3 = gpu; c3.context = &*other_ctx; cases.push_back({"context of another device", c3, "belongs to device"});
+  auto c1 = shared; c1.context = ctx->id(); cases.push_back({"shared with hContext", c1, "must be null when SharedAcrossContexts = 1"});
+  auto c2 = gpu; c2.context = 0; cases.push_back({"per-context without hContext", c2, "hContext is null"});
+  auto c3 = gpu; c3.context = other_ctx->id(); cases.push_back({"context of another device", c3, "belongs to device"});
   auto c4 = args_for(*sys, &*sys_ctx); c4.context_allocation_flags.value = 0; cases.push_back({"system device", c4, "system device"});
-  auto c5 = shared; c5.device = nullptr; cases.push_back({"null device", c5, "hDevice is null"});
+  auto c5 = shared; c5.device = 0; cases.push_back({"null device", c5, "hDevice is null"});
   auto c6 = shared; c6.context_allocation_flags.value |= 2; cases.push_back({"MapGpuVirtualAddress", c6, "undefined bits 0x2"});
   auto c7 = shared; c7.physical_adapter_index = 1; cases.push_back({"adapter index", c7, "PhysicalAdapterIndex 1"});
   auto c8 = shared; c8.size = 0; cases.push_back({"size 0", c8, "Size is 0"});
@@ -128,4 +128,77 @@ TEST_CASE("destroying a context allocation or its context returns everything", "
   CHECK(f.mm().live_allocations() == 0);
   CHECK(f.mm().allocator(kMem) == empty_mem);
   CHECK(f.mm().allocator(kAp) == empty_ap);
+}
+
+TEST_CASE("handles are the adapter's own: another adapter's hDevice/hContext and destroyed ones are refused",
+          "[kmd][context_allocation][handles]") {
+  Fixture a, b;
+  auto a_dev = a.adapter->create_device({});
+  auto b_dev = b.adapter->create_device({});
+  REQUIRE((a_dev && b_dev));
+  auto a_ctx = a_dev->create_context({});
+  auto b_ctx = b_dev->create_context({});
+  REQUIRE((a_ctx && b_ctx));
+  // Both adapters are at their first device and context: only the adapter tag tells them apart.
+  CHECK((a_dev->id() & 0xffffffffu) == (b_dev->id() & 0xffffffffu));
+  CHECK(a_dev->id() != b_dev->id());
+  CHECK(a_ctx->id() != b_ctx->id());
+  CHECK(a.adapter->owns_context(a_ctx->id()));
+  CHECK_FALSE(a.adapter->owns_context(b_ctx->id()));
+
+  const auto refused = [&](const CreateContextAllocationArgs& args, const char* expect) {
+    auto r = a.adapter->create_context_allocation(args);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::InvalidArgument);
+    CHECK_THAT(r.error().message, Catch::Contains(expect));
+    CHECK(a.mm().live_allocations() == 0);  // nothing recorded, nothing for a later context to inherit
+  };
+  SECTION("another adapter's device") { refused(args_for(*b_dev, nullptr), "is not a live device of this adapter"); }
+  SECTION("another adapter's context on our device") {
+    auto args = args_for(*a_dev, &*a_ctx);
+    args.context = b_ctx->id();
+    refused(args, "is not a live context of this adapter");
+  }
+  SECTION("a destroyed context, then a destroyed device") {
+    const auto args = args_for(*a_dev, &*a_ctx);
+    *a_ctx = Context(std::move(*a_ctx));  // a move keeps the handle alive
+    REQUIRE(a.adapter->create_context_allocation(args));
+    { Context gone = std::move(*a_ctx); }
+    CHECK_FALSE(a_ctx->live());
+    refused(args, "is not a live context of this adapter");
+    // A new context never gets the destroyed one's handle back.
+    auto next = a_dev->create_context({});
+    REQUIRE(next);
+    CHECK(next->id() != args.context);
+    const auto shared = args_for(*a_dev, nullptr);
+    { kmd::Device gone = std::move(*a_dev); }
+    refused(shared, "is not a live device of this adapter");
+    CHECK_FALSE(a_dev->create_context({}));
+  }
+}
+
+TEST_CASE("allocation handles are the memory manager's own: another adapter's and destroyed ones are refused",
+          "[vidmm][handles]") {
+  Fixture a, b;
+  auto a_dev = a.adapter->create_device({});
+  auto b_dev = b.adapter->create_device({});
+  auto mine = a_dev->create_allocation(alloc_info(4096));
+  auto theirs = b_dev->create_allocation(alloc_info(4096));
+  REQUIRE((mine && theirs));
+  CHECK((mine->handle().value & 0xffffffffu) == (theirs->handle().value & 0xffffffffu));  // same slot
+  auto q = a.mm().query(theirs->handle());
+  REQUIRE_FALSE(q);
+  CHECK_THAT(q.error().message, Catch::Contains("belongs to another adapter's memory manager"));
+  CHECK_FALSE(a.mm().destroy_allocation(theirs->handle()));
+  CHECK_FALSE(a.mm().evict(theirs->handle()));
+  CHECK(a.mm().live_allocations() == 1);
+  CHECK(b.mm().live_allocations() == 1);
+  const AllocationHandle old = mine->handle();
+  mine->reset();
+  auto again = a_dev->create_allocation(alloc_info(4096));  // the same record, a new generation
+  REQUIRE(again);
+  CHECK((again->handle().value & 0xffffffffu) == (old.value & 0xffffffffu));
+  q = a.mm().query(old);
+  REQUIRE_FALSE(q);
+  CHECK_THAT(q.error().message, Catch::Contains("is not a live allocation"));
 }

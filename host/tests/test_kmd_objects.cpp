@@ -205,14 +205,14 @@ TEST_CASE("pools: never below the starting sizes, grow on demand, trim back; pri
   REQUIRE(b->private_data.size() == sizeof(RenderPrivateData));
   for (auto x : b->private_data) CHECK(x == std::byte{0});
   b->private_data[0] = std::byte{0x42};  // Render's business; nobody clears it on reuse
-  pool.release(std::move(*b));
+  REQUIRE(pool.release(std::move(*b)));
   auto again = pool.acquire();
   CHECK(again->private_data[0] == std::byte{0x42});
   auto big = pool.acquire(4 * ctx->info().dma_buffer_size);
   REQUIRE(big);
   CHECK(big->memory.size() >= 4 * ctx->info().dma_buffer_size);
-  pool.release(std::move(*big));
-  pool.release(std::move(*again));
+  REQUIRE(pool.release(std::move(*big)));
+  REQUIRE(pool.release(std::move(*again)));
   pool.trim();
   CHECK(pool.free_count() == 1);
   CHECK(pool.acquire(0)->memory.size() >= pool.starting_size());
@@ -222,13 +222,80 @@ TEST_CASE("pools: never below the starting sizes, grow on demand, trim back; pri
   CHECK(l.capacity() >= ctx->info().allocation_list_size);
   auto bigger = lists.acquire(1000);
   CHECK(bigger.capacity() >= 1000);
-  lists.release(std::move(bigger));
-  lists.release(std::move(l));
+  REQUIRE(lists.release(std::move(bigger)));
+  REQUIRE(lists.release(std::move(l)));
+  CHECK(lists.lent_count() == 0);
   lists.trim();
   CHECK(lists.acquire().capacity() >= lists.starting_size());
-  std::vector<AllocationListEntry> tiny;
-  lists.release(std::move(tiny));  // smaller than the start: never kept
   CHECK(ctx->patch_location_lists().acquire().capacity() >= ctx->info().patch_location_list_size);
+}
+
+TEST_CASE("pools take back only what they lent, unchanged; a refusal leaves the argument with the caller",
+          "[kmd][pools]") {
+  Fixture f;
+  auto dev = f.adapter->create_device({});
+  auto ctx = dev->create_context({});
+  REQUIRE(ctx);
+  auto& pool = ctx->dma_buffers();
+  auto b = pool.acquire();
+  REQUIRE(b);
+  CHECK(pool.lent_count() == 1);
+
+  SECTION("private data cut short") {
+    b->private_data.resize(4);
+    auto st = pool.release(std::move(*b));
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == Errc::InvalidArgument);
+    CHECK_THAT(st.error().message, Catch::Contains("comes back with 4 bytes of private data; it was lent with 16"));
+    CHECK(b->memory);  // still the caller's
+    CHECK(pool.free_count() == 0);
+    CHECK(pool.lent_count() == 1);
+    b->private_data.resize(sizeof(RenderPrivateData));
+    REQUIRE(pool.release(std::move(*b)));  // put right, it is taken
+    CHECK(pool.free_count() == 1);
+    CHECK(pool.acquire()->private_data.size() == sizeof(RenderPrivateData));
+  }
+  SECTION("given back twice") {
+    const auto bus = b->memory.bus_addr();
+    REQUIRE(pool.release(std::move(*b)));
+    kmd::DmaBuffer forged;
+    auto st = pool.release(std::move(forged));
+    REQUIRE_FALSE(st);
+    CHECK_THAT(st.error().message, Catch::Contains("was not lent by this pool"));
+    auto again = pool.acquire();
+    REQUIRE(again);
+    CHECK(again->memory.bus_addr() == bus);
+    REQUIRE(pool.release(std::move(*again)));
+  }
+  SECTION("a buffer of another pool, or another size") {
+    auto other_ctx = dev->create_context({});
+    REQUIRE(other_ctx);
+    auto theirs = other_ctx->dma_buffers().acquire();
+    REQUIRE(theirs);
+    auto st = pool.release(std::move(*theirs));
+    REQUIRE_FALSE(st);
+    CHECK_THAT(st.error().message, Catch::Contains("was not lent by this pool"));
+    REQUIRE(other_ctx->dma_buffers().release(std::move(*theirs)));
+    b->gpu_address = 0x1000;
+    st = pool.release(std::move(*b));
+    REQUIRE_FALSE(st);
+    CHECK_THAT(st.error().message, Catch::Contains("comes back at GPU address 0x1000; it was lent at 0x0"));
+  }
+  SECTION("lists: none lent, or shrunk below the starting size") {
+    auto& lists = ctx->patch_location_lists();
+    std::vector<PatchLocation> stray(lists.starting_size());
+    auto st = lists.release(std::move(stray));
+    REQUIRE_FALSE(st);
+    CHECK_THAT(st.error().message, Catch::Contains("none is lent"));
+    CHECK(stray.size() == lists.starting_size());  // left with the caller
+    auto l = lists.acquire();
+    l.clear();
+    l.shrink_to_fit();
+    st = lists.release(std::move(l));
+    REQUIRE_FALSE(st);
+    CHECK_THAT(st.error().message, Catch::Contains("lists are at least the starting size"));
+    CHECK(lists.free_count() == 0);
+  }
 }
 
 TEST_CASE("device owns its allocations: destroying the device returns everything", "[kmd][device]") {

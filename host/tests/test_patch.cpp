@@ -221,3 +221,91 @@ TEST_CASE("patch: a patch range or submission range outside the lists is refused
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::InvalidArgument);
 }
+
+TEST_CASE("patch: every entry's access stays inside its allocation, whatever AllocationOffset says", "[patch]") {
+  Rendered b;
+  auto bad = std::vector<PatchLocation>(b.rig.patch_out.begin(), b.rig.patch_out.begin() + b.out.patch_count);
+  // Entry 3 is the TIMESTAMP at kA + 0x40 (8 bytes); kA shrinks to one 4 KiB page.
+  auto list = b.placed(0x1'0000'0000ull, 0x2'0000'0000ull);
+  list[1].size = 4096;
+  auto a = b.args(list);
+  a.patch_list = bad.data();
+  for (std::uint32_t offset : {4096u, 0x1000'0000u, 0xFFFF'FFF0u, 4092u}) {
+    INFO("AllocationOffset " << offset);
+    bad[3].allocation_offset = offset;
+    auto r = kmd::patch(a);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::InvalidArgument);
+    CHECK(contains(r.error().message, "entry 3: TIMESTAMP field 'addr' would touch bytes"));
+    CHECK(contains(r.error().message, "which has 4096 bytes"));
+    for (std::uint32_t i = 0; i < b.out.patch_count; ++i) CHECK(b.at(bad[i].patch_offset) == 0);  // nothing written
+  }
+  bad[3].allocation_offset = 4088;  // the last 8 bytes: fits exactly
+  REQUIRE(kmd::patch(a));
+  CHECK(b.at(bad[3].patch_offset) == 0x1'0000'0000ull + 4088);
+
+  SECTION("a COPY's extent counts, not just its first byte") {
+    bad[3].allocation_offset = 0x40;
+    bad[0].allocation_offset = 4096 - 32;  // COPY reads 64 bytes from its source
+    auto r = kmd::patch(a);
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "entry 0: COPY field 'src' would touch bytes [4064, 4128)"));
+  }
+  SECTION("an address that wraps past 2^64") {
+    bad[3].allocation_offset = 0x40;
+    list[1].gpu_address = ~std::uint64_t{0} - 0x3f;  // + 0x40 = 2^64
+    auto r = kmd::patch(a);
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "wraps past 2^64"));
+  }
+  SECTION("an address without the field's alignment") {
+    bad[3].allocation_offset = 0x44;  // TIMESTAMP needs 8
+    auto r = kmd::patch(a);
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "entry 3: address 0x100000044 is not 8-byte aligned"));
+  }
+  SECTION("a write through an element without WriteOperation") {
+    bad[3].allocation_offset = 0x40;
+    list[1].write = false;
+    auto r = kmd::patch(a);
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "entry 3: TIMESTAMP writes through allocation-list element 1"));
+  }
+}
+
+TEST_CASE("patch: an entry must name an address field of the packet at its SplitOffset", "[patch]") {
+  Rendered b;
+  const auto list = b.placed(0x1'0000'0000ull, 0x2'0000'0000ull);
+  auto bad = std::vector<PatchLocation>(b.rig.patch_out.begin(), b.rig.patch_out.begin() + b.out.patch_count);
+  auto a = b.args(list);
+  a.patch_list = bad.data();
+  const PatchLocation good = bad[1];  // COPY dst
+
+  bad[1].slot_id_and_reserved = 2;  // COPY has two address fields
+  auto r = kmd::patch(a);
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, "entry 1: SlotId/Reserved 0x2 is not an address field of the COPY"));
+  bad[1] = good;
+  bad[1].slot_id_and_reserved = 1u << 24;
+  CHECK_FALSE(kmd::patch(a));
+
+  bad[1] = good;
+  bad[1].slot_id_and_reserved = 0;  // the source field's slot with the destination's PatchOffset
+  r = kmd::patch(a);
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, "entry 1: PatchOffset"));
+  CHECK(contains(r.error().message, "is not COPY field 'src'"));
+
+  bad[1] = good;
+  bad[1].split_offset = good.split_offset + 4;  // the middle of a packet
+  r = kmd::patch(a);
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, "entry 1: SplitOffset"));
+
+  bad[1] = good;
+  bad[1].split_offset = static_cast<std::uint32_t>(b.rig.dma.capacity());
+  r = kmd::patch(a);
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, "not a 4-aligned packet offset inside"));
+  for (std::uint32_t i = 0; i < b.out.patch_count; ++i) CHECK(b.at(good.patch_offset) == 0);
+}

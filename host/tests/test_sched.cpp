@@ -254,13 +254,13 @@ TEST_CASE("pools: DMA buffers are mapped on creation and unmapped when freed", "
     CHECK(b->gpu_address != a->gpu_address);
     CHECK(mapper.mapped.size() == 2);
     const auto ga = a->gpu_address;
-    pool.release(std::move(*a));
-    pool.release(std::move(*b));
+    REQUIRE(pool.release(std::move(*a)));
+    REQUIRE(pool.release(std::move(*b)));
     CHECK(mapper.mapped.size() == 2);  // free buffers stay mapped for reuse
     auto again = pool.acquire();
     REQUIRE(again);
     CHECK((again->gpu_address == ga || mapper.mapped.count(again->gpu_address)));
-    pool.release(std::move(*again));
+    REQUIRE(pool.release(std::move(*again)));
     pool.trim();  // keeps one
     CHECK(mapper.mapped.size() == 1);
     mapper.full = true;
@@ -269,12 +269,13 @@ TEST_CASE("pools: DMA buffers are mapped on creation and unmapped when freed", "
     auto y = pool.acquire();  // needs a new mapping: the mapper's error, nothing leaked
     REQUIRE_FALSE(y);
     CHECK(y.error().code == Errc::OutOfMemory);
-    pool.release(std::move(*x));
+    REQUIRE(pool.release(std::move(*x)));
   }
   CHECK(mapper.mapped.empty());  // the pool's destructor unmapped its free buffers
 }
 
-TEST_CASE("describe: reserved aperture pages shrink the aperture segment from the top", "[sched][kmd]") {
+TEST_CASE("describe: reserved aperture pages become the DMA-buffer segment at the top of the aperture",
+          "[sched][kmd]") {
   DeviceInfo info;
   info.page_shift = 12;
   info.has_gart = true;
@@ -284,12 +285,19 @@ TEST_CASE("describe: reserved aperture pages shrink the aperture segment from th
   auto plain = kmd::describe(info);
   auto reserved = kmd::describe(info, 1025);
   REQUIRE(plain.segments.size() == 2);
-  REQUIRE(reserved.segments.size() == 2);
+  CHECK(plain.dma_buffer_segment_id == kSystemMemory);
+  REQUIRE(reserved.segments.size() == 3);
   CHECK(reserved.segments[1].base_address == plain.segments[1].base_address);
   CHECK(reserved.segments[1].size == plain.segments[1].size - 1025 * 4096);
   CHECK(reserved.segments[1].commit_limit == reserved.segments[1].size);
   CHECK(reserved.caps.aperture_segment_commit_limit == reserved.segments[1].size);
   CHECK(reserved.segments[0].size == plain.segments[0].size);
-  auto all = kmd::describe(info, 1u << 16);  // nothing left: no aperture segment
-  CHECK(all.segments.size() == 1);
+  REQUIRE(reserved.dma_buffer_segment_id == 3);
+  CHECK(reserved.segments[2].is_aperture());
+  CHECK(reserved.segments[2].base_address == reserved.segments[1].end_address());
+  CHECK(reserved.segments[2].size == 1025 * 4096);
+  auto all = kmd::describe(info, 1u << 16);  // nothing left for the memory manager's aperture segment
+  REQUIRE(all.segments.size() == 2);
+  CHECK(all.dma_buffer_segment_id == 2);
+  CHECK(all.segments[1].size == info.aperture_segment.size);
 }

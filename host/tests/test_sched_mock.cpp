@@ -98,7 +98,7 @@ struct Stack {
 kmd::AllocationInfo memory_allocation(const kmd::Adapter& adapter, std::uint64_t bytes) {
   kmd::AllocationInfo i;
   i.size = bytes;
-  i.supported_read_segments = i.supported_write_segments = adapter.all_segments();
+  i.supported_read_segments = i.supported_write_segments = adapter.allocation_segments();
   i.preferred_segment = kmd::SegmentPreference::of({1});  // the memory segment: first touch is a FILL
   return i;
 }
@@ -246,8 +246,8 @@ TEST_CASE("emission: a paging submission without a buffer is refused before anyt
   CHECK(st.sched().last_ring_fence() == 0);
 }
 
-TEST_CASE("scheduler: an adapter without an aperture segment is Unsupported (DMA buffers live there)",
-          "[sched][emit]") {
+TEST_CASE("scheduler: DMA buffers live in the DMA-buffer segment, which must be the kernel window",
+          "[sched][emit][dma_segment]") {
   auto t = std::make_unique<MockTransport>();
   MockTransport& m = *t;
   auto engine = gart_device(m);
@@ -255,17 +255,166 @@ TEST_CASE("scheduler: an adapter without an aperture segment is Unsupported (DMA
   REQUIRE(device);
   auto window = KernelWindow::create(*device->aperture(), device->transport(), 4);
   REQUIRE(window);
-  kmd::AdapterDescription desc = kmd::describe(device->info(), kApPages);  // the whole aperture reserved
-  REQUIRE(desc.segments.size() == 1);
-  vidmm::ReferenceExecutor executor(desc.segments, desc.page_size);
   TransportSystemMemory system(device->transport());
-  auto adapter = kmd::Adapter::create(desc, executor, system);
-  REQUIRE(adapter);
-  m.clear_log();
-  auto s = Scheduler::create(*device, **adapter, **window, nullptr);
-  REQUIRE_FALSE(s);
-  CHECK(s.error().code == Errc::Unsupported);
-  CHECK_FALSE(s.error().hardware_touched);
-  CHECK_THAT(s.error().message, Catch::Contains("aperture segment"));
-  CHECK(m.log().empty());
+  const auto scheduler_for = [&](const kmd::AdapterDescription& desc) {
+    vidmm::ReferenceExecutor executor(desc.segments, desc.page_size);
+    auto adapter = kmd::Adapter::create(desc, executor, system);
+    REQUIRE(adapter);
+    m.clear_log();
+    auto s = Scheduler::create(*device, **adapter, **window, nullptr);
+    CHECK(m.log().empty());
+    return s ? Status{} : Status{s.error()};
+  };
+  SECTION("no DMA-buffer segment described: Unsupported") {
+    auto st = scheduler_for(kmd::describe(device->info()));
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == Errc::Unsupported);
+    CHECK_FALSE(st.error().hardware_touched);
+    CHECK_THAT(st.error().message, Catch::Contains("no DMA-buffer segment"));
+  }
+  SECTION("a DMA-buffer segment that is not the window: InvalidArgument") {
+    auto desc = kmd::describe(device->info(), 8);  // 8 pages described, the window has 4
+    REQUIRE(desc.dma_buffer_segment_id != kSystemMemory);
+    auto st = scheduler_for(desc);
+    REQUIRE_FALSE(st);
+    CHECK(st.error().code == Errc::InvalidArgument);
+    CHECK_THAT(st.error().message, Catch::Contains("DMA buffers must lie inside the segment SubmitCommand names"));
+  }
+  SECTION("the window's own range: accepted") {
+    auto desc = kmd::describe(device->info(), 4);
+    REQUIRE(desc.dma_buffer_segment_id != kSystemMemory);
+    CHECK(desc.segments[desc.dma_buffer_segment_id - 1].base_address == (*window)->gpu_base());
+    CHECK(scheduler_for(desc));
+  }
+}
+
+TEST_CASE("scheduler: every DMA buffer lies in the segment SubmitCommand names, which the context's set names",
+          "[sched][dma_segment]") {
+  Stack st;
+  kmd::Adapter& adapter = st.rt->adapter();
+  const SegmentId dma = adapter.dma_buffer_segment();
+  REQUIRE(dma != kSystemMemory);
+  const kmd::SegmentDescriptor& seg = **adapter.segment(dma);
+  CHECK(seg.base_address == st.rt->window().gpu_base());
+  CHECK(seg.size == st.rt->window().bytes());
+  CHECK_FALSE(adapter.allocation_segments().contains(dma));
+  auto dev = adapter.create_device({});
+  REQUIRE(dev);
+  CHECK(dev->info().dma_buffer_segment_set == kmd::SegmentSet::of(dma));
+  auto ctx = st.rt->create_context(*dev);
+  REQUIRE(ctx);
+  CHECK((*ctx)->get().info().dma_buffer_segment_set == kmd::SegmentSet::of(dma));
+
+  // Allocations cannot be placed in it.
+  auto info = memory_allocation(adapter, 4096);
+  info.supported_read_segments = info.supported_read_segments | kmd::SegmentSet::of(dma);
+  auto refused = dev->create_allocation(info);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains("the kernel's DMA-buffer segment"));
+
+  auto a = dev->create_allocation(memory_allocation(adapter, 4096));
+  REQUIRE(a);
+  umd::CommandList cl;
+  REQUIRE(cl.fill(a->handle(), 0, 4096, 0x11223344u));
+  auto sub = st.sched().submit((*ctx)->get(), cl);
+  REQUIRE(sub);
+  REQUIRE(st.sched().wait(*sub, 1ms));
+  bool render_seen = false;
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    const abi::RingEntry e = st.engine->entry(i);
+    if (e.flags & abi::ring_flags::kPaging) continue;
+    render_seen = true;
+    CHECK(e.buf_addr >= seg.base_address);
+    CHECK(e.buf_addr + e.end_offset <= seg.base_address + seg.size);
+  }
+  CHECK(render_seen);
+}
+
+TEST_CASE("scheduler: DmaBufferSegmentSet 0 puts DMA buffers in system memory; a set without the window is refused",
+          "[sched][dma_segment]") {
+  struct Policy : kmd::DefaultSizingPolicy {
+    kmd::SegmentSet set;
+    kmd::DxgkContextInfo context_info(const kmd::Adapter& a, kmd::CreateDeviceFlags d, kmd::CreateContextFlags c,
+                                      std::uint32_t node) const override {
+      auto info = kmd::DefaultSizingPolicy::context_info(a, d, c, node);
+      info.dma_buffer_segment_set = set;
+      return info;
+    }
+  };
+  auto policy = std::make_shared<Policy>();
+  auto t = std::make_unique<MockTransport>();
+  MockTransport* mock = t.get();
+  auto engine = gart_device(*mock);
+  RuntimeOptions o;
+  o.kernel_window_pages = kernel_window_pages_for(8);
+  o.sizing_policy = policy;
+  auto rt = Runtime::open(std::move(t), o);
+  REQUIRE(rt);
+  auto dev = (*rt)->adapter().create_device({});
+  REQUIRE(dev);
+  SECTION("0: contiguous system memory, fetched at its bus address by a privileged entry") {
+    policy->set = {};
+    auto ctx = (*rt)->create_context(*dev);
+    REQUIRE(ctx);
+    auto a = dev->create_allocation(memory_allocation((*rt)->adapter(), 4096));
+    REQUIRE(a);
+    umd::CommandList cl;
+    REQUIRE(cl.fill(a->handle(), 0, 4096, 0x0badf00du));
+    const std::uint32_t window_maps_before = (*rt)->window().mapped_buffers();
+    auto sub = (*rt)->scheduler().submit((*ctx)->get(), cl);
+    REQUIRE(sub);
+    REQUIRE((*rt)->scheduler().wait(*sub, 1ms));
+    CHECK((*rt)->window().mapped_buffers() == window_maps_before);  // nothing went into the window
+    bool render_seen = false;
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      const abi::RingEntry e = engine->entry(i);
+      if (e.flags & abi::ring_flags::kPaging) continue;
+      render_seen = true;
+      CHECK(e.flags == abi::ring_flags::kPrivileged);
+      CHECK_FALSE((*rt)->device().aperture()->contains(e.buf_addr));  // a bus address, not the aperture
+      CHECK(mock->dma_cpu(e.buf_addr) != nullptr);
+    }
+    CHECK(render_seen);
+    ctx->reset();
+  }
+  SECTION("the memory manager's aperture segment only") {
+    policy->set = kmd::SegmentSet::of(*(*rt)->adapter().aperture_segment());
+    auto ctx = (*rt)->create_context(*dev);
+    REQUIRE_FALSE(ctx);
+    CHECK(ctx.error().code == Errc::InvalidArgument);
+    CHECK_THAT(ctx.error().message, Catch::Contains("does not name segment"));
+  }
+  CHECK((*rt)->adapter().live_contexts() == 0);
+}
+
+TEST_CASE("scheduler: a context of another adapter is neither registered nor served", "[sched][handles]") {
+  Stack a, b;
+  auto a_dev = a.rt->adapter().create_device({});
+  auto b_dev = b.rt->adapter().create_device({});
+  REQUIRE((a_dev && b_dev));
+  auto a_ctx = a.rt->create_context(*a_dev);
+  auto b_ctx = b.rt->create_context(*b_dev);
+  REQUIRE((a_ctx && b_ctx));
+  auto alloc = b_dev->create_allocation(memory_allocation(b.rt->adapter(), 4096));
+  REQUIRE(alloc);
+  umd::CommandList cl;
+  REQUIRE(cl.fill(alloc->handle(), 0, 4096, 0x5a5a5a5au));
+  a.mock->clear_log();
+
+  auto added = a.sched().add_context((*b_ctx)->get());
+  REQUIRE_FALSE(added);
+  CHECK_THAT(added.error().message, Catch::Contains("belongs to another adapter"));
+  auto sub = a.sched().submit((*b_ctx)->get(), cl);
+  REQUIRE_FALSE(sub);
+  CHECK_THAT(sub.error().message, Catch::Contains("is not registered with this scheduler"));
+  // On its own adapter, B's allocation handle is not A's either.
+  sub = a.sched().submit((*a_ctx)->get(), cl);
+  REQUIRE_FALSE(sub);
+  CHECK_THAT(sub.error().message, Catch::Contains("belongs to another adapter's memory manager"));
+  auto cross = a.rt->create_context(*b_dev);
+  REQUIRE_FALSE(cross);
+  CHECK_THAT(cross.error().message, Catch::Contains("is not a live device of this runtime's adapter"));
+  CHECK(b.rt->adapter().live_contexts() == 1);
+  CHECK(a.writes().empty());  // nothing reached A's device
+  CHECK(b.sched().submit((*b_ctx)->get(), cl));
 }

@@ -532,3 +532,43 @@ TEST_CASE("sched sim: a Runtime needs the GART (user DMA buffers live in the ape
   CHECK(rt.error().code == Errc::Unsupported);
   CHECK(rt.error().message.find("GART") != std::string::npos);
 }
+
+TEST_CASE("DMA buffers where DmaBufferSegmentSet says: the kernel window's segment, or contiguous system memory",
+          "[sched][dma_segment][parity]") {
+  struct Policy : kmd::DefaultSizingPolicy {
+    bool system_memory = false;
+    kmd::DxgkContextInfo context_info(const kmd::Adapter& a, kmd::CreateDeviceFlags d, kmd::CreateContextFlags c,
+                                      std::uint32_t node) const override {
+      auto info = kmd::DefaultSizingPolicy::context_info(a, d, c, node);
+      if (system_memory) info.dma_buffer_segment_set = {};
+      return info;
+    }
+  };
+  auto policy = std::make_shared<Policy>();
+  RuntimeOptions o = small_options();
+  o.sizing_policy = policy;
+  auto rt = open_runtime(o);
+  auto& s = rt->scheduler();
+  auto dev = rt->adapter().create_device({});
+  REQUIRE(dev);
+  auto window_ctx = rt->create_context(*dev);
+  policy->system_memory = true;
+  auto system_ctx = rt->create_context(*dev);
+  REQUIRE((window_ctx && system_ctx));
+  CHECK((*window_ctx)->get().info().dma_buffer_segment_set == kmd::SegmentSet::of(rt->adapter().dma_buffer_segment()));
+  CHECK((*system_ctx)->get().info().dma_buffer_segment_set.empty());
+
+  auto a = make_alloc(*dev, 2 * kPage);
+  auto b = make_alloc(*dev, 2 * kPage);
+  umd::CommandList fill_a, copy_b;
+  REQUIRE(fill_a.fill(a.handle(), 0, 2 * kPage, 0x5157e3u));
+  REQUIRE(copy_b.copy(a.handle(), 0, b.handle(), 0, 2 * kPage));
+  const std::uint32_t mapped = rt->window().mapped_buffers();
+  // The system-memory context's packets run on the RTL from bus addresses (privileged entries,
+  // no GART), in order with the window context's.
+  require_ok(s.wait(require_submit(s, (*system_ctx)->get(), fill_a), 100ms));
+  CHECK(rt->window().mapped_buffers() == mapped);
+  require_ok(s.wait(require_submit(s, (*window_ctx)->get(), copy_b), 100ms));
+  for (std::uint32_t w : read_back(b, 2 * kPage)) REQUIRE(w == 0x5157e3u);
+  check_notifications(s.reporter());
+}

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sgpu/transport/mock.hpp"
+#include "sgpu/transport/pcie.hpp"
 #include "sgpu/transport/registry.hpp"
 
 using namespace sgpu;
@@ -78,11 +79,14 @@ TEST_CASE("registry: a backend whose factory takes no argument refuses one", "[t
   CHECK_FALSE(with_arg.error().hardware_touched);
   CHECK_THAT(with_arg.error().message, Catch::Contains("'mock' takes no argument") && Catch::Contains("extra"));
 
-  // pcie takes the card's address; until the backend exists it says so, naming the slot.
-  auto pcie = registry.open("pcie:0000:03:00.0");
+  // pcie takes the card's address, with options of its own; an argument that is no PCI address
+  // is refused by name before anything is looked at.
+  CHECK(registry.options<pcie::PcieOptions>("pcie") != nullptr);
+  auto pcie = registry.open("pcie:slot-3");
   REQUIRE_FALSE(pcie);
-  CHECK(pcie.error().code == Errc::Unsupported);
-  CHECK_THAT(pcie.error().message, Catch::Contains("0000:03:00.0"));
+  CHECK(pcie.error().code == Errc::InvalidArgument);
+  CHECK_FALSE(pcie.error().hardware_touched);
+  CHECK_THAT(pcie.error().message, Catch::Contains("'slot-3' is not a PCI address"));
 }
 
 TEST_CASE("registry: bad names and duplicates are refused, nothing changes", "[transport][registry]") {

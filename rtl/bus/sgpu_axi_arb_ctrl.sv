@@ -7,6 +7,8 @@
 // req_enable_i, never on a valid. Once the granted master raises its valid the grant stays until
 // the handshake. IDs are not changed: master 1 uses exactly S1Id and master 0 any other ID, and
 // a response goes to master 1 if and only if its ID is S1Id.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_axi_arb_ctrl #(
@@ -90,20 +92,13 @@ module sgpu_axi_arb_ctrl #(
   // Invariants //
   ////////////////
 
-`ifndef SYNTHESIS
   // Master 0 must not use master 1's ID, or its responses would be misrouted.
-  DistinctIds: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      s0_req_valid_i |-> s0_req_id_i != S1Id);
-  Master1Id: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      s1_req_valid_i |-> s1_req_id_i == S1Id);
+  `SGPU_ASSERT(DistinctIds, s0_req_valid_i |-> s0_req_id_i != S1Id)
+  `SGPU_ASSERT(Master1Id, s1_req_valid_i |-> s1_req_id_i == S1Id)
   // A raised request keeps its master until the handshake.
-  GrantHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (req_valid_o && !req_ready_i) |=> $stable(grant_q));
-`endif
+  `SGPU_ASSERT(GrantHeld, (req_valid_o && !req_ready_i) |=> $stable(grant_q))
 
-  if (IdWidth < 1) begin : g_bad_id_width
-    $error("%m: IdWidth must be at least 1");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_id_width, IdWidth >= 1, "IdWidth must be at least 1")
 
 endmodule
 

@@ -3,6 +3,8 @@
 // in_ready_o and out_valid_o depend only on the fill level: there is no combinational path
 // through the FIFO, and ready never depends on valid. A full FIFO accepts again one cycle
 // after a pop.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_fifo #(
@@ -79,13 +81,9 @@ module sgpu_fifo #(
   end
 
   // Elaboration-time checks.
-  if (Depth < 1) begin : g_bad_depth
-    $error("sgpu_fifo: Depth must be at least 1");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_depth, Depth >= 1, "Depth must be at least 1")
 
-`ifndef SYNTHESIS
-  CountInRange: assert property (@(posedge clk_i) disable iff (!rst_ni) count_q <= CountWidth'(Depth));
-`endif
+  `SGPU_ASSERT(CountInRange, count_q <= CountWidth'(Depth))
 
 endmodule
 

@@ -15,6 +15,14 @@ package sgpu_pkg;
   /// Page number: an address without its offset inside the page.
   typedef logic [AddrWidth-PageShift-1:0] pfn_t;
 
+  /// One 64-bit word write of the command processor's write path (sgpu_cp -> sgpu_wr_xlate ->
+  /// sgpu_axi_wr): an 8-byte aligned address, the word and its byte strobes.
+  typedef struct packed {
+    addr_t       addr;
+    logic [63:0] data;
+    logic [7:0]  strb;
+  } word_wr_t;
+
   /// AXI response codes.
   typedef enum logic [1:0] {
     AxiRespOkay   = 2'b00,

@@ -5,14 +5,16 @@
 // one-row case; BLIT_RECT / FILL_RECT are the pitched case (docs/copy-engine.md).
 //
 //   req ─▶ row sequencer ─┬─▶ source rows ─▶ u_rd (sgpu_dma_rd) ─▶ data ─┐ (COPY)
-//                         │                  └─▶ status: errors          ├─▶ u_wr (sgpu_dma_wr) ─▶ AW/W/B
-//                         └─▶ destination rows ──────────────────────────┤
+//                         │                  └─▶ status: errors          ├─▶ u_wr ─▶ AW/W/B
+//                         └─▶ destination rows ──────────────────────────┤   (sgpu_dma_wr)
 //                                            pattern beat (FILL) ────────┘
 //
 // One status per request. On a read error, a translation fault, a write error or abort_i the
 // engine drains: the reader is aborted (issued reads complete and are dropped), issued write
 // bursts complete with zero strobes, every response is awaited; then the status is reported.
 // Writes never leave [dst + r * dst_pitch, + width) of any row r.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_copy #(
@@ -29,7 +31,13 @@ module sgpu_copy #(
   /// Read data buffer in beats (see sgpu_dma_rd).
   parameter int unsigned ReadBufferBeats = 512,
   /// Write bursts between AW and B.
-  parameter int unsigned MaxWritesInFlight = 8
+  parameter int unsigned MaxWritesInFlight = 8,
+  /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
+  parameter type axi_rd_req_t = sgpu_axi_pkg::axi_rd_req_t,
+  parameter type axi_rd_rsp_t = sgpu_axi_pkg::axi_rd_rsp_t,
+  /// AXI4 write request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
+  parameter type axi_wr_req_t = sgpu_axi_pkg::axi_wr_req_t,
+  parameter type axi_wr_rsp_t = sgpu_axi_pkg::axi_wr_rsp_t
 ) (
   /// Clock.
   input  wire logic                        clk_i,
@@ -68,37 +76,12 @@ module sgpu_copy #(
   output      logic                        wr_xlate_rsp_ready_o,
   input  wire sgpu_dma_pkg::xlate_rsp_t    wr_xlate_rsp_i,
 
-  /// AXI4 read master (source).
-  output      logic                        m_axi_arvalid,
-  input  wire logic                        m_axi_arready,
-  output      logic [IdWidth-1:0]          m_axi_arid,
-  output      logic [63:0]                 m_axi_araddr,
-  output      logic [7:0]                  m_axi_arlen,
-  output      logic [2:0]                  m_axi_arsize,
-  output      logic [1:0]                  m_axi_arburst,
-  input  wire logic                        m_axi_rvalid,
-  output      logic                        m_axi_rready,
-  input  wire logic [IdWidth-1:0]          m_axi_rid,
-  input  wire logic [DataWidth-1:0]        m_axi_rdata,
-  input  wire logic [1:0]                  m_axi_rresp,
-  input  wire logic                        m_axi_rlast,
-  /// AXI4 write master (destination).
-  output      logic                        m_axi_awvalid,
-  input  wire logic                        m_axi_awready,
-  output      logic [IdWidth-1:0]          m_axi_awid,
-  output      logic [63:0]                 m_axi_awaddr,
-  output      logic [7:0]                  m_axi_awlen,
-  output      logic [2:0]                  m_axi_awsize,
-  output      logic [1:0]                  m_axi_awburst,
-  output      logic                        m_axi_wvalid,
-  input  wire logic                        m_axi_wready,
-  output      logic [DataWidth-1:0]        m_axi_wdata,
-  output      logic [DataWidth/8-1:0]      m_axi_wstrb,
-  output      logic                        m_axi_wlast,
-  input  wire logic                        m_axi_bvalid,
-  output      logic                        m_axi_bready,
-  input  wire logic [IdWidth-1:0]          m_axi_bid,
-  input  wire logic [1:0]                  m_axi_bresp
+  /// AXI4 read master (ar, r).
+  output      axi_rd_req_t                 axi_rd_req_o,
+  input  wire axi_rd_rsp_t                 axi_rd_rsp_i,
+  /// AXI4 write master (aw, w, b).
+  output      axi_wr_req_t                 axi_wr_req_o,
+  input  wire axi_wr_rsp_t                 axi_wr_rsp_i
 );
 
   import sgpu_copy_pkg::*;
@@ -137,7 +120,9 @@ module sgpu_copy #(
     .AxiId         (AxiId),
     .MaxBurstBeats (MaxBurstBeats),
     .MaxOutstanding(MaxReadsInFlight),
-    .BufferBeats   (ReadBufferBeats)
+    .BufferBeats   (ReadBufferBeats),
+    .axi_rd_req_t  (axi_rd_req_t),
+    .axi_rd_rsp_t  (axi_rd_rsp_t)
   ) u_rd (
     .clk_i, .rst_ni,
     .abort_i          (rd_abort),
@@ -155,9 +140,7 @@ module sgpu_copy #(
     .status_o         (rd_status),
     .xlate_req_valid_o, .xlate_req_ready_i, .xlate_req_o,
     .xlate_rsp_valid_i, .xlate_rsp_ready_o, .xlate_rsp_i,
-    .m_axi_arvalid, .m_axi_arready, .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize,
-    .m_axi_arburst, .m_axi_rvalid, .m_axi_rready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
-    .m_axi_rlast
+    .axi_rd_req_o(axi_rd_req_o), .axi_rd_rsp_i(axi_rd_rsp_i)
   );
 
   // Rows are consumed by length: the writer takes exactly a row's beats, so keep and last
@@ -181,7 +164,9 @@ module sgpu_copy #(
     .IdWidth       (IdWidth),
     .AxiId         (AxiId),
     .MaxBurstBeats (MaxBurstBeats),
-    .MaxOutstanding(MaxWritesInFlight)
+    .MaxOutstanding(MaxWritesInFlight),
+    .axi_wr_req_t  (axi_wr_req_t),
+    .axi_wr_rsp_t  (axi_wr_rsp_t)
   ) u_wr (
     .clk_i, .rst_ni,
     .flush_i       (wr_flush),
@@ -205,9 +190,7 @@ module sgpu_copy #(
     .idle_o        (wr_idle),
     .err_o         (wr_err),
     .err_addr_o    (wr_err_addr),
-    .m_axi_awvalid, .m_axi_awready, .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize,
-    .m_axi_awburst, .m_axi_wvalid, .m_axi_wready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast,
-    .m_axi_bvalid, .m_axi_bready, .m_axi_bid, .m_axi_bresp
+    .axi_wr_req_o(axi_wr_req_o), .axi_wr_rsp_i(axi_wr_rsp_i)
   );
 
   // FILL: every input beat is the pattern in every dword (byte i of a row = pattern byte i mod 4).
@@ -276,7 +259,8 @@ module sgpu_copy #(
           end else begin
             // Data stops at the error: the writer waits in the failing row.
             state_d    = StDrain;
-            err_d      = (rd_status.err == sgpu_dma_pkg::DmaXlateFault) ? CopyXlateFault : CopyReadError;
+            err_d      = (rd_status.err == sgpu_dma_pkg::DmaXlateFault) ? CopyXlateFault
+                                                                             : CopyReadError;
             err_addr_d = in_row_q + sgpu_pkg::addr_t'(wr_in_row_bytes);
           end
         end
@@ -346,11 +330,9 @@ module sgpu_copy #(
     err_addr_q <= err_addr_d;
   end
 
-`ifndef SYNTHESIS
   // The writer only ever takes input for rows it was given.
-  NoStrayStatus: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (state_q == StRun && rd_status_valid && rd_status.err == sgpu_dma_pkg::DmaOk) |-> st_rows_q != '0);
-`endif
+  `SGPU_ASSERT(NoStrayStatus, (state_q == StRun && rd_status_valid
+                               && rd_status.err == sgpu_dma_pkg::DmaOk) |-> st_rows_q != '0)
 
 endmodule
 

@@ -27,7 +27,8 @@ package sgpu_copy_pkg;
   typedef enum logic [2:0] {
     CopyOk         = 3'd0,
     CopyReadError  = 3'd1,  ///< a source read returned SLVERR/DECERR; addr: first byte not copied
-    CopyWriteError = 3'd2,  ///< a destination write returned SLVERR/DECERR; addr: the burst's GPU address
+    CopyWriteError = 3'd2,  ///< a destination write returned SLVERR/DECERR; addr: the burst's
+                            ///< GPU address
     CopyXlateFault = 3'd3,  ///< translation refused a source page; addr: first byte not copied
     CopyAborted    = 3'd4,  ///< abort_i before the request completed
     CopyWrXlateFault = 3'd5 ///< translation refused a destination page; addr: GPU address of
@@ -38,12 +39,6 @@ package sgpu_copy_pkg;
     copy_err_e       err;
     sgpu_pkg::addr_t addr;
   } copy_status_t;
-
-  /// One destination row for the burst write master.
-  typedef struct packed {
-    sgpu_pkg::addr_t addr;
-    logic [31:0]     len;  ///< >= 1
-  } wr_row_t;
 
 endpackage
 

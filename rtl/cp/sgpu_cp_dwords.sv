@@ -4,6 +4,8 @@
 // number of dwords: the packed stream of the fetch engine puts them in the low lanes and marks
 // them with byte enables. One dword leaves per cycle; the next beat is taken in the same cycle
 // as the last dword of the current one, so a stream of beats is unpacked without bubbles.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_cp_dwords #(
@@ -79,19 +81,15 @@ module sgpu_cp_dwords #(
     data_q <= data_d;
   end
 
-  if (DataWidth % 32 != 0 || DataWidth < 32) begin : g_bad_width
-    $error("sgpu_cp_dwords: DataWidth must be a multiple of 32");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth % 32 == 0 && DataWidth >= 32,
+                      "DataWidth must be a multiple of 32")
 
-`ifndef SYNTHESIS
   // A beat must carry whole dwords: byte enables come in groups of four.
   logic [Dwords-1:0] whole_dwords;
   for (genvar i = 0; i < Dwords; i++) begin : g_whole
     assign whole_dwords[i] = (in_keep_i[4*i +: 4] == 4'h0) || (in_keep_i[4*i +: 4] == 4'hf);
   end
-  WholeDwords: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (in_valid_i && in_ready_o) |-> &whole_dwords);
-`endif
+  `SGPU_ASSERT(WholeDwords, (in_valid_i && in_ready_o) |-> &whole_dwords)
 
 endmodule
 

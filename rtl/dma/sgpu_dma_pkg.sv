@@ -1,6 +1,6 @@
 // Types of the DMA fetch engine's request, status and translation channels.
 //
-// Contract (see docs/architecture.md, "DMA fetch engine"):
+// Contract of the fetch engine (sgpu_dma_rd; docs/dma.md describes the design):
 // - Requests are accepted in order on a valid/ready channel.
 // - Data for accepted requests is delivered in request order, packed: byte i of a request is
 //   lane (i mod bus bytes) of its (i / bus bytes)-th beat, every beat but the last has all
@@ -19,14 +19,16 @@ package sgpu_dma_pkg;
   typedef logic [LenWidth-1:0] len_t;
   typedef logic [TagWidth-1:0] tag_t;
 
-  /// Why a request ended. Values are stable: they appear in fault records.
-  typedef enum logic [2:0] {
-    DmaOk         = 3'd0,
-    DmaBusSlvErr  = 3'd1,  ///< a read returned SLVERR
-    DmaBusDecErr  = 3'd2,  ///< a read returned DECERR
-    DmaXlateFault = 3'd3,  ///< the translation port refused a page; no read was issued for it
-    DmaAborted    = 3'd4   ///< abort or engine reset before the request completed
-  } dma_err_e;
+  /// Why a request ended: the fetch error codes of spec/abi.toml (a failed ring or buffer fetch
+  /// puts its code in FAULT_DETAIL).
+  typedef sgpu_abi_pkg::fetch_err_e dma_err_e;
+  localparam dma_err_e DmaOk         = sgpu_abi_pkg::FetchOk;
+  localparam dma_err_e DmaBusSlvErr  = sgpu_abi_pkg::FetchBusSlvErr;   ///< a read returned SLVERR
+  localparam dma_err_e DmaBusDecErr  = sgpu_abi_pkg::FetchBusDecErr;   ///< a read returned DECERR
+  /// The translation port refused a page; no read was issued for it.
+  localparam dma_err_e DmaXlateFault = sgpu_abi_pkg::FetchXlateFault;
+  /// Abort or engine reset before the request completed.
+  localparam dma_err_e DmaAborted    = sgpu_abi_pkg::FetchAborted;
 
   typedef struct packed {
     sgpu_pkg::addr_t addr;  ///< GPU address of the first byte (any alignment)
@@ -50,6 +52,18 @@ package sgpu_dma_pkg;
     sgpu_pkg::pfn_t ppn;    ///< bus page number to use
     logic           fault;  ///< no access to this page may be issued
   } xlate_rsp_t;
+
+  /// Inside the fetch engine: what a burst descriptor from the issuer to the realigner says.
+  typedef enum logic {
+    DescRead = 1'b0,  ///< a burst was issued; its beats follow in the data buffer
+    DescEnd  = 1'b1   ///< the request ends here without (more) reads
+  } desc_kind_e;
+
+  /// One row for the burst write master (sgpu_dma_wr): its first byte and its length.
+  typedef struct packed {
+    sgpu_pkg::addr_t addr;
+    logic [31:0]     len;  ///< >= 1
+  } wr_row_t;
 
 endpackage
 

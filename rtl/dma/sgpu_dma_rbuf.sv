@@ -5,6 +5,8 @@
 // buffer delivers one entry per cycle under continuous reads. The write side has no
 // back-pressure path worth using: the engine reserves space before it issues a read (the
 // completion-credit rule), and in_ready_o exists for the assertion that this holds.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_dma_rbuf #(
@@ -107,19 +109,10 @@ module sgpu_dma_rbuf #(
   );
 
   // Elaboration-time checks.
-  if (Depth < 2) begin : g_bad_depth
-    $error("sgpu_dma_rbuf: Depth must be at least 2");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_depth, Depth >= 2, "Depth must be at least 2")
 
-`ifndef SYNTHESIS
   // The engine's credit rule guarantees the RAM never overflows.
-  always_ff @(posedge clk_i) begin
-    if (rst_ni && !clear_i) begin
-      assert (!in_valid_i || in_ready_o)
-        else $error("sgpu_dma_rbuf: write to a full buffer (credit accounting broken)");
-    end
-  end
-`endif
+  `SGPU_ASSERT(NoWriteWhenFull, in_valid_i && !clear_i |-> in_ready_o)
 
 endmodule
 

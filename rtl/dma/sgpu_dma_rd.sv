@@ -27,6 +27,8 @@
 //   issued are drained and dropped.
 // - Abort: stop issuing, let every issued read and translation finish (their data is
 //   dropped), then report DmaAborted for each request without a status, in order.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_dma_rd #(
@@ -45,7 +47,10 @@ module sgpu_dma_rd #(
   /// cover read latency x bus bandwidth plus one burst.
   parameter int unsigned BufferBeats = 512,
   /// Most requests accepted and not yet reported (queued, in flight, or draining).
-  parameter int unsigned MaxRequests = 32
+  parameter int unsigned MaxRequests = 32,
+  /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
+  parameter type axi_rd_req_t = sgpu_axi_pkg::axi_rd_req_t,
+  parameter type axi_rd_rsp_t = sgpu_axi_pkg::axi_rd_rsp_t
 ) (
   /// Clock.
   input  wire logic                            clk_i,
@@ -97,21 +102,9 @@ module sgpu_dma_rd #(
   /// {bus page, fault}.
   input  wire sgpu_dma_pkg::xlate_rsp_t        xlate_rsp_i,
 
-  /// AXI4 read address channel.
-  output      logic                            m_axi_arvalid,
-  input  wire logic                            m_axi_arready,
-  output      logic [IdWidth-1:0]              m_axi_arid,
-  output      logic [63:0]                     m_axi_araddr,
-  output      logic [7:0]                      m_axi_arlen,
-  output      logic [2:0]                      m_axi_arsize,
-  output      logic [1:0]                      m_axi_arburst,
-  /// AXI4 read data channel; rready is always high (space is reserved before issue).
-  input  wire logic                            m_axi_rvalid,
-  output      logic                            m_axi_rready,
-  input  wire logic [IdWidth-1:0]              m_axi_rid,
-  input  wire logic [DataWidth-1:0]            m_axi_rdata,
-  input  wire logic [1:0]                      m_axi_rresp,
-  input  wire logic                            m_axi_rlast
+  /// AXI4 read master (ar, r).
+  output      axi_rd_req_t                     axi_rd_req_o,
+  input  wire axi_rd_rsp_t                     axi_rd_rsp_i
 );
 
   import sgpu_dma_pkg::*;
@@ -171,11 +164,6 @@ module sgpu_dma_rd #(
     logic           fault;
     seg_t           seg;
   } xseg_t;
-
-  typedef enum logic {
-    DescRead = 1'b0,  ///< a burst was issued; its beats follow in the data buffer
-    DescEnd  = 1'b1   ///< the request ends here without (more) reads
-  } desc_kind_e;
 
   /// What the realigner needs to know about each burst, in issue order.
   typedef struct packed {
@@ -399,7 +387,7 @@ module sgpu_dma_rd #(
   assign credit_ok  = (CreditWidth + 1)'(credits_q) + (CreditWidth + 1)'(is_burst_beats) <=
                       (CreditWidth + 1)'(BufferBeats);
   assign outst_ok   = outst_q < OutstWidth'(MaxOutstanding);
-  assign ar_free    = !arvalid_q || m_axi_arready;
+  assign ar_free    = !arvalid_q || axi_rd_rsp_i.ar_ready;
 
   always_comb begin
     is_started_d = is_started_q;
@@ -455,7 +443,7 @@ module sgpu_dma_rd #(
 
   // AR register: loaded when a burst is issued, held until the handshake (even during abort).
   always_comb begin
-    arvalid_d = arvalid_q && !m_axi_arready;
+    arvalid_d = arvalid_q && !axi_rd_rsp_i.ar_ready;
     araddr_d  = araddr_q;
     arlen_d   = arlen_q;
     if (is_issue) begin
@@ -465,12 +453,12 @@ module sgpu_dma_rd #(
     end
   end
 
-  assign m_axi_arvalid = arvalid_q;
-  assign m_axi_arid    = AxiId;
-  assign m_axi_araddr  = araddr_q;
-  assign m_axi_arlen   = arlen_q;
-  assign m_axi_arsize  = 3'(LaneBits);
-  assign m_axi_arburst = sgpu_pkg::AxiBurstIncr;
+  assign axi_rd_req_o.ar_valid = arvalid_q;
+  assign axi_rd_req_o.ar.id    = AxiId;
+  assign axi_rd_req_o.ar.addr  = araddr_q;
+  assign axi_rd_req_o.ar.len   = arlen_q;
+  assign axi_rd_req_o.ar.size  = 3'(LaneBits);
+  assign axi_rd_req_o.ar.burst = sgpu_pkg::AxiBurstIncr;
 
   logic  desc_valid, desc_pop;
   desc_t desc_head;
@@ -499,8 +487,8 @@ module sgpu_dma_rd #(
   rbeat_t rb_head;
 
   // Space for every beat was reserved at issue, so read data is always accepted.
-  assign m_axi_rready = 1'b1;
-  assign r_hs         = m_axi_rvalid;
+  assign axi_rd_req_o.r_ready = 1'b1;
+  assign r_hs         = axi_rd_rsp_i.r_valid;
 
   sgpu_dma_rbuf #(
     .Width($bits(rbeat_t)),
@@ -511,7 +499,7 @@ module sgpu_dma_rd #(
     .clear_i    (abort_q),
     .in_valid_i (r_hs && !abort_q),
     .in_ready_o (),
-    .in_data_i  ({m_axi_rresp, m_axi_rlast, m_axi_rdata}),
+    .in_data_i  ({axi_rd_rsp_i.r.resp, axi_rd_rsp_i.r.last, axi_rd_rsp_i.r.data}),
     .out_valid_o(rb_valid),
     .out_ready_i(rb_pop),
     .out_data_o (rb_head)
@@ -520,7 +508,7 @@ module sgpu_dma_rd #(
   always_comb begin
     credits_d = credits_q + (is_issue ? CreditWidth'(is_burst_beats) : '0) -
                 CreditWidth'(rb_pop);
-    outst_d   = outst_q + OutstWidth'(is_issue) - OutstWidth'(r_hs && m_axi_rlast);
+    outst_d   = outst_q + OutstWidth'(is_issue) - OutstWidth'(r_hs && axi_rd_rsp_i.r.last);
     // Nothing is issued during abort and the buffer is being emptied: no beat is reserved.
     if (abort_q) credits_d = '0;
   end
@@ -529,195 +517,42 @@ module sgpu_dma_rd #(
   // Realigner //
   ///////////////
 
-  logic [7:0]          beat_cnt_q, beat_cnt_d;
-  lane_t               shift_q, shift_d;
-  logic [DataWidth-1:0] prev_q, prev_d;      // previous beat, for the bytes it still owes
-  logic                flush_q, flush_d;     // one more output beat from prev_q
-  logic [LaneBits:0]   flush_bytes_q, flush_bytes_d;
-  logic                drop_q, drop_d;       // the current request failed: drop its beats
-  dma_err_e            err_q, err_d;
-  seq_t                drop_seq_q, drop_seq_d;
+  logic  of_valid, of_pop;
+  out_t  of_head;
 
-  logic                of_in_ready, of_push;
-  out_t                of_entry;
-
-  logic                ra_final, ra_burst_end, ra_first_beat, ra_beat_err, ra_advance;
-  lane_t               ra_shift, ra_hi;
-  logic [LaneBits:0]   ra_hi_bytes;          // hi + 1
-  logic [DataWidth-1:0] ra_combined, ra_first_shifted;
-  dma_err_e            ra_beat_err_code;
-
-  assign cancel_valid = drop_q;
-  assign cancel_seq   = drop_seq_q;
-
-  /// Byte enables of the low `n` lanes (n = 0..BusBytes).
-  function automatic logic [BusBytes-1:0] low_lanes(logic [LaneBits:0] n);
-    logic [BusBytes-1:0] mask;
-    for (int unsigned i = 0; i < BusBytes; i++) mask[i] = (LaneBits + 1)'(i) < n;
-    return mask;
-  endfunction
-
-  /// Data with every byte outside `keep` zeroed: nothing outside the request leaves the engine.
-  function automatic logic [DataWidth-1:0] masked(logic [DataWidth-1:0] data,
-                                                  logic [BusBytes-1:0] keep);
-    logic [DataWidth-1:0] out;
-    for (int unsigned i = 0; i < BusBytes; i++) out[8*i +: 8] = keep[i] ? data[8*i +: 8] : 8'h00;
-    return out;
-  endfunction
-
-  function automatic out_t data_entry(logic [DataWidth-1:0] data, logic [LaneBits:0] n_bytes,
-                                      logic last);
-    logic [BusBytes-1:0] keep;
-    keep = low_lanes(n_bytes);
-    return '{has_data: 1'b1, data: masked(data, keep), keep: keep, last: last,
-             has_status: last, err: DmaOk};
-  endfunction
-
-  function automatic out_t status_entry(dma_err_e err);
-    return '{has_data: 1'b0, data: '0, keep: '0, last: 1'b0, has_status: 1'b1, err: err};
-  endfunction
-
-  assign ra_final      = desc_head.last && (beat_cnt_q == desc_head.len);
-  assign ra_burst_end  = beat_cnt_q == desc_head.len;
-  assign ra_first_beat = desc_head.first && (beat_cnt_q == '0);
-  assign ra_shift      = ra_first_beat ? desc_head.lo_lane : shift_q;
-  assign ra_hi         = ra_final ? desc_head.hi_lane : lane_t'(BusBytes - 1);
-  assign ra_hi_bytes   = (LaneBits + 1)'(ra_hi) + 1'b1;
-  assign ra_beat_err   = rb_head.resp[1];  // SLVERR or DECERR (EXOKAY counts as OKAY)
-  assign ra_beat_err_code = rb_head.resp[0] ? DmaBusDecErr : DmaBusSlvErr;
-  // Output beat k of a request = bytes [shift, BusBytes) of raw beat k, then bytes
-  // [0, shift) of raw beat k + 1.
-  assign ra_combined      = (prev_q >> {shift_q, 3'b000}) |
-                            (rb_head.data << {lane_t'(BusBytes) - shift_q, 3'b000});
-  assign ra_first_shifted = rb_head.data >> {ra_shift, 3'b000};
-
-  always_comb begin
-    beat_cnt_d    = beat_cnt_q;
-    shift_d       = shift_q;
-    prev_d        = prev_q;
-    flush_d       = flush_q;
-    flush_bytes_d = flush_bytes_q;
-    drop_d        = drop_q;
-    err_d         = err_q;
-    drop_seq_d    = drop_seq_q;
-    of_push       = 1'b0;
-    of_entry      = status_entry(DmaOk);
-    rb_pop        = 1'b0;
-    desc_pop      = 1'b0;
-    ra_advance    = 1'b0;
-
-    if (abort_q) begin
-      flush_d    = 1'b0;
-      drop_d     = 1'b0;
-      beat_cnt_d = '0;
-    end else if (flush_q) begin
-      // The tail of an unaligned request that did not fit into the previous output beat.
-      of_entry = data_entry(prev_q >> {shift_q, 3'b000}, flush_bytes_q, 1'b1);
-      if (of_in_ready) begin
-        of_push = 1'b1;
-        flush_d = 1'b0;
-      end
-    end else if (desc_valid && (desc_head.kind == DescEnd)) begin
-      // Translation fault, cancel after a bus error, or an empty request.
-      of_entry = status_entry(drop_q ? err_q : desc_head.err);
-      if (of_in_ready) begin
-        of_push  = 1'b1;
-        desc_pop = 1'b1;
-        drop_d   = 1'b0;
-      end
-    end else if (desc_valid && rb_valid) begin
-      if (drop_q || ra_beat_err) begin
-        // A failed request: drop the beat; its last beat ends the request with the error.
-        of_entry = status_entry(drop_q ? err_q : ra_beat_err_code);
-        if (!ra_final || of_in_ready) begin
-          ra_advance = 1'b1;
-          of_push    = ra_final;
-          drop_d     = !ra_final;
-          if (!drop_q) begin
-            err_d      = ra_beat_err_code;
-            drop_seq_d = desc_head.seq;
-          end
-        end
-      end else if (ra_shift == '0) begin
-        // Aligned request: beats pass straight through.
-        of_entry = data_entry(rb_head.data, ra_final ? ra_hi_bytes : (LaneBits + 1)'(BusBytes),
-                              ra_final);
-        if (of_in_ready) begin
-          of_push    = 1'b1;
-          ra_advance = 1'b1;
-        end
-      end else if (ra_first_beat && !ra_final) begin
-        // First beat of an unaligned request: keep it, it completes the next output beat.
-        ra_advance = 1'b1;
-        prev_d     = rb_head.data;
-      end else if (ra_first_beat) begin
-        // The whole unaligned request is in one beat.
-        of_entry = data_entry(ra_first_shifted, ra_hi_bytes - (LaneBits + 1)'(ra_shift), 1'b1);
-        if (of_in_ready) begin
-          of_push    = 1'b1;
-          ra_advance = 1'b1;
-        end
-      end else begin
-        if (!ra_final) begin
-          of_entry = data_entry(ra_combined, (LaneBits + 1)'(BusBytes), 1'b0);
-        end else if (ra_hi_bytes <= (LaneBits + 1)'(shift_q)) begin
-          // The last raw beat's bytes all fit into this output beat.
-          of_entry = data_entry(ra_combined, (LaneBits + 1)'(BusBytes) -
-                                (LaneBits + 1)'(shift_q) + ra_hi_bytes, 1'b1);
-        end else begin
-          // Emit a full beat now and the rest of the last raw beat next cycle.
-          of_entry = data_entry(ra_combined, (LaneBits + 1)'(BusBytes), 1'b0);
-        end
-        if (of_in_ready) begin
-          of_push    = 1'b1;
-          ra_advance = 1'b1;
-          prev_d     = rb_head.data;
-          if (ra_final && (ra_hi_bytes > (LaneBits + 1)'(shift_q))) begin
-            flush_d       = 1'b1;
-            flush_bytes_d = ra_hi_bytes - (LaneBits + 1)'(shift_q);
-          end
-        end
-      end
-
-      if (ra_advance) begin
-        rb_pop = 1'b1;
-        if (ra_first_beat) shift_d = desc_head.lo_lane;
-        if (ra_burst_end) begin
-          beat_cnt_d = '0;
-          desc_pop   = 1'b1;
-        end else begin
-          beat_cnt_d = beat_cnt_q + 1'b1;
-        end
-      end
-    end
-  end
+  sgpu_dma_realign #(
+    .DataWidth(DataWidth),
+    .SeqWidth (SeqWidth),
+    .OutDepth (OutDepth),
+    .desc_t   (desc_t),
+    .out_t    (out_t)
+  ) u_realign (
+    .clk_i         (clk_i),
+    .rst_ni        (rst_ni),
+    .abort_i       (abort_q),
+    .desc_valid_i  (desc_valid),
+    .desc_pop_o    (desc_pop),
+    .desc_i        (desc_head),
+    .beat_valid_i  (rb_valid),
+    .beat_pop_o    (rb_pop),
+    .beat_data_i   (rb_head.data),
+    .beat_resp_i   (rb_head.resp),
+    .beat_last_i   (rb_head.last),
+    .cancel_valid_o(cancel_valid),
+    .cancel_seq_o  (cancel_seq),
+    .out_valid_o   (of_valid),
+    .out_ready_i   (of_pop),
+    .out_o         (of_head)
+  );
 
   ////////////////////////
   // Consumer interface //
   ////////////////////////
 
-  logic                    of_valid, of_pop;
-  out_t                    of_head;
   logic                    st_in_ready, st_push, st_valid;
   dma_status_t             st_entry, st_head;
   logic                    data_hs, status_move, status_hs;
   logic [StatCntWidth-1:0] st_errors_q, st_errors_d;  // non-OK statuses not yet taken
-
-  sgpu_fifo #(
-    .Width($bits(out_t)),
-    .Depth(OutDepth)
-  ) u_out_fifo (
-    .clk_i      (clk_i),
-    .rst_ni     (rst_ni),
-    .clear_i    (abort_q),
-    .in_valid_i (of_push),
-    .in_ready_o (of_in_ready),
-    .in_data_i  (of_entry),
-    .out_valid_o(of_valid),
-    .out_ready_i(of_pop),
-    .out_data_o (of_head),
-    .count_o    ()
-  );
 
   // A beat that completes a request also needs room for its status. After an error status,
   // later data waits until that status was taken, so the consumer can tell where a truncated
@@ -795,9 +630,6 @@ module sgpu_dma_rd #(
       credits_q     <= '0;
       outst_q       <= '0;
       arvalid_q     <= 1'b0;
-      beat_cnt_q    <= '0;
-      flush_q       <= 1'b0;
-      drop_q        <= 1'b0;
       st_errors_q   <= '0;
     end else begin
       abort_q       <= abort_d;
@@ -809,9 +641,6 @@ module sgpu_dma_rd #(
       credits_q     <= credits_d;
       outst_q       <= outst_d;
       arvalid_q     <= arvalid_d;
-      beat_cnt_q    <= beat_cnt_d;
-      flush_q       <= flush_d;
-      drop_q        <= drop_d;
       st_errors_q   <= st_errors_d;
     end
   end
@@ -826,63 +655,43 @@ module sgpu_dma_rd #(
     is_left_q     <= is_left_d;
     araddr_q      <= araddr_d;
     arlen_q       <= arlen_d;
-    shift_q       <= shift_d;
-    prev_q        <= prev_d;
-    flush_bytes_q <= flush_bytes_d;
-    err_q         <= err_d;
-    drop_seq_q    <= drop_seq_d;
   end
 
   // Single ID: the response ID carries no information.
   logic unused_rid;
-  assign unused_rid = ^m_axi_rid;
+  assign unused_rid = ^axi_rd_rsp_i.r.id;
 
   ////////////////////////////
   // Elaboration-time checks //
   ////////////////////////////
 
-  if (DataWidth < 64 || DataWidth > 512 || (DataWidth & (DataWidth - 1)) != 0) begin : g_bad_width
-    $error("%m: DataWidth must be a power of two between 64 and 512");
-  end
-  if (MaxBurstBeats < 1 || MaxBurstBeats > 256) begin : g_bad_burst
-    $error("%m: MaxBurstBeats must be 1..256 (AXI4 INCR)");
-  end
-  if (MaxOutstanding < 1) begin : g_bad_outstanding
-    $error("%m: MaxOutstanding must be at least 1");
-  end
-  if (BufferBeats < BurstBeats) begin : g_bad_buffer
-    $error("%m: BufferBeats must hold the longest burst, else it can never be issued");
-  end
-  if (MaxRequests < 2) begin : g_bad_requests
-    $error("%m: MaxRequests must be at least 2");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth >= 64 && DataWidth <= 512
+                      && (DataWidth & (DataWidth - 1)) == 0,
+                      "DataWidth must be a power of two between 64 and 512")
+  `SGPU_ASSERT_STATIC(g_bad_burst, MaxBurstBeats >= 1 && MaxBurstBeats <= 256,
+                      "MaxBurstBeats must be 1..256 (AXI4 INCR)")
+  `SGPU_ASSERT_STATIC(g_bad_outstanding, MaxOutstanding >= 1, "MaxOutstanding must be at least 1")
+  `SGPU_ASSERT_STATIC(g_bad_buffer, BufferBeats >= BurstBeats,
+                      "BufferBeats must hold the longest burst, else it can never be issued")
+  `SGPU_ASSERT_STATIC(g_bad_requests, MaxRequests >= 2, "MaxRequests must be at least 2")
+  `SGPU_ASSERT_STATIC(g_bad_axi_types, $bits(axi_rd_rsp_i.r.data) == DataWidth
+                      && $bits(axi_rd_req_o.ar.id) == IdWidth,
+                      "the AXI types do not match DataWidth and IdWidth")
 
   ////////////////
   // Invariants //
   ////////////////
 
-`ifndef SYNTHESIS
-  always_ff @(posedge clk_i) begin
-    if (rst_ni) begin
-      assert (credits_q <= CreditWidth'(BufferBeats))
-        else $error("%m: more beats reserved than the buffer holds");
-      assert (outst_q <= OutstWidth'(MaxOutstanding))
-        else $error("%m: more reads in flight than MaxOutstanding");
-      assert (!(m_axi_rvalid && outst_q == '0))
-        else $error("%m: AXI read data with no read in flight");
-      assert (!(xlate_rsp_valid_i && !xp_valid))
-        else $error("%m: translation response with no request outstanding");
-      // Read data must match the burst it belongs to (single ID, in order).
-      assert (!(rb_pop && !abort_q) || (rb_head.last == ra_burst_end))
-        else $error("%m: rlast does not match the issued burst length");
-      // Every burst stays inside one 4 KiB page.
-      assert (!is_issue || ((PageShift - LaneBits + 1)'(is_cur_addr[PageShift-1:LaneBits]) +
-                            (PageShift - LaneBits + 1)'(is_burst_beats) <=
-                            (PageShift - LaneBits + 1)'(PageBeats)))
-        else $error("%m: burst crosses a 4 KiB boundary");
-    end
-  end
-`endif
+  // The credit and outstanding counts stay within what they guard.
+  `SGPU_ASSERT(CreditsBounded, credits_q <= CreditWidth'(BufferBeats))
+  `SGPU_ASSERT(OutstandingBounded, outst_q <= OutstWidth'(MaxOutstanding))
+  // Nothing arrives that was not asked for.
+  `SGPU_ASSERT(ReadDataExpected, axi_rd_rsp_i.r_valid |-> outst_q != '0)
+  `SGPU_ASSERT(XlateRspExpected, xlate_rsp_valid_i |-> xp_valid)
+  // Every burst stays inside one 4 KiB page.
+  `SGPU_ASSERT(BurstInPage, is_issue
+      |-> (PageShift - LaneBits + 1)'(is_cur_addr[PageShift-1:LaneBits])
+          + (PageShift - LaneBits + 1)'(is_burst_beats) <= (PageShift - LaneBits + 1)'(PageBeats))
 
 endmodule
 

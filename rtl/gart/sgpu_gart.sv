@@ -23,6 +23,8 @@
 // from the walk as it streams past, and every valid PTE of the line is cached. Each aperture
 // lookup also queues a prefetch of the next line, so a stream through consecutive pages finds
 // its PTEs cached. docs/gart.md has the details and the contract of the invalidation port.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_gart #(
@@ -45,7 +47,10 @@ module sgpu_gart #(
   /// GPU base of the aperture segment (aligned to its size).
   parameter logic [63:0] ApSegBase = 64'h0018_0000_0000_0000,
   /// Size of the aperture segment in bytes: a power of two, 32 KiB .. 16 TiB.
-  parameter logic [63:0] ApSegSize = 64'h0000_0000_1000_0000
+  parameter logic [63:0] ApSegSize = 64'h0000_0000_1000_0000,
+  /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
+  parameter type axi_rd_req_t = sgpu_axi_pkg::axi_rd_req_t,
+  parameter type axi_rd_rsp_t = sgpu_axi_pkg::axi_rd_rsp_t
 ) (
   /// Clock.
   input  wire logic                        clk_i,
@@ -105,20 +110,9 @@ module sgpu_gart #(
   /// Walks started (demand and prefetch).
   output      logic [31:0]                 perf_walks_o,
 
-  /// Walker's AXI4 read master.
-  output      logic                        m_axi_arvalid,
-  input  wire logic                        m_axi_arready,
-  output      logic [IdWidth-1:0]          m_axi_arid,
-  output      logic [63:0]                 m_axi_araddr,
-  output      logic [7:0]                  m_axi_arlen,
-  output      logic [2:0]                  m_axi_arsize,
-  output      logic [1:0]                  m_axi_arburst,
-  input  wire logic                        m_axi_rvalid,
-  output      logic                        m_axi_rready,
-  input  wire logic [IdWidth-1:0]          m_axi_rid,
-  input  wire logic [DataWidth-1:0]        m_axi_rdata,
-  input  wire logic [1:0]                  m_axi_rresp,
-  input  wire logic                        m_axi_rlast
+  /// AXI4 read master (ar, r).
+  output      axi_rd_req_t                 axi_rd_req_o,
+  input  wire axi_rd_rsp_t                 axi_rd_rsp_i
 );
 
   import sgpu_gart_pkg::*;
@@ -259,7 +253,9 @@ module sgpu_gart #(
   sgpu_gart_walker #(
     .DataWidth(DataWidth),
     .IdWidth  (IdWidth),
-    .AxiId    (WalkAxiId)
+    .AxiId    (WalkAxiId),
+    .axi_rd_req_t  (axi_rd_req_t),
+    .axi_rd_rsp_t  (axi_rd_rsp_t)
   ) u_walker (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),
@@ -273,19 +269,7 @@ module sgpu_gart #(
     .done_o       (wk_done),
     .done_err_o   (wk_done_err),
     .busy_o       (wk_busy),
-    .m_axi_arvalid(m_axi_arvalid),
-    .m_axi_arready(m_axi_arready),
-    .m_axi_arid   (m_axi_arid),
-    .m_axi_araddr (m_axi_araddr),
-    .m_axi_arlen  (m_axi_arlen),
-    .m_axi_arsize (m_axi_arsize),
-    .m_axi_arburst(m_axi_arburst),
-    .m_axi_rvalid (m_axi_rvalid),
-    .m_axi_rready (m_axi_rready),
-    .m_axi_rid    (m_axi_rid),
-    .m_axi_rdata  (m_axi_rdata),
-    .m_axi_rresp  (m_axi_rresp),
-    .m_axi_rlast  (m_axi_rlast)
+    .axi_rd_req_o(axi_rd_req_o), .axi_rd_rsp_i(axi_rd_rsp_i)
   );
 
   // Prefetch request and the lines walked most recently (not prefetched again).
@@ -471,8 +455,9 @@ module sgpu_gart #(
       rsp_snoop_d = snoop;
       cur_valid_d = 1'b0;
       // Prefetch the next line of the table unless it was walked lately.
-      if (ap_lookup && (33'({next_line, 3'b000}) < eff_size) && (next_line != '0) &&
-          !(hist0_valid_d && hist0_d == next_line) && !(hist1_valid_d && hist1_d == next_line)) begin
+      if (ap_lookup && (33'({next_line, 3'b000}) < eff_size) && (next_line != '0)
+          && !(hist0_valid_d && hist0_d == next_line)
+          && !(hist1_valid_d && hist1_d == next_line)) begin
         pf_pend_d = 1'b1;
         pf_line_d = next_line;
       end
@@ -566,44 +551,34 @@ module sgpu_gart #(
   // Elaboration-time checks //
   ////////////////////////////
 
-  if (ApSegSize < 64'h8000 || ApSegSize > 64'h1000_0000_0000 ||
-      (ApSegSize & (ApSegSize - 1)) != '0) begin : g_bad_apseg_size
-    $error("%m: ApSegSize must be a power of two from 32 KiB to 16 TiB");
-  end
-  if ((ApSegBase & (ApSegSize - 1)) != '0) begin : g_bad_apseg_base
-    $error("%m: ApSegBase must be aligned to ApSegSize");
-  end
-  if (MemSegSize != '0 && (MemSegSize < 64'h1000 || (MemSegSize & (MemSegSize - 1)) != '0 ||
-                           (MemSegBase & (MemSegSize - 1)) != '0 ||
-                           (MemSegBusBase & (MemSegSize - 1)) != '0)) begin : g_bad_memseg
-    $error("%m: MemSegSize must be 0 or a power of two >= 4 KiB, MemSegBase and MemSegBusBase aligned to it");
-  end
-  if (SysAddrBits < 13 || SysAddrBits > 63) begin : g_bad_sys
-    $error("%m: SysAddrBits must be 13..63");
-  end
-  if ((ApSegBase >> SysAddrBits) == '0 ||
-      (MemSegSize != '0 && (MemSegBase >> SysAddrBits) == '0)) begin : g_bad_overlap_sys
-    $error("%m: the segments must lie above the system-physical range [0, 2^SysAddrBits)");
-  end
-  if (MemSegSize != '0 && MemSegBase < ApSegBase + ApSegSize &&
-      ApSegBase < MemSegBase + MemSegSize) begin : g_bad_overlap
-    $error("%m: the memory and aperture segments overlap");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_apseg_size, ApSegSize >= 64'h8000 && ApSegSize <= 64'h1000_0000_0000
+                      && (ApSegSize & (ApSegSize - 1)) == '0,
+                      "ApSegSize must be a power of two from 32 KiB to 16 TiB")
+  `SGPU_ASSERT_STATIC(g_bad_apseg_base, (ApSegBase & (ApSegSize - 1)) == '0,
+                      "ApSegBase must be aligned to ApSegSize")
+  `SGPU_ASSERT_STATIC(g_bad_memseg, MemSegSize == '0
+                      || (MemSegSize >= 64'h1000 && (MemSegSize & (MemSegSize - 1)) == '0
+                          && (MemSegBase & (MemSegSize - 1)) == '0
+                          && (MemSegBusBase & (MemSegSize - 1)) == '0),
+                      "MemSegSize must be 0 or a power of two >= 4 KiB, the bases aligned to it")
+  `SGPU_ASSERT_STATIC(g_bad_sys, SysAddrBits >= 13 && SysAddrBits <= 63,
+                      "SysAddrBits must be 13..63")
+  `SGPU_ASSERT_STATIC(g_bad_overlap_sys, (ApSegBase >> SysAddrBits) != '0
+                      && (MemSegSize == '0 || (MemSegBase >> SysAddrBits) != '0),
+                      "the segments must lie above the system-physical range [0, 2^SysAddrBits)")
+  `SGPU_ASSERT_STATIC(g_bad_overlap, MemSegSize == '0 || MemSegBase >= ApSegBase + ApSegSize
+                      || ApSegBase >= MemSegBase + MemSegSize,
+                      "the memory and aperture segments overlap")
 
   ////////////////
   // Invariants //
   ////////////////
 
-`ifndef SYNTHESIS
-  RspHeldUntilTaken: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (rsp_valid_q && !xlate_rsp_ready_i) |=> (rsp_valid_q && $stable(xlate_rsp_o)));
-  NoWalkDuringInvalidation: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      wk_go |-> !walk_block);
-  SweepWithoutWalk: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      tlb_inv_valid |-> !wk_busy);
-  WalkInsideTable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      wk_go |-> 33'({wk_start_line, 3'b000}) < eff_size);
-`endif
+  `SGPU_ASSERT(RspHeldUntilTaken, (rsp_valid_q && !xlate_rsp_ready_i)
+                                  |=> (rsp_valid_q && $stable(xlate_rsp_o)))
+  `SGPU_ASSERT(NoWalkDuringInvalidation, wk_go |-> !walk_block)
+  `SGPU_ASSERT(SweepWithoutWalk, tlb_inv_valid |-> !wk_busy)
+  `SGPU_ASSERT(WalkInsideTable, wk_go |-> 33'({wk_start_line, 3'b000}) < eff_size)
 
 endmodule
 

@@ -15,6 +15,8 @@
 //
 // Ready to a client depends on the grant (other clients' valids), the credits, the GART's ready
 // and the owner FIFO's level, never on the client's own valid.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_gart_arb #(
@@ -184,18 +186,13 @@ module sgpu_gart_arb #(
   // Invariants //
   ////////////////
 
-`ifndef SYNTHESIS
   // The GART never answers a request it was not given.
-  ResponseHasOwner: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      xlate_rsp_valid_i |-> own_valid);
+  `SGPU_ASSERT(ResponseHasOwner, xlate_rsp_valid_i |-> own_valid)
   // Credits: an answer always finds room.
-  AnswerHasRoom: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      xlate_rsp_valid_i |-> buf_in_ready[own_head]);
-`endif
+  `SGPU_ASSERT(AnswerHasRoom, xlate_rsp_valid_i |-> buf_in_ready[own_head])
 
-  if (Clients < 1 || Clients > (1 << CW)) begin : g_bad_clients
-    $error("%m: Clients must be 1..%0d", 1 << CW);
-  end
+  `SGPU_ASSERT_STATIC(g_bad_clients, Clients >= 1 && Clients <= (1 << CW),
+                      "Clients must be at least 1 and fit the client field")
 
 endmodule
 

@@ -38,8 +38,8 @@ package sgpu_gart_pkg;
   localparam int unsigned ClientWidth  = 4;
   localparam int unsigned ClientFetch  = 0;  ///< DMA fetch engine (ring entries, DMA buffers)
   localparam int unsigned ClientCpWr   = 1;  ///< CP write path (WRITE_DATA, FENCE, write-back)
-  localparam int unsigned ClientCopyRd = 2;  ///< copy engine source (reserved)
-  localparam int unsigned ClientCopyWr = 3;  ///< copy engine destination (reserved)
+  localparam int unsigned ClientCopyRd = 2;  ///< copy engine source reads
+  localparam int unsigned ClientCopyWr = 3;  ///< copy engine destination writes
 
   /// Who asks, passed with each translation request.
   typedef struct packed {
@@ -53,12 +53,18 @@ package sgpu_gart_pkg;
 
   /// Fault reasons: the GART_FAULT_STATUS.reason encoding generated from spec/registers.rdl.
   typedef sgpu_regs_pkg::sgpu_regs__gart_fault_e_e gart_fault_e;
-  localparam gart_fault_e GartFaultNone         = sgpu_regs_pkg::sgpu_regs__gart_fault_e__NONE;
-  localparam gart_fault_e GartFaultInvalidPte   = sgpu_regs_pkg::sgpu_regs__gart_fault_e__INVALID_PTE;
-  localparam gart_fault_e GartFaultWriteProtect = sgpu_regs_pkg::sgpu_regs__gart_fault_e__WRITE_PROTECT;
-  localparam gart_fault_e GartFaultOutOfRange   = sgpu_regs_pkg::sgpu_regs__gart_fault_e__OUT_OF_RANGE;
-  localparam gart_fault_e GartFaultPrivilege    = sgpu_regs_pkg::sgpu_regs__gart_fault_e__PRIVILEGE;
-  localparam gart_fault_e GartFaultWalkError    = sgpu_regs_pkg::sgpu_regs__gart_fault_e__WALK_ERROR;
+  localparam gart_fault_e GartFaultNone         =
+      sgpu_regs_pkg::sgpu_regs__gart_fault_e__NONE;
+  localparam gart_fault_e GartFaultInvalidPte   =
+      sgpu_regs_pkg::sgpu_regs__gart_fault_e__INVALID_PTE;
+  localparam gart_fault_e GartFaultWriteProtect =
+      sgpu_regs_pkg::sgpu_regs__gart_fault_e__WRITE_PROTECT;
+  localparam gart_fault_e GartFaultOutOfRange   =
+      sgpu_regs_pkg::sgpu_regs__gart_fault_e__OUT_OF_RANGE;
+  localparam gart_fault_e GartFaultPrivilege    =
+      sgpu_regs_pkg::sgpu_regs__gart_fault_e__PRIVILEGE;
+  localparam gart_fault_e GartFaultWalkError    =
+      sgpu_regs_pkg::sgpu_regs__gart_fault_e__WALK_ERROR;
 
   /// The fault record (GART_FAULT_*): the first refused translation since the last clear.
   typedef struct packed {
@@ -84,6 +90,23 @@ package sgpu_gart_pkg;
     logic [31:0] first;
     logic [31:0] count;
   } inv_req_t;
+
+  /// The GART's configuration registers (GART_CTRL, GART_TABLE_BASE, GART_TABLE_SIZE).
+  typedef struct packed {
+    logic            enable;
+    sgpu_pkg::addr_t table_base;  ///< bus address; bits 11:0 are ignored
+    logic [31:0]     table_size;  ///< entries
+  } gart_cfg_t;
+
+  /// The GART's state registers (GART_STATUS, GART_FAULT_*, GART_PERF_*).
+  typedef struct packed {
+    logic        inv_busy;   ///< an invalidation is pending (either path) or sweeping
+    logic        walk_busy;
+    fault_rec_t  fault;
+    logic [31:0] lookups;
+    logic [31:0] misses;
+    logic [31:0] walks;
+  } gart_state_t;
 
   /// The submission being executed, for the fault record.
   typedef struct packed {

@@ -7,6 +7,8 @@
 // The caller keeps fills and sweeps apart (sgpu_gart starts a sweep only while no walk is in
 // flight and starts no walk during one); lookups may go on during a sweep and may still hit an
 // entry the sweep has not reached yet: an invalidation takes effect when it completes.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_gart_tlb #(
@@ -181,25 +183,18 @@ module sgpu_gart_tlb #(
   // Elaboration-time checks //
   ////////////////////////////
 
-  if (Entries < 8 || (Entries & (Entries - 1)) != 0) begin : g_bad_entries
-    $error("%m: Entries must be a power of two, at least 8 (one walk fills up to 8)");
-  end
-  if (IdxWidth < 1 || IdxWidth > 32) begin : g_bad_idx
-    $error("%m: IdxWidth must be 1..32");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_entries, Entries >= 8 && (Entries & (Entries - 1)) == 0,
+                      "Entries must be a power of two, at least 8 (one walk fills up to 8)")
+  `SGPU_ASSERT_STATIC(g_bad_idx, IdxWidth >= 1 && IdxWidth <= 32, "IdxWidth must be 1..32")
 
   ////////////////
   // Invariants //
   ////////////////
 
-`ifndef SYNTHESIS
   // A page is never cached twice.
-  OneEntryPerPage: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      $onehot0(lk_match));
+  `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match))
   // The caller never fills while a sweep runs (a stale PTE could survive it).
-  NoFillDuringSweep: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      !(fill_valid_i && sw_busy_q));
-`endif
+  `SGPU_ASSERT(NoFillDuringSweep, !(fill_valid_i && sw_busy_q))
 
 endmodule
 

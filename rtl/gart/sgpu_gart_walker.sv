@@ -5,6 +5,8 @@
 // a walk never waits behind the reads of the engine it translates for; the two AXI read
 // masters share the host-memory port through sgpu_axi_rd_arb, told apart by ID. One walk at a
 // time: a walk is one short burst, and the GART walks ahead (prefetch) instead of in parallel.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_gart_walker #(
@@ -13,7 +15,10 @@ module sgpu_gart_walker #(
   /// AXI ID width.
   parameter int unsigned IdWidth = 4,
   /// ID of the walker's reads (must differ from the other masters on the port).
-  parameter logic [IdWidth-1:0] AxiId = IdWidth'(1)
+  parameter logic [IdWidth-1:0] AxiId = IdWidth'(1),
+  /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
+  parameter type axi_rd_req_t = sgpu_axi_pkg::axi_rd_req_t,
+  parameter type axi_rd_rsp_t = sgpu_axi_pkg::axi_rd_rsp_t
 ) (
   /// Clock.
   input  wire logic                 clk_i,
@@ -42,21 +47,9 @@ module sgpu_gart_walker #(
   /// A walk is in flight.
   output      logic                 busy_o,
 
-  /// AXI4 read address channel.
-  output      logic                 m_axi_arvalid,
-  input  wire logic                 m_axi_arready,
-  output      logic [IdWidth-1:0]   m_axi_arid,
-  output      logic [63:0]          m_axi_araddr,
-  output      logic [7:0]           m_axi_arlen,
-  output      logic [2:0]           m_axi_arsize,
-  output      logic [1:0]           m_axi_arburst,
-  /// AXI4 read data channel (rready is always high).
-  input  wire logic                 m_axi_rvalid,
-  output      logic                 m_axi_rready,
-  input  wire logic [IdWidth-1:0]   m_axi_rid,
-  input  wire logic [DataWidth-1:0] m_axi_rdata,
-  input  wire logic [1:0]           m_axi_rresp,
-  input  wire logic                 m_axi_rlast
+  /// AXI4 read master (ar, r).
+  output      axi_rd_req_t          axi_rd_req_o,
+  input  wire axi_rd_rsp_t          axi_rd_rsp_i
 );
 
   localparam int unsigned BusBytes    = DataWidth / 8;
@@ -91,7 +84,9 @@ module sgpu_gart_walker #(
     .MaxBurstBeats (LineBeats),
     .MaxOutstanding(2),  // one walk at a time; 2 keeps the engine's counters non-trivial
     .BufferBeats   ((LineBeats < 2) ? 2 : LineBeats),
-    .MaxRequests   (2)
+    .MaxRequests   (2),
+    .axi_rd_req_t  (axi_rd_req_t),
+    .axi_rd_rsp_t  (axi_rd_rsp_t)
   ) u_dma_rd (
     .clk_i            (clk_i),
     .rst_ni           (rst_ni),
@@ -116,19 +111,7 @@ module sgpu_gart_walker #(
     .xlate_rsp_valid_i(xrsp_valid),
     .xlate_rsp_ready_o(xrsp_ready),
     .xlate_rsp_i      (xrsp),
-    .m_axi_arvalid    (m_axi_arvalid),
-    .m_axi_arready    (m_axi_arready),
-    .m_axi_arid       (m_axi_arid),
-    .m_axi_araddr     (m_axi_araddr),
-    .m_axi_arlen      (m_axi_arlen),
-    .m_axi_arsize     (m_axi_arsize),
-    .m_axi_arburst    (m_axi_arburst),
-    .m_axi_rvalid     (m_axi_rvalid),
-    .m_axi_rready     (m_axi_rready),
-    .m_axi_rid        (m_axi_rid),
-    .m_axi_rdata      (m_axi_rdata),
-    .m_axi_rresp      (m_axi_rresp),
-    .m_axi_rlast      (m_axi_rlast)
+    .axi_rd_req_o(axi_rd_req_o), .axi_rd_rsp_i(axi_rd_rsp_i)
   );
 
   // The page table is addressed by bus address.
@@ -218,21 +201,17 @@ module sgpu_gart_walker #(
   // Elaboration-time checks //
   ////////////////////////////
 
-  if (DataWidth < 64 || DataWidth > 512 || (DataWidth & (DataWidth - 1)) != 0) begin : g_bad_width
-    $error("%m: DataWidth must be a power of two between 64 and 512");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth >= 64 && DataWidth <= 512
+                      && (DataWidth & (DataWidth - 1)) == 0,
+                      "DataWidth must be a power of two between 64 and 512")
 
   ////////////////
   // Invariants //
   ////////////////
 
-`ifndef SYNTHESIS
-  NoDataWhenIdle: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      dma_data_valid |-> active_q);
-  AtMostOneLine: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (req_valid_i && req_ready_o) |-> (req_ptes_i >= 4'd1 &&
-                                        4'(req_addr_i[5:3]) + req_ptes_i <= 4'd8));
-`endif
+  `SGPU_ASSERT(NoDataWhenIdle, dma_data_valid |-> active_q)
+  `SGPU_ASSERT(AtMostOneLine, (req_valid_i && req_ready_o) |-> (req_ptes_i >= 4'd1 &&
+                                        4'(req_addr_i[5:3]) + req_ptes_i <= 4'd8))
 
 endmodule
 

@@ -29,6 +29,144 @@ package sgpu_abi_pkg;
     opcode_e opcode;
   } pkt_header_t;
 
+  /// Packet classes: how the command processor executes a packet. Packets of one class share
+  /// their payload layout and flags (tools/gen_abi.py checks it).
+  typedef enum logic [3:0] {
+    PktClassNop = 4'd0,  // NOP
+    PktClassWrite = 4'd1,  // WRITE_DATA, WRITE_PHYSICAL
+    PktClassFence = 4'd2,  // FENCE
+    PktClassCopy = 4'd3,  // COPY, READ_PHYSICAL
+    PktClassFill = 4'd4,  // FILL
+    PktClassBlitRect = 4'd5,  // BLIT_RECT
+    PktClassFillRect = 4'd6,  // FILL_RECT
+    PktClassInvalidate = 4'd7,  // TLB_INVALIDATE
+    PktClassMap = 4'd8,  // MAP
+    PktClassUnmap = 4'd9,  // UNMAP
+    PktClassWaitMem = 4'd10,  // WAIT_MEM
+    PktClassTimestamp = 4'd11,  // TIMESTAMP
+    PktClassIndirect = 4'd12  // INDIRECT
+  } pkt_class_e;
+
+  /// Static facts about one packet type, as abi::PacketInfo in C++ (known = 0: unknown opcode).
+  typedef struct packed {
+    logic        known;
+    logic [15:0] min_dwords;
+    logic [15:0] max_dwords;
+    logic [7:0]  flags_mask;
+    logic        privileged;
+    pkt_class_e  pkt_class;
+  } pkt_info_t;
+
+  /// The packet table: one row per opcode.
+  function automatic pkt_info_t pkt_info(opcode_e opcode);
+    pkt_info_t info;
+    unique case (opcode)
+      OpNop: info = '{known: 1'b1, min_dwords: 16'd1, max_dwords: 16'd65535,
+                     flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassNop};
+      OpWriteData: info = '{known: 1'b1, min_dwords: 16'd4, max_dwords: 16'd65535,
+                           flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassWrite};
+      OpFence: info = '{known: 1'b1, min_dwords: 16'd5, max_dwords: 16'd5,
+                       flags_mask: 8'h03, privileged: 1'b0, pkt_class: PktClassFence};
+      OpCopy: info = '{known: 1'b1, min_dwords: 16'd6, max_dwords: 16'd6,
+                      flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassCopy};
+      OpFill: info = '{known: 1'b1, min_dwords: 16'd5, max_dwords: 16'd5,
+                      flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassFill};
+      OpBlitRect: info = '{known: 1'b1, min_dwords: 16'd9, max_dwords: 16'd9,
+                          flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassBlitRect};
+      OpFillRect: info = '{known: 1'b1, min_dwords: 16'd7, max_dwords: 16'd7,
+                          flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassFillRect};
+      OpTlbInvalidate: info = '{known: 1'b1, min_dwords: 16'd3, max_dwords: 16'd3,
+                               flags_mask: 8'h01, privileged: 1'b1, pkt_class: PktClassInvalidate};
+      OpMap: info = '{known: 1'b1, min_dwords: 16'd4, max_dwords: 16'd65535,
+                     flags_mask: 8'h00, privileged: 1'b1, pkt_class: PktClassMap};
+      OpUnmap: info = '{known: 1'b1, min_dwords: 16'd5, max_dwords: 16'd5,
+                       flags_mask: 8'h00, privileged: 1'b1, pkt_class: PktClassUnmap};
+      OpReadPhysical: info = '{known: 1'b1, min_dwords: 16'd6, max_dwords: 16'd6,
+                              flags_mask: 8'h00, privileged: 1'b1, pkt_class: PktClassCopy};
+      OpWritePhysical: info = '{known: 1'b1, min_dwords: 16'd4, max_dwords: 16'd65535,
+                               flags_mask: 8'h00, privileged: 1'b1, pkt_class: PktClassWrite};
+      OpWaitMem: info = '{known: 1'b1, min_dwords: 16'd6, max_dwords: 16'd6,
+                         flags_mask: 8'h07, privileged: 1'b0, pkt_class: PktClassWaitMem};
+      OpTimestamp: info = '{known: 1'b1, min_dwords: 16'd3, max_dwords: 16'd3,
+                           flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassTimestamp};
+      OpIndirect: info = '{known: 1'b1, min_dwords: 16'd4, max_dwords: 16'd4,
+                          flags_mask: 8'h00, privileged: 1'b0, pkt_class: PktClassIndirect};
+      default: info = '{known: 1'b0, pkt_class: PktClassNop, default: '0};
+    endcase
+    return info;
+  endfunction
+
+  /// pld_<packet>_t: the fixed payload of a packet (dwords 1.., header and variable part
+  /// excluded), dword 1 least significant; a _lo/_hi dword pair is one 64-bit field; a
+  /// field named like a SystemVerilog keyword gets "_value" (ref -> ref_value).
+  typedef struct packed {
+    logic [63:0] addr;
+  } pld_write_data_t;
+  typedef struct packed {
+    logic [63:0] value;
+    logic [63:0] addr;
+  } pld_fence_t;
+  typedef struct packed {
+    logic [31:0] bytes;
+    logic [63:0] dst;
+    logic [63:0] src;
+  } pld_copy_t;
+  typedef struct packed {
+    logic [31:0] pattern;
+    logic [31:0] bytes;
+    logic [63:0] dst;
+  } pld_fill_t;
+  typedef struct packed {
+    logic [31:0] dst_pitch;
+    logic [31:0] src_pitch;
+    logic [31:0] height;
+    logic [31:0] width;
+    logic [63:0] dst;
+    logic [63:0] src;
+  } pld_blit_rect_t;
+  typedef struct packed {
+    logic [31:0] pattern;
+    logic [31:0] dst_pitch;
+    logic [31:0] height;
+    logic [31:0] width;
+    logic [63:0] dst;
+  } pld_fill_rect_t;
+  typedef struct packed {
+    logic [31:0] count;
+    logic [31:0] first_page;
+  } pld_tlb_invalidate_t;
+  typedef struct packed {
+    logic [31:0] pte_flags;
+    logic [31:0] count;
+    logic [31:0] first_page;
+  } pld_map_t;
+  typedef struct packed {
+    logic [63:0] dummy;
+    logic [31:0] count;
+    logic [31:0] first_page;
+  } pld_unmap_t;
+  typedef struct packed {
+    logic [31:0] bytes;
+    logic [63:0] dst;
+    logic [63:0] src;
+  } pld_read_physical_t;
+  typedef struct packed {
+    logic [63:0] addr;
+  } pld_write_physical_t;
+  typedef struct packed {
+    logic [31:0] interval;
+    logic [31:0] mask;
+    logic [31:0] ref_value;
+    logic [63:0] addr;
+  } pld_wait_mem_t;
+  typedef struct packed {
+    logic [63:0] addr;
+  } pld_timestamp_t;
+  typedef struct packed {
+    logic [31:0] bytes;
+    logic [63:0] addr;
+  } pld_indirect_t;
+
   /// Pld<Packet><Field>: dword index of a payload field (the header is dword 0, as
   /// abi::payload::<packet>::k<Field> in C++); Pld<Packet><Variable>: first dword of a
   /// variable part; Pld<Packet>Dwords: fixed payload dwords (header excluded).
@@ -240,6 +378,20 @@ package sgpu_abi_pkg;
     FaultMapRange = 8'd13,
     FaultPhysicalRange = 8'd14
   } fault_e;
+
+  /// The identity in PCI configuration space (the board shells' bridge configuration).
+  localparam logic [15:0] PciVendorId = 16'h10ee;
+  localparam logic [15:0] PciDeviceId = 16'h5347;
+  localparam logic [23:0] PciClassCode = 24'h038000;
+
+  /// Fetch engine status codes (sgpu_dma_rd; FAULT_DETAIL of a fetch fault).
+  typedef enum logic [2:0] {
+    FetchOk = 3'd0,
+    FetchBusSlvErr = 3'd1,
+    FetchBusDecErr = 3'd2,
+    FetchXlateFault = 3'd3,
+    FetchAborted = 3'd4
+  } fetch_err_e;
 
 endpackage
 

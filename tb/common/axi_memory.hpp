@@ -17,7 +17,7 @@ namespace sgpu::tb {
 /// the order they were accepted (legal for any mix of IDs), so a read stream that keeps enough
 /// bursts in flight sees the full bus bandwidth.
 ///
-/// Clocking (see sim_clock.hpp): outputs() is what the subordinate drives during the current
+/// Clocking (see bench.hpp): outputs() is what the subordinate drives during the current
 /// cycle; tick(in) is its rising edge, where `in` is the manager's output sampled in the same
 /// cycle. A handshake on a channel happens when its valid and ready are both high in that pair.
 ///

@@ -1,22 +1,21 @@
-// Drives the Verilated copy engine (sgpu_copy_tb_top) against the AXI memory model, with the
-// protocol checker on every cycle and an optional C++ translator that refuses chosen pages.
+// The copy engine's bench (sgpu_copy_tb_top on tb::Bench): the shared AXI memory agent (reads
+// and writes, protocol checker on every cycle) and the shared translator agent (identity, one
+// cycle, refusing chosen source pages); run() offers one request and waits for its status.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <set>
+#include <unordered_set>
+#include <random>
 #include <stdexcept>
 #include <string>
 
-#include <verilated.h>
-
 #include "Vsgpu_copy_tb_top.h"
-#include "common/axi_checker.hpp"
-#include "common/axi_memory.hpp"
-#include "common/axi_verilator.hpp"
+#include "common/axi_memory_agent.hpp"
+#include "common/bench.hpp"
 #include "common/host_memory.hpp"
-#include "common/sim_clock.hpp"
+#include "common/translator.hpp"
 
 namespace sgpu::tb {
 
@@ -42,50 +41,41 @@ struct CopyStatus {
 
 class CopyHarness {
  public:
+  using Model = Vsgpu_copy_tb_top;
+
   explicit CopyHarness(AxiMemoryModel::Config config, bool identity = true)
-      : context_(std::make_unique<VerilatedContext>()),
-        mem_model_(memory_, with_width(config)),
-        checker_(sizeof(Vsgpu_copy_tb_top::m_axi_rdata), "copy") {
-    context_->randReset(2);
-    context_->randSeed(static_cast<int>(config.seed & 0x7fffffff));
-    top_ = std::make_unique<Vsgpu_copy_tb_top>(context_.get(), "copy");
-    trace_ = std::make_unique<Trace<Vsgpu_copy_tb_top>>(*top_);
-    top_->use_identity_i = identity;
-    top_->req_valid_i = 0;
-    top_->status_ready_i = 0;
-    top_->abort_i = 0;
-    top_->xlate_req_ready_i = 1;
-    top_->xlate_rsp_valid_i = 0;
-    top_->clk_i = 0;
-    top_->rst_ni = 1;
-    top_->eval();
-    top_->rst_ni = 0;
-    top_->eval();
-    for (int i = 0; i < 4; ++i) tick();
-    top_->rst_ni = 1;
-    tick();
-  }
-  ~CopyHarness() {
-    trace_.reset();
-    top_->final();
+      : bench_({"copy", 2, config.seed, {}}),
+        mem_(bench_.dut(), memory_, config, {true, "copy"}),
+        translator_({}, xlate_rng_),
+        translator_agent_(bench_.dut(), translator_) {
+    bench_.add(mem_);
+    bench_.add(translator_agent_);
+    auto& t = bench_.dut();
+    t.use_identity_i = identity;
+    t.req_valid_i = 0;
+    t.status_ready_i = 0;
+    t.abort_i = 0;
+    t.xlate_req_ready_i = 1;
+    t.xlate_rsp_valid_i = 0;
+    bench_.reset(4, 1, /*with_agents=*/true);
   }
   CopyHarness(const CopyHarness&) = delete;
   CopyHarness& operator=(const CopyHarness&) = delete;
 
   HostMemory& memory() { return memory_; }
-  AxiMemoryModel& bus() { return mem_model_; }
-  const AxiChecker& checker() const { return checker_; }
-  Vsgpu_copy_tb_top& top() { return *top_; }
-  std::uint64_t cycle() const { return cycle_; }
+  AxiMemoryModel& bus() { return mem_.model(); }
+  const AxiChecker& checker() const { return mem_.checker(); }
+  Model& top() { return bench_.dut(); }
+  std::uint64_t cycle() const { return bench_.cycle(); }
   /// Source pages (GPU page numbers) the C++ translator refuses.
-  std::set<std::uint64_t>& faulting_pages() { return faulting_; }
+  std::unordered_set<std::uint64_t>& faulting_pages() { return translator_.config().faulting; }
   /// Probability that status_ready is high in a cycle.
   double status_ready_prob = 1.0;
 
   /// Runs one request to its status. `abort_after`: raise abort_i for one cycle this many
   /// cycles after the request was accepted (0 = never).
   CopyStatus run(const CopyRequest& r, std::uint64_t abort_after = 0, std::uint64_t max_cycles = 50'000'000) {
-    auto& t = *top_;
+    auto& t = bench_.dut();
     t.req_op_i = r.fill;
     t.req_src_i = r.src;
     t.req_dst_i = r.dst;
@@ -103,7 +93,7 @@ class CopyHarness {
       if (++n > max_cycles) throw std::runtime_error("copy: request not accepted");
     }
     t.req_valid_i = 0;
-    const std::uint64_t start = cycle_;
+    const std::uint64_t start = cycle();
     CopyStatus s;
     for (n = 0;; ++n) {
       if (n > max_cycles) throw std::runtime_error("copy: no status within the cycle budget");
@@ -119,59 +109,21 @@ class CopyHarness {
     }
     t.abort_i = 0;
     t.status_ready_i = 0;
-    s.cycles = cycle_ - start;
-    if (!checker_.ok()) throw std::runtime_error("AXI protocol violation: " + checker_.report());
+    s.cycles = cycle() - start;
+    if (!mem_.checker().ok()) throw std::runtime_error("AXI protocol violation: " + mem_.checker().report());
     return s;
   }
 
-  void tick() {
-    auto& t = *top_;
-    drive_axi_read(t, mem_model_.outputs());
-    drive_axi_write(t, mem_model_.outputs());
-    drive_translator();
-    t.clk_i = 0;
-    t.eval();
-    trace_->dump(2 * cycle_);
-    sample_axi_read(t, sampled_);
-    sample_axi_write(t, sampled_);
-    if (t.rst_ni) checker_.tick(sampled_, mem_model_.outputs());
-    const bool xreq = t.xlate_req_valid_o && t.xlate_req_ready_i;
-    const bool xrsp = t.xlate_rsp_valid_i && t.xlate_rsp_ready_o;
-    const std::uint64_t vpn = t.xlate_req_vpn_o;
-    t.clk_i = 1;
-    t.eval();
-    trace_->dump(2 * cycle_ + 1);
-    mem_model_.tick(sampled_);
-    if (xrsp) xlate_.pop_front();
-    if (xreq) xlate_.push_back(vpn);
-    ++cycle_;
-  }
+  /// One clock cycle (bench.hpp: the memory, then the translator).
+  void tick() { bench_.tick(); }
 
  private:
-  static AxiMemoryModel::Config with_width(AxiMemoryModel::Config c) {
-    c.data_bytes = sizeof(Vsgpu_copy_tb_top::m_axi_rdata);
-    return c;
-  }
-  // Identity mapping, one cycle, in order; pages in faulting_ are refused.
-  void drive_translator() {
-    auto& t = *top_;
-    t.xlate_rsp_valid_i = !xlate_.empty();
-    if (!xlate_.empty()) {
-      t.xlate_rsp_ppn_i = xlate_.front();
-      t.xlate_rsp_fault_i = faulting_.count(xlate_.front()) != 0;
-    }
-  }
-
-  std::unique_ptr<VerilatedContext> context_;
-  std::unique_ptr<Vsgpu_copy_tb_top> top_;
-  std::unique_ptr<Trace<Vsgpu_copy_tb_top>> trace_;
   HostMemory memory_;
-  AxiMemoryModel mem_model_;
-  AxiChecker checker_;
-  AxiManagerOut sampled_{};
-  std::deque<std::uint64_t> xlate_;
-  std::set<std::uint64_t> faulting_;
-  std::uint64_t cycle_ = 0;
+  Bench<Model> bench_;
+  AxiMemoryAgent<Model> mem_;
+  std::mt19937_64 xlate_rng_{1};  ///< the translator's own (a one-cycle latency draws nothing useful)
+  Translator translator_;
+  TranslatorAgent<Model> translator_agent_;
   std::mt19937_64 rng_{7};
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
 };

@@ -1,6 +1,10 @@
 // Simulation top for the copy engine's tests and benchmark (Verilator): flattens the struct
 // ports and offers the RTL identity translator (use_identity_i = 1) or the xlate_* ports
 // (driven by a C++ translator that can refuse pages).
+`include "sgpu_axi_typedef.svh"
+`include "sgpu_axi_assign.svh"
+`include "sgpu_tb_axi_ports.svh"
+
 `default_nettype none
 
 module sgpu_copy_tb_top #(
@@ -36,36 +40,10 @@ module sgpu_copy_tb_top #(
   output      logic                   xlate_rsp_ready_o,
   input  wire logic [51:0]            xlate_rsp_ppn_i,
   input  wire logic                   xlate_rsp_fault_i,
-  /// AXI4 master (reads and writes).
-  output      logic                   m_axi_arvalid,
-  input  wire logic                   m_axi_arready,
-  output      logic [3:0]             m_axi_arid,
-  output      logic [63:0]            m_axi_araddr,
-  output      logic [7:0]             m_axi_arlen,
-  output      logic [2:0]             m_axi_arsize,
-  output      logic [1:0]             m_axi_arburst,
-  input  wire logic                   m_axi_rvalid,
-  output      logic                   m_axi_rready,
-  input  wire logic [3:0]             m_axi_rid,
-  input  wire logic [DataWidth-1:0]   m_axi_rdata,
-  input  wire logic [1:0]             m_axi_rresp,
-  input  wire logic                   m_axi_rlast,
-  output      logic                   m_axi_awvalid,
-  input  wire logic                   m_axi_awready,
-  output      logic [3:0]             m_axi_awid,
-  output      logic [63:0]            m_axi_awaddr,
-  output      logic [7:0]             m_axi_awlen,
-  output      logic [2:0]             m_axi_awsize,
-  output      logic [1:0]             m_axi_awburst,
-  output      logic                   m_axi_wvalid,
-  input  wire logic                   m_axi_wready,
-  output      logic [DataWidth-1:0]   m_axi_wdata,
-  output      logic [DataWidth/8-1:0] m_axi_wstrb,
-  output      logic                   m_axi_wlast,
-  input  wire logic                   m_axi_bvalid,
-  output      logic                   m_axi_bready,
-  input  wire logic [3:0]             m_axi_bid,
-  input  wire logic [1:0]             m_axi_bresp
+  /// AXI4 read master, flat.
+  `SGPU_TB_AXI_RD_PORTS(4, DataWidth),
+  /// AXI4 write master, flat.
+  `SGPU_TB_AXI_WR_PORTS(4, DataWidth)
 );
 
   sgpu_copy_pkg::copy_status_t status;
@@ -89,8 +67,21 @@ module sgpu_copy_tb_top #(
     .xlate_rsp_o      (wx_rsp)
   );
 
+  `SGPU_AXI_TYPEDEF_RD(axi_rd, logic [3:0], logic [DataWidth-1:0])
+  `SGPU_AXI_TYPEDEF_WR(axi_wr, logic [3:0], logic [DataWidth-1:0], logic [DataWidth/8-1:0])
+  axi_rd_req_t rd_req;
+  axi_rd_rsp_t rd_rsp;
+  axi_wr_req_t wr_req;
+  axi_wr_rsp_t wr_rsp;
+  `SGPU_AXI_FLAT_RD(rd_req, rd_rsp)
+  `SGPU_AXI_FLAT_WR(wr_req, wr_rsp)
+
   sgpu_copy #(
-    .DataWidth(DataWidth)
+    .DataWidth   (DataWidth),
+    .axi_rd_req_t(axi_rd_req_t),
+    .axi_rd_rsp_t(axi_rd_rsp_t),
+    .axi_wr_req_t(axi_wr_req_t),
+    .axi_wr_rsp_t(axi_wr_rsp_t)
   ) u_dut (
     .clk_i, .rst_ni,
     .req_valid_i,
@@ -115,12 +106,8 @@ module sgpu_copy_tb_top #(
     .wr_xlate_rsp_valid_i(wx_rsp_valid),
     .wr_xlate_rsp_ready_o(wx_rsp_ready),
     .wr_xlate_rsp_i      (wx_rsp),
-    .m_axi_arvalid, .m_axi_arready, .m_axi_arid, .m_axi_araddr, .m_axi_arlen, .m_axi_arsize,
-    .m_axi_arburst, .m_axi_rvalid, .m_axi_rready, .m_axi_rid, .m_axi_rdata, .m_axi_rresp,
-    .m_axi_rlast,
-    .m_axi_awvalid, .m_axi_awready, .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize,
-    .m_axi_awburst, .m_axi_wvalid, .m_axi_wready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast,
-    .m_axi_bvalid, .m_axi_bready, .m_axi_bid, .m_axi_bresp
+    .axi_rd_req_o(rd_req), .axi_rd_rsp_i(rd_rsp),
+    .axi_wr_req_o(wr_req), .axi_wr_rsp_i(wr_rsp)
   );
 
   assign status_err_o  = status.err;
@@ -141,7 +128,8 @@ module sgpu_copy_tb_top #(
   assign xlate_rsp_ready_o = xrsp_ready && !use_identity_i;
   assign xreq_ready        = use_identity_i ? id_req_ready : xlate_req_ready_i;
   assign xrsp_valid        = use_identity_i ? id_rsp_valid : xlate_rsp_valid_i;
-  assign xrsp              = use_identity_i ? id_rsp : '{ppn: xlate_rsp_ppn_i, fault: xlate_rsp_fault_i};
+  assign xrsp              = use_identity_i ? id_rsp
+                                             : '{ppn: xlate_rsp_ppn_i, fault: xlate_rsp_fault_i};
 
   // The copy engine only reads through translation (write = 0).
   logic unused_xreq;

@@ -1,6 +1,7 @@
-// Drives the Verilated DMA fetch engine (sgpu_dma_rd_tb_top) with a host-memory model, a
-// translator model, a randomised consumer and a scoreboard. Shared by the tests and the
-// benchmark; SGPU_DMA_WIDTH (64 or 128) selects the model this program links.
+// The DMA fetch engine's bench (sgpu_dma_rd_tb_top on tb::Bench): the shared AXI memory agent
+// and translator agent, plus this harness as the agent that offers requests, consumes data and
+// statuses at random, and keeps the scoreboard. Shared by the tests and the benchmark;
+// SGPU_DMA_WIDTH (64 or 128) selects the model this program links.
 #pragma once
 
 #include <algorithm>
@@ -16,14 +17,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include <verilated.h>
-
 #include "Vsgpu_dma_rd_tb_top.h"
-#include "common/axi_checker.hpp"
-#include "common/axi_memory.hpp"
+#include "common/axi_memory_agent.hpp"
 #include "common/axi_verilator.hpp"
+#include "common/bench.hpp"
 #include "common/host_memory.hpp"
-#include "common/sim_clock.hpp"
+#include "common/translator.hpp"
+#include "sgpu/gen/abi.hpp"
 
 #ifndef SGPU_DMA_WIDTH
 #error "SGPU_DMA_WIDTH must name the bus width of the linked model (64 or 128)"
@@ -33,19 +33,8 @@ namespace sgpu::tb::dma {
 
 inline constexpr unsigned kDataBytes = SGPU_DMA_WIDTH / 8;
 
-/// Status codes, as sgpu_dma_pkg::dma_err_e.
-enum class DmaErr : uint8_t { Ok = 0, BusSlvErr = 1, BusDecErr = 2, XlateFault = 3, Aborted = 4 };
-
-inline const char* to_string(DmaErr e) {
-  switch (e) {
-    case DmaErr::Ok: return "Ok";
-    case DmaErr::BusSlvErr: return "BusSlvErr";
-    case DmaErr::BusDecErr: return "BusDecErr";
-    case DmaErr::XlateFault: return "XlateFault";
-    case DmaErr::Aborted: return "Aborted";
-  }
-  return "?";
-}
+/// Status codes: the fetch error codes of spec/abi.toml (sgpu_dma_pkg::dma_err_e in the RTL).
+using DmaErr = abi::FetchError;
 
 struct HarnessConfig {
   AxiMemoryModel::Config memory{};  ///< data_bytes is set by the harness
@@ -75,32 +64,32 @@ struct Tracked {
   uint64_t status_cycle = 0;
 };
 
-class DmaHarness {
+class DmaHarness final : public Agent {
 public:
   using Model = Vsgpu_dma_rd_tb_top;
 
   explicit DmaHarness(HarnessConfig config)
       : config_(std::move(config)),
-        context_(std::make_unique<VerilatedContext>()),
-        rng_(config_.seed) {
-    config_.memory.data_bytes = kDataBytes;
-    context_->randReset(2);
-    context_->randSeed(static_cast<int>(config_.seed & 0x7fffffff));
-    top_ = std::make_unique<Model>(context_.get(), "dma");
-    trace_ = std::make_unique<Trace<Model>>(*top_);
-    axi_ = std::make_unique<AxiMemoryModel>(memory_, config_.memory);
-    checker_ = std::make_unique<AxiChecker>(kDataBytes, "dma-axi");
+        rng_(config_.seed),
+        bench_({"dma", 2, config_.seed, {}}),
+        axi_(bench_.dut(), memory_, config_.memory, {true, "dma-axi"}),
+        translator_({config_.xlate_latency_min, config_.xlate_latency_max, config_.xlate_req_ready_prob,
+                     8, config_.map_page, config_.fault_pages},
+                    rng_),
+        translator_agent_(bench_.dut(), translator_) {
+    bench_.add(axi_);
+    bench_.add(*this);
+    bench_.add(translator_agent_);
     reset();
   }
-  ~DmaHarness() { top_->final(); }
   DmaHarness(const DmaHarness&) = delete;
   DmaHarness& operator=(const DmaHarness&) = delete;
 
   HostMemory& memory() { return memory_; }
-  AxiMemoryModel& axi() { return *axi_; }
-  const AxiChecker& checker() const { return *checker_; }
-  Model& top() { return *top_; }
-  uint64_t cycle() const { return cycle_; }
+  AxiMemoryModel& axi() { return axi_.model(); }
+  const AxiChecker& checker() const { return axi_.checker(); }
+  Model& top() { return bench_.dut(); }
+  uint64_t cycle() const { return bench_.cycle(); }
   const std::deque<Tracked>& tracked() const { return tracked_; }
   const std::vector<std::string>& errors() const { return errors_; }
   size_t pending_submissions() const { return to_submit_.size(); }
@@ -111,29 +100,16 @@ public:
   /// Resets engine, translator model and memory model (reads in flight are dropped, as a
   /// system reset does). The scoreboard forgets requests that had no status.
   void reset() {
-    // rst_ni must fall to trigger the asynchronous reset; hold it over two clock edges.
-    top_->use_identity_i = config_.rtl_identity;
-    top_->abort_i = 0;
-    top_->req_valid_i = 0;
-    top_->m_axi_rvalid = 0;
-    top_->xlate_rsp_valid_i = 0;
-    top_->clk_i = 0;
-    top_->rst_ni = 1;
-    top_->eval();
-    top_->rst_ni = 0;
-    top_->eval();
-    for (int i = 0; i < 2; ++i) {
-      top_->clk_i = 1;
-      top_->eval();
-      top_->clk_i = 0;
-      top_->eval();
-    }
-    top_->rst_ni = 1;
-    top_->eval();
-    axi_->reset();
-    checker_->reset();
-    xlate_pending_.clear();
-    xlate_rsp_valid_ = false;
+    Model& t = bench_.dut();
+    t.use_identity_i = config_.rtl_identity;
+    t.abort_i = 0;
+    t.req_valid_i = 0;
+    t.m_axi_rvalid = 0;
+    t.xlate_rsp_valid_i = 0;
+    // rst_ni falls to trigger the asynchronous reset and is held over two clock edges.
+    bench_.reset(2, 0, /*with_agents=*/false);
+    axi_.reset();
+    translator_.reset();
     // Requests without status were lost with the reset.
     tracked_.resize(status_idx_);
     data_idx_ = status_idx_;
@@ -143,7 +119,7 @@ public:
   void submit(uint64_t addr, uint32_t len, uint8_t tag) { to_submit_.push_back({addr, len, tag}); }
 
   void set_abort(bool abort) { abort_ = abort; }
-  bool busy() const { return top_->busy_o != 0; }
+  bool busy() const { return bench_.dut().busy_o != 0; }
   /// True if any AXI read was issued into this physical page.
   bool page_was_read(uint64_t page_number) const { return pages_read_.count(page_number) != 0; }
 
@@ -171,7 +147,7 @@ public:
 
   /// Error ranges (physical) injected into the memory model, for the expected status.
   void inject_error(uint64_t lo, uint64_t hi, uint8_t resp) {
-    axi_->inject_error(lo, hi, resp);
+    axi_.model().inject_error(lo, hi, resp);
     error_ranges_.push_back({lo, hi, resp});
   }
 
@@ -199,11 +175,12 @@ public:
     return DmaErr::Ok;
   }
 
-  /// One clock cycle (see sim_clock.hpp for the order).
-  void step() {
-    Model& t = *top_;
-    // 1. Drive inputs for this cycle.
-    drive_axi_read(t, axi_->outputs());
+  /// One clock cycle (bench.hpp: the memory, this harness, the translator).
+  void step() { bench_.tick(); }
+
+  // Agent: offer requests, take data and statuses (at random), keep the scoreboard.
+  void drive() override {
+    Model& t = bench_.dut();
     t.abort_i = abort_;
     t.use_identity_i = config_.rtl_identity;
     const bool offer = !to_submit_.empty() && (req_offered_ || chance(config_.req_valid_prob));
@@ -216,62 +193,40 @@ public:
     }
     t.data_ready_i = chance(config_.data_ready_prob);
     t.status_ready_i = chance(config_.status_ready_prob);
-    const bool xreq_ready = xlate_pending_.size() < 8 && chance(config_.xlate_req_ready_prob);
-    t.xlate_req_ready_i = xreq_ready;
-    t.xlate_rsp_valid_i = xlate_rsp_valid_;
-    t.xlate_rsp_ppn_i = xlate_rsp_ppn_;
-    t.xlate_rsp_fault_i = xlate_rsp_fault_;
-    t.clk_i = 0;
-    t.eval();
-    trace_->dump(2 * cycle_);
-
-    // 2. Sample.
-    AxiManagerOut sample{};
-    sample_axi_read(t, sample);
-    checker_->tick(sample, axi_->outputs());
-    axi_outputs_arready_ = axi_->outputs().arready;
-    const bool req_hs = t.req_valid_i && t.req_ready_o;
-    const bool data_hs = t.data_valid_o && t.data_ready_i;
-    const bool status_hs = t.status_valid_o && t.status_ready_i;
-    const bool xreq_hs = t.xlate_req_valid_o && t.xlate_req_ready_i;
-    const bool xrsp_hs = t.xlate_rsp_valid_i && t.xlate_rsp_ready_o;
-    std::array<uint8_t, kAxiMaxDataBytes> data{};
-    if (data_hs) detail::bus_to_bytes(t.data_o, data.data(), kDataBytes);
-    const uint64_t keep = t.data_keep_o;
-    const bool last = t.data_last_o;
-    const uint8_t status_tag = t.status_tag_o;
-    const auto status_err = static_cast<DmaErr>(t.status_err_o);
-    const uint64_t xreq_vpn = t.xlate_req_vpn_o;
-
-    // 3. Rising edge.
-    t.clk_i = 1;
-    t.eval();
-    trace_->dump(2 * cycle_ + 1);
-
-    // 4. Models' edge.
-    axi_->tick(sample);
-    if (sample.arvalid && axi_outputs_arready_) pages_read_.insert(sample.araddr >> 12);
-    if (req_hs) {
+  }
+  void sample() override {
+    const Model& t = bench_.dut();
+    req_hs_ = t.req_valid_i && t.req_ready_o;
+    data_hs_ = t.data_valid_o && t.data_ready_i;
+    status_hs_ = t.status_valid_o && t.status_ready_i;
+    data_.fill(0);
+    if (data_hs_) detail::bus_to_bytes(t.data_o, data_.data(), kDataBytes);
+    keep_ = t.data_keep_o;
+    last_ = t.data_last_o;
+    status_tag_ = t.status_tag_o;
+    status_err_ = static_cast<DmaErr>(t.status_err_o);
+  }
+  void edge() override {
+    if (axi_.sampled().arvalid && axi_.presented().arready) pages_read_.insert(axi_.sampled().araddr >> 12);
+    if (req_hs_) {
       Tracked r;
       r.addr = to_submit_.front().addr;
       r.len = to_submit_.front().len;
       r.tag = to_submit_.front().tag;
-      r.accept_cycle = cycle_;
+      r.accept_cycle = bench_.cycle();
       tracked_.push_back(std::move(r));
       to_submit_.pop_front();
       req_offered_ = false;
     }
-    if (data_hs) on_data(data, keep, last);
-    if (status_hs) on_status(status_tag, status_err);
-    xlate_edge(xreq_hs, xreq_vpn, xrsp_hs);
-    ++cycle_;
+    if (data_hs_) on_data(data_, keep_, last_);
+    if (status_hs_) on_status(status_tag_, status_err_);
   }
 
   /// Steps until every submitted request has its status and the engine is idle.
   bool run_until_done(uint64_t max_cycles) {
-    const uint64_t limit = cycle_ + max_cycles;
-    while (cycle_ < limit) {
-      if (to_submit_.empty() && status_idx_ == tracked_.size() && !busy() && axi_->idle()) {
+    const uint64_t limit = cycle() + max_cycles;
+    while (cycle() < limit) {
+      if (to_submit_.empty() && status_idx_ == tracked_.size() && !busy() && axi_.model().idle()) {
         return true;
       }
       step();
@@ -286,12 +241,12 @@ public:
     for (size_t i = 0; i < status_idx_; ++i) check_request(i, allow_abort);
   }
 
-  bool ok() const { return errors_.empty() && checker_->ok(); }
+  bool ok() const { return errors_.empty() && axi_.checker().ok(); }
   std::string report() const {
     std::ostringstream out;
     out << "seed " << config_.seed << "\n";
     for (size_t i = 0; i < errors_.size() && i < 20; ++i) out << errors_[i] << '\n';
-    out << checker_->report();
+    out << axi_.checker().report();
     return out.str();
   }
 
@@ -316,7 +271,7 @@ private:
   }
 
   void fail(const std::string& what) {
-    if (errors_.size() < 100) errors_.push_back("cycle " + std::to_string(cycle_) + ": " + what);
+    if (errors_.size() < 100) errors_.push_back("cycle " + std::to_string(cycle()) + ": " + what);
   }
 
   void on_data(const std::array<uint8_t, kAxiMaxDataBytes>& data, uint64_t keep, bool last) {
@@ -360,7 +315,7 @@ private:
     Tracked& r = tracked_[status_idx_];
     r.has_status = true;
     r.err = err;
-    r.status_cycle = cycle_;
+    r.status_cycle = cycle();
     if (tag != r.tag) fail("status tag " + std::to_string(tag) + " expected " + std::to_string(r.tag));
     if (err == DmaErr::Ok && r.len == 0) {
       // An empty request completes without data.
@@ -376,28 +331,6 @@ private:
     ++status_idx_;
   }
 
-  void xlate_edge(bool req_hs, uint64_t vpn, bool rsp_hs) {
-    if (rsp_hs) {
-      xlate_pending_.pop_front();
-      xlate_rsp_valid_ = false;
-    }
-    if (req_hs) {
-      const unsigned span = config_.xlate_latency_max - config_.xlate_latency_min + 1;
-      const uint64_t latency = config_.xlate_latency_min + rng_() % span;
-      uint64_t ready = cycle_ + latency;
-      if (!xlate_pending_.empty()) ready = std::max(ready, xlate_pending_.back().ready_cycle);
-      xlate_pending_.push_back({vpn, ready});
-    }
-    // A raised response is held until taken.
-    if (!xlate_rsp_valid_ && !xlate_pending_.empty() &&
-        xlate_pending_.front().ready_cycle <= cycle_ + 1) {
-      const uint64_t v = xlate_pending_.front().vpn;
-      xlate_rsp_valid_ = true;
-      xlate_rsp_fault_ = config_.fault_pages.count(v) != 0;
-      xlate_rsp_ppn_ = config_.map_page ? config_.map_page(v) : v;
-    }
-  }
-
   void check_request(size_t i, bool allow_abort) {
     const Tracked& r = tracked_[i];
     std::ostringstream who;
@@ -405,7 +338,8 @@ private:
         << " tag " << unsigned{r.tag} << ")";
     const DmaErr want = expected_status(r.addr, r.len);
     if (r.err != want && !(allow_abort && r.err == DmaErr::Aborted)) {
-      fail(who.str() + ": status " + to_string(r.err) + ", expected " + to_string(want));
+      fail(who.str() + ": status " + std::string(abi::to_string(r.err)) + ", expected " +
+           std::string(abi::to_string(want)));
     }
     if (r.err == DmaErr::Ok && r.data.size() != r.len) {
       fail(who.str() + ": " + std::to_string(r.data.size()) + " bytes delivered");
@@ -424,13 +358,12 @@ private:
   }
 
   HarnessConfig config_;
-  std::unique_ptr<VerilatedContext> context_;
-  std::unique_ptr<Model> top_;
-  std::unique_ptr<Trace<Model>> trace_;
-  HostMemory memory_;
-  std::unique_ptr<AxiMemoryModel> axi_;
-  std::unique_ptr<AxiChecker> checker_;
   std::mt19937_64 rng_;
+  HostMemory memory_;
+  Bench<Model> bench_;
+  AxiMemoryAgent<Model, true, false> axi_;
+  Translator translator_;
+  TranslatorAgent<Model> translator_agent_;
 
   std::deque<Submission> to_submit_;
   bool req_offered_ = false;
@@ -441,16 +374,14 @@ private:
   uint64_t bytes_delivered_ = 0;
   std::vector<ErrorRange> error_ranges_;
   std::vector<std::string> errors_;
-
-  std::deque<XlatePending> xlate_pending_;
-  bool xlate_rsp_valid_ = false;
-  uint64_t xlate_rsp_ppn_ = 0;
-  bool xlate_rsp_fault_ = false;
-
-  bool axi_outputs_arready_ = false;
   std::unordered_set<uint64_t> pages_read_;  ///< physical pages any read was issued into
 
-  uint64_t cycle_ = 0;
+  // This cycle's handshakes, sampled for the edge.
+  bool req_hs_ = false, data_hs_ = false, status_hs_ = false, last_ = false;
+  std::array<uint8_t, kAxiMaxDataBytes> data_{};
+  uint64_t keep_ = 0;
+  uint8_t status_tag_ = 0;
+  DmaErr status_err_ = DmaErr::Ok;
 };
 
 }  // namespace sgpu::tb::dma

@@ -3,6 +3,10 @@
 // Flattens the engine's struct ports into plain vectors (what a C++ harness can drive) and
 // offers a choice of translator: the C++ model on the xlate_* ports, or the RTL identity
 // translator (use_identity_i = 1), which the benchmark uses.
+`include "sgpu_axi_typedef.svh"
+`include "sgpu_axi_assign.svh"
+`include "sgpu_tb_axi_ports.svh"
+
 `default_nettype none
 
 module sgpu_dma_rd_tb_top #(
@@ -44,21 +48,14 @@ module sgpu_dma_rd_tb_top #(
   output      logic                   xlate_rsp_ready_o,
   input  wire logic [51:0]            xlate_rsp_ppn_i,
   input  wire logic                   xlate_rsp_fault_i,
-  /// AXI4 read master.
-  output      logic                   m_axi_arvalid,
-  input  wire logic                   m_axi_arready,
-  output      logic [3:0]             m_axi_arid,
-  output      logic [63:0]            m_axi_araddr,
-  output      logic [7:0]             m_axi_arlen,
-  output      logic [2:0]             m_axi_arsize,
-  output      logic [1:0]             m_axi_arburst,
-  input  wire logic                   m_axi_rvalid,
-  output      logic                   m_axi_rready,
-  input  wire logic [3:0]             m_axi_rid,
-  input  wire logic [DataWidth-1:0]   m_axi_rdata,
-  input  wire logic [1:0]             m_axi_rresp,
-  input  wire logic                   m_axi_rlast
+  /// AXI4 read master, flat.
+  `SGPU_TB_AXI_RD_PORTS(4, DataWidth)
 );
+
+  `SGPU_AXI_TYPEDEF_RD(axi_rd, logic [3:0], logic [DataWidth-1:0])
+  axi_rd_req_t rd_req;
+  axi_rd_rsp_t rd_rsp;
+  `SGPU_AXI_FLAT_RD(rd_req, rd_rsp)
 
   sgpu_dma_pkg::dma_status_t status;
   sgpu_dma_pkg::xlate_req_t  xreq;
@@ -67,7 +64,9 @@ module sgpu_dma_rd_tb_top #(
   logic                      id_req_ready, id_rsp_valid;
 
   sgpu_dma_rd #(
-    .DataWidth(DataWidth)
+    .DataWidth   (DataWidth),
+    .axi_rd_req_t(axi_rd_req_t),
+    .axi_rd_rsp_t(axi_rd_rsp_t)
   ) u_dut (
     .clk_i            (clk_i),
     .rst_ni           (rst_ni),
@@ -90,19 +89,8 @@ module sgpu_dma_rd_tb_top #(
     .xlate_rsp_valid_i(xrsp_valid),
     .xlate_rsp_ready_o(xrsp_ready),
     .xlate_rsp_i      (xrsp),
-    .m_axi_arvalid    (m_axi_arvalid),
-    .m_axi_arready    (m_axi_arready),
-    .m_axi_arid       (m_axi_arid),
-    .m_axi_araddr     (m_axi_araddr),
-    .m_axi_arlen      (m_axi_arlen),
-    .m_axi_arsize     (m_axi_arsize),
-    .m_axi_arburst    (m_axi_arburst),
-    .m_axi_rvalid     (m_axi_rvalid),
-    .m_axi_rready     (m_axi_rready),
-    .m_axi_rid        (m_axi_rid),
-    .m_axi_rdata      (m_axi_rdata),
-    .m_axi_rresp      (m_axi_rresp),
-    .m_axi_rlast      (m_axi_rlast)
+    .axi_rd_req_o     (rd_req),
+    .axi_rd_rsp_i     (rd_rsp)
   );
 
   sgpu_xlate_identity u_identity (

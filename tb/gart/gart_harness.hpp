@@ -1,7 +1,8 @@
-// Drives the Verilated GART read path (sgpu_gart_tb_top): a DMA fetch engine translated by the
-// GART, the GART's walker on the same AXI port, and a direct translation port. Holds the host
-// memory (page table, pages), a C++ reference model of the translation, and the bookkeeping
-// the tests and the benchmark need (requests, responses, AXI reads, fault events).
+// The GART's bench (sgpu_gart_tb_top on tb::Bench): a DMA fetch engine translated by the GART,
+// the GART's walker on the same AXI port (the shared AXI memory agent answers both), and a
+// direct translation port. This harness is the agent that drives the fetch requests, the direct
+// port and the invalidations, and keeps the scoreboard: the host memory (page table, pages), a
+// C++ reference model of the translation, requests, responses, AXI reads and fault events.
 #pragma once
 
 #include <algorithm>
@@ -20,14 +21,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include <verilated.h>
-
 #include "Vsgpu_gart_tb_top.h"
-#include "common/axi_checker.hpp"
-#include "common/axi_memory.hpp"
+#include "common/axi_memory_agent.hpp"
 #include "common/axi_verilator.hpp"
+#include "common/bench.hpp"
 #include "common/host_memory.hpp"
-#include "common/sim_clock.hpp"
+#include "sgpu/gen/abi.hpp"
+#include "sgpu/gen/sgpu_reg_enums.hpp"
 
 namespace sgpu::tb::gart {
 
@@ -49,22 +49,11 @@ inline constexpr uint64_t kPteWritable = 2;
 inline constexpr uint64_t kPteSnoop = 4;
 inline uint64_t pte(uint64_t bus_addr, uint64_t flags) { return (bus_addr & ~uint64_t{0xfff}) | flags; }
 
-/// GART_FAULT_STATUS.reason.
-enum class Reason : uint8_t { None = 0, InvalidPte = 1, WriteProtect = 2, OutOfRange = 3, Privilege = 4, WalkError = 5 };
-inline const char* to_string(Reason r) {
-  switch (r) {
-    case Reason::None: return "None";
-    case Reason::InvalidPte: return "InvalidPte";
-    case Reason::WriteProtect: return "WriteProtect";
-    case Reason::OutOfRange: return "OutOfRange";
-    case Reason::Privilege: return "Privilege";
-    case Reason::WalkError: return "WalkError";
-  }
-  return "?";
-}
+/// GART_FAULT_STATUS.reason (spec/registers.rdl, as the RTL's sgpu_gart_pkg::gart_fault_e).
+using Reason = regs::GartFault;
 
-/// Fetch engine status codes (sgpu_dma_pkg::dma_err_e).
-enum class DmaErr : uint8_t { Ok = 0, BusSlvErr = 1, BusDecErr = 2, XlateFault = 3, Aborted = 4 };
+/// Fetch engine status codes (spec/abi.toml, as the RTL's sgpu_dma_pkg::dma_err_e).
+using DmaErr = abi::FetchError;
 
 /// What one translation should produce.
 struct Expect {
@@ -144,22 +133,20 @@ struct DxReq {
   Expect got;
 };
 
-class GartHarness {
+class GartHarness final : public Agent {
 public:
   using Model = Vsgpu_gart_tb_top;
 
   static constexpr uint64_t kTableBase = 0x2'0000'0000ull;
 
   explicit GartHarness(HarnessConfig config = {})
-      : config_(std::move(config)), context_(std::make_unique<VerilatedContext>()), rng_(config_.seed) {
-    config_.memory.data_bytes = kDataBytes;
-    context_->randReset(2);
-    context_->randSeed(static_cast<int>(config_.seed & 0x7fffffff));
-    top_ = std::make_unique<Model>(context_.get(), "gart");
-    trace_ = std::make_unique<Trace<Model>>(*top_);
-    axi_ = std::make_unique<AxiMemoryModel>(memory_, config_.memory);
-    checker_ = std::make_unique<AxiChecker>(kDataBytes, "gart-axi");
-    Model& t = *top_;
+      : config_(std::move(config)),
+        rng_(config_.seed),
+        bench_({"gart", 2, config_.seed, {}}),
+        axi_(bench_.dut(), memory_, config_.memory, {true, "gart-axi"}) {
+    bench_.add(axi_);
+    bench_.add(*this);
+    Model& t = bench_.dut();
     t.mode_i = 0;
     t.abort_i = 0;
     t.req_valid_i = 0;
@@ -179,50 +166,34 @@ public:
     t.data_ready_i = 0;
     t.status_ready_i = 0;
     t.m_axi_rvalid = 0;
-    t.clk_i = 0;
-    t.rst_ni = 1;
-    t.eval();
-    t.rst_ni = 0;
-    t.eval();
-    for (int i = 0; i < 2; ++i) {
-      t.clk_i = 1;
-      t.eval();
-      t.clk_i = 0;
-      t.eval();
-    }
-    t.rst_ni = 1;
-    t.eval();
-  }
-  ~GartHarness() {
-    trace_.reset();
-    top_->final();
+    bench_.reset(2, 0, /*with_agents=*/false);
   }
   GartHarness(const GartHarness&) = delete;
   GartHarness& operator=(const GartHarness&) = delete;
 
-  Model& top() { return *top_; }
+  Model& top() { return bench_.dut(); }
   HostMemory& memory() { return memory_; }
-  AxiMemoryModel& axi() { return *axi_; }
-  const AxiChecker& checker() const { return *checker_; }
-  uint64_t cycle() const { return cycle_; }
+  AxiMemoryModel& axi() { return axi_.model(); }
+  const AxiChecker& checker() const { return axi_.checker(); }
+  uint64_t cycle() const { return bench_.cycle(); }
   std::mt19937_64& rng() { return rng_; }
 
   // ------------------------------------------------------------------ configuration
-  void set_mode(unsigned mode) { top_->mode_i = static_cast<CData>(mode); }
+  void set_mode(unsigned mode) { bench_.dut().mode_i = static_cast<CData>(mode); }
   void set_enable(bool on) {
     enable_ = on;
-    top_->enable_i = on;
+    bench_.dut().enable_i = on;
   }
   void set_table_size(uint32_t n) {
     table_size_ = n;
-    top_->table_size_i = n;
+    bench_.dut().table_size_i = n;
   }
-  void set_table_base(uint64_t base) { top_->table_base_i = base; }
+  void set_table_base(uint64_t base) { bench_.dut().table_base_i = base; }
   void set_exec(bool priv, uint64_t fence, uint32_t context) {
     priv_ = priv;
-    top_->priv_i = priv;
-    top_->fence_i = fence;
-    top_->context_i = context;
+    bench_.dut().priv_i = priv;
+    bench_.dut().fence_i = fence;
+    bench_.dut().context_i = context;
   }
   bool enabled() const { return enable_; }
   uint32_t table_size() const { return table_size_; }
@@ -232,8 +203,8 @@ public:
   void write_pte(uint64_t idx, uint64_t value) {
     memory_.write64(kTableBase + 8 * idx, value);
     auto& h = history_[idx];
-    if (!h.empty()) h.back().superseded = cycle_;
-    h.push_back({value, cycle_, kNever, kNever});
+    if (!h.empty()) h.back().superseded = cycle();
+    h.push_back({value, cycle(), kNever, kNever});
   }
   uint64_t read_pte(uint64_t idx) const { return memory_.read64(kTableBase + 8 * idx); }
 
@@ -243,27 +214,27 @@ public:
   // ------------------------------------------------------------------ invalidation
   /// Requests an invalidation and runs until the GART takes it; returns the request cycle.
   uint64_t invalidate_start(bool all, uint32_t first = 0, uint32_t count = 0) {
-    Model& t = *top_;
+    Model& t = bench_.dut();
     t.inv_all_i = all;
     t.inv_first_i = first;
     t.inv_count_i = count;
     t.inv_valid_i = 1;
-    inv_pending_.push_back({all, first, count, cycle_});
+    inv_pending_.push_back({all, first, count, cycle()});
     while (!inv_taken_) step();
     inv_taken_ = false;
     return inv_pending_.back().requested;
   }
   /// Runs until every invalidation completed (inv_busy low).
   void invalidate_wait(uint64_t max_cycles = 10000) {
-    const uint64_t limit = cycle_ + max_cycles;
-    while ((top_->inv_busy_o || !inv_pending_.empty()) && cycle_ < limit) step();
-    if (cycle_ >= limit) fail("invalidation did not complete");
+    const uint64_t limit = cycle() + max_cycles;
+    while ((top().inv_busy_o || !inv_pending_.empty()) && cycle() < limit) step();
+    if (cycle() >= limit) fail("invalidation did not complete");
   }
   void invalidate(bool all, uint32_t first = 0, uint32_t count = 0) {
     invalidate_start(all, first, count);
     invalidate_wait();
   }
-  bool inv_busy() const { return top_->inv_busy_o != 0; }
+  bool inv_busy() const { return bench_.dut().inv_busy_o != 0; }
 
   /// The values PTE idx may legitimately have been translated with by a request accepted at
   /// cycle a and answered at cycle r: every value whose lifetime (written .. replaced and then
@@ -289,7 +260,7 @@ public:
   }
   const std::vector<FetchReq>& fetches() const { return fetches_; }
   bool fetch_idle() const {
-    return fetch_queue_.empty() && status_idx_ == fetches_.size() && !top_->busy_o;
+    return fetch_queue_.empty() && status_idx_ == fetches_.size() && !bench_.dut().busy_o;
   }
 
   // ------------------------------------------------------------------ direct port
@@ -312,7 +283,7 @@ public:
     unsigned client;  ///< 0 = fetch engine, 1 = direct port
   };
   FaultRecord fault_record() const {
-    const Model& t = *top_;
+    const Model& t = bench_.dut();
     return {t.fault_valid_o != 0, t.fault_more_o != 0, t.fault_write_o != 0, t.fault_priv_o != 0,
             static_cast<Reason>(t.fault_reason_o), t.fault_addr_o, t.fault_fence_o, t.fault_context_o,
             static_cast<unsigned>(t.fault_client_o)};
@@ -320,20 +291,26 @@ public:
   void clear_fault() { clear_fault_ = true; }
   uint64_t fault_events() const { return fault_events_; }
 
-  uint32_t perf_lookups() const { return top_->perf_lookups_o; }
-  uint32_t perf_misses() const { return top_->perf_misses_o; }
-  uint32_t perf_walks() const { return top_->perf_walks_o; }
-  bool walk_busy() const { return top_->walk_busy_o != 0; }
+  uint32_t perf_lookups() const { return bench_.dut().perf_lookups_o; }
+  uint32_t perf_misses() const { return bench_.dut().perf_misses_o; }
+  uint32_t perf_walks() const { return bench_.dut().perf_walks_o; }
+  bool walk_busy() const { return bench_.dut().walk_busy_o != 0; }
 
   /// Bus pages any read was issued into (both masters), and the walker's read count.
   bool page_was_read(uint64_t bus_page) const { return pages_read_.count(bus_page) != 0; }
   uint64_t walker_reads() const { return walker_reads_; }
   void forget_reads() { pages_read_.clear(); }
 
-  // ------------------------------------------------------------------ clock
-  void step() {
-    Model& t = *top_;
-    drive_axi_read(t, axi_->outputs());
+  ///////////
+  // Clock //
+  ///////////
+
+  /// One clock cycle (bench.hpp: the memory, then this harness).
+  void step() { bench_.tick(); }
+
+  // Agent: fetch requests, the direct port, invalidations; the scoreboard.
+  void drive() override {
+    Model& t = bench_.dut();
     // Fetch requests.
     const bool offer = !fetch_queue_.empty();
     t.req_valid_i = offer;
@@ -355,97 +332,91 @@ public:
     }
     t.dx_rsp_ready_i = chance(config_.dx_rsp_ready_prob);
     t.fault_clear_i = clear_fault_;
-    t.clk_i = 0;
-    t.eval();
-    trace_->dump(2 * cycle_);
+  }
 
-    AxiManagerOut sample{};
-    sample_axi_read(t, sample);
-    checker_->tick(sample, axi_->outputs());
-    const bool ar_hs = sample.arvalid && axi_->outputs().arready;
-    const bool req_hs = t.req_valid_i && t.req_ready_o;
-    const bool data_hs = t.data_valid_o && t.data_ready_i;
-    const bool status_hs = t.status_valid_o && t.status_ready_i;
-    const bool dx_req_hs = t.dx_req_valid_i && t.dx_req_ready_o;
-    const bool dx_rsp_hs = t.dx_rsp_valid_o && t.dx_rsp_ready_i;
-    const bool inv_hs = t.inv_valid_i && t.inv_ready_o;
-    const bool inv_done = t.inv_done_o;
-    const bool fault_evt = t.fault_evt_o;
-    std::array<uint8_t, kAxiMaxDataBytes> data{};
-    if (data_hs) detail::bus_to_bytes(t.data_o, data.data(), kDataBytes);
-    const uint64_t keep = t.data_keep_o;
-    const auto status_err = static_cast<DmaErr>(t.status_err_o);
-    Expect rsp;
-    rsp.fault = t.dx_rsp_fault_o;
-    rsp.ppn = t.dx_rsp_ppn_o;
-    rsp.snoop = t.dx_rsp_snoop_o;
+  void sample() override {
+    const Model& t = bench_.dut();
+    s_.req_hs = t.req_valid_i && t.req_ready_o;
+    s_.data_hs = t.data_valid_o && t.data_ready_i;
+    s_.status_hs = t.status_valid_o && t.status_ready_i;
+    s_.dx_req_hs = t.dx_req_valid_i && t.dx_req_ready_o;
+    s_.dx_rsp_hs = t.dx_rsp_valid_o && t.dx_rsp_ready_i;
+    s_.inv_hs = t.inv_valid_i && t.inv_ready_o;
+    s_.inv_done = t.inv_done_o;
+    s_.fault_evt = t.fault_evt_o;
+    s_.data.fill(0);
+    if (s_.data_hs) detail::bus_to_bytes(t.data_o, s_.data.data(), kDataBytes);
+    s_.keep = t.data_keep_o;
+    s_.status_err = static_cast<DmaErr>(t.status_err_o);
+    s_.rsp.fault = t.dx_rsp_fault_o;
+    s_.rsp.ppn = t.dx_rsp_ppn_o;
+    s_.rsp.snoop = t.dx_rsp_snoop_o;
+  }
 
-    t.clk_i = 1;
-    t.eval();
-    trace_->dump(2 * cycle_ + 1);
-
-    axi_->tick(sample);
-    if (ar_hs) {
-      for (uint64_t p = sample.araddr >> 12; p <= (sample.araddr + (uint64_t{sample.arlen} + 1) * kDataBytes - 1) >> 12; ++p) {
-        pages_read_.insert(p);
-      }
+  void edge() override {
+    Model& t = bench_.dut();
+    const uint64_t now = bench_.cycle();
+    const AxiManagerOut& sample = axi_.sampled();
+    if (sample.arvalid && axi_.presented().arready) {
+      const uint64_t end = sample.araddr + (uint64_t{sample.arlen} + 1) * kDataBytes - 1;
+      for (uint64_t p = sample.araddr >> 12; p <= end >> 12; ++p) pages_read_.insert(p);
       if (sample.arid == 1) ++walker_reads_;
     }
-    if (req_hs) {
-      fetches_[fetch_queue_.front()].accept_cycle = cycle_;
+    if (s_.req_hs) {
+      fetches_[fetch_queue_.front()].accept_cycle = now;
       fetch_queue_.pop_front();
     }
-    if (data_hs) {
+    if (s_.data_hs) {
       unsigned n = 0;
-      while (n < kDataBytes && ((keep >> n) & 1u)) ++n;
+      while (n < kDataBytes && ((s_.keep >> n) & 1u)) ++n;
       if (data_idx_ < fetches_.size()) {
         auto& f = fetches_[data_idx_];
-        f.data.insert(f.data.end(), data.begin(), data.begin() + n);
+        f.data.insert(f.data.end(), s_.data.begin(), s_.data.begin() + n);
         if (f.data.size() >= f.len) ++data_idx_;
       } else {
         fail("data beat with no fetch expecting it");
       }
     }
-    if (status_hs) {
+    if (s_.status_hs) {
       if (status_idx_ < fetches_.size()) {
         auto& f = fetches_[status_idx_];
         f.done = true;
-        f.err = status_err;
-        f.status_cycle = cycle_;
-        if (status_err != DmaErr::Ok) data_idx_ = status_idx_ + 1;
+        f.err = s_.status_err;
+        f.status_cycle = now;
+        if (s_.status_err != DmaErr::Ok) data_idx_ = status_idx_ + 1;
         ++status_idx_;
       } else {
         fail("status with no fetch outstanding");
       }
     }
-    if (dx_req_hs) {
+    if (s_.dx_req_hs) {
       DxReq r;
       r.vpn = dx_queue_.front().vpn;
       r.write = dx_queue_.front().write;
       r.priv = priv_;
-      r.accept_cycle = cycle_;
+      r.accept_cycle = now;
       dx_.push_back(r);
       dx_queue_.pop_front();
       dx_offered_ = false;
     }
-    if (dx_rsp_hs) {
+    if (s_.dx_rsp_hs) {
       if (dx_rsp_idx_ < dx_.size()) {
         auto& r = dx_[dx_rsp_idx_++];
         r.answered = true;
-        r.rsp_cycle = cycle_;
-        r.got = rsp;
-        if (rsp.fault) r.got.ppn = 0;
+        r.rsp_cycle = now;
+        r.got = s_.rsp;
+        if (s_.rsp.fault) r.got.ppn = 0;
       } else {
         fail("translation response with no request");
       }
     }
-    if (inv_hs) {
+    if (s_.inv_hs) {
       t.inv_valid_i = 0;
       inv_taken_ = true;
       inv_accepted_.push_back(inv_pending_.front());
       inv_pending_.pop_front();
     }
-    if (inv_done) {
+    if (s_.inv_done) {
       if (inv_accepted_.empty()) {
         fail("invalidation done with none accepted");
       } else {
@@ -453,15 +424,14 @@ public:
         for (auto& [idx, h] : history_) {
           if (!inv.all && (idx < inv.first || idx - inv.first >= inv.count)) continue;
           for (auto& v : h) {
-            if (v.superseded <= inv.requested && v.end == kNever) v.end = cycle_;
+            if (v.superseded <= inv.requested && v.end == kNever) v.end = now;
           }
         }
         inv_accepted_.pop_front();
       }
     }
-    if (fault_evt) ++fault_events_;
+    if (s_.fault_evt) ++fault_events_;
     clear_fault_ = false;
-    ++cycle_;
   }
 
   void run(uint64_t cycles) {
@@ -470,10 +440,10 @@ public:
 
   /// Steps until fetches and direct translations are done and no walk or invalidation runs.
   bool run_until_idle(uint64_t max_cycles = 1'000'000) {
-    const uint64_t limit = cycle_ + max_cycles;
-    while (cycle_ < limit) {
+    const uint64_t limit = cycle() + max_cycles;
+    while (cycle() < limit) {
       if (fetch_idle() && dx_outstanding() == 0 && !walk_busy() && !inv_busy() && inv_pending_.empty() &&
-          axi_->idle()) {
+          axi_.model().idle()) {
         return true;
       }
       step();
@@ -497,14 +467,14 @@ public:
   }
 
   void fail(const std::string& what) {
-    if (errors_.size() < 50) errors_.push_back("cycle " + std::to_string(cycle_) + ": " + what);
+    if (errors_.size() < 50) errors_.push_back("cycle " + std::to_string(cycle()) + ": " + what);
   }
-  bool ok() const { return errors_.empty() && checker_->ok(); }
+  bool ok() const { return errors_.empty() && axi_.checker().ok(); }
   std::string report() const {
     std::ostringstream out;
     out << "seed " << config_.seed << "\n";
     for (const auto& e : errors_) out << e << "\n";
-    out << checker_->report();
+    out << axi_.checker().report();
     return out.str();
   }
 
@@ -532,14 +502,20 @@ private:
   };
 
   HarnessConfig config_;
-  std::unique_ptr<VerilatedContext> context_;
-  std::unique_ptr<Model> top_;
-  std::unique_ptr<Trace<Model>> trace_;
-  HostMemory memory_;
-  std::unique_ptr<AxiMemoryModel> axi_;
-  std::unique_ptr<AxiChecker> checker_;
   std::mt19937_64 rng_;
-  uint64_t cycle_ = 0;
+  HostMemory memory_;
+  Bench<Model> bench_;
+  AxiMemoryAgent<Model, true, false> axi_;
+
+  /// This cycle's handshakes and outputs, sampled for the edge.
+  struct Sampled {
+    bool req_hs = false, data_hs = false, status_hs = false, dx_req_hs = false, dx_rsp_hs = false;
+    bool inv_hs = false, inv_done = false, fault_evt = false;
+    std::array<uint8_t, kAxiMaxDataBytes> data{};
+    uint64_t keep = 0;
+    DmaErr status_err = DmaErr::Ok;
+    Expect rsp;
+  } s_;
 
   bool enable_ = true;
   uint32_t table_size_ = 0;

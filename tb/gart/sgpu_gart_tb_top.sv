@@ -9,6 +9,10 @@
 //   0, 2  the fetch engine is translated by the GART (both clients may run at once)
 //   1     the fetch engine is translated by sgpu_xlate_identity (the GART sees only the direct
 //         port): the identity baseline of the benchmark
+`include "sgpu_axi_typedef.svh"
+`include "sgpu_axi_assign.svh"
+`include "sgpu_tb_axi_ports.svh"
+
 `default_nettype none
 
 module sgpu_gart_tb_top #(
@@ -86,19 +90,8 @@ module sgpu_gart_tb_top #(
   output      logic [31:0]            perf_walks_o,
 
   // The shared AXI4 read port.
-  output      logic                   m_axi_arvalid,
-  input  wire logic                   m_axi_arready,
-  output      logic [3:0]             m_axi_arid,
-  output      logic [63:0]            m_axi_araddr,
-  output      logic [7:0]             m_axi_arlen,
-  output      logic [2:0]             m_axi_arsize,
-  output      logic [1:0]             m_axi_arburst,
-  input  wire logic                   m_axi_rvalid,
-  output      logic                   m_axi_rready,
-  input  wire logic [3:0]             m_axi_rid,
-  input  wire logic [DataWidth-1:0]   m_axi_rdata,
-  input  wire logic [1:0]             m_axi_rresp,
-  input  wire logic                   m_axi_rlast
+  /// AXI4 read port (fetch engine and walker through the read arbiter), flat.
+  `SGPU_TB_AXI_RD_PORTS(4, DataWidth)
 );
 
   localparam logic [3:0] WalkId = 4'd1;
@@ -114,23 +107,15 @@ module sgpu_gart_tb_top #(
 
   assign use_identity = (mode_i == 2'd1);
 
-  logic                 fe_arvalid, fe_arready, fe_rvalid, fe_rready, fe_rlast;
-  logic [3:0]           fe_arid, fe_rid;
-  logic [63:0]          fe_araddr;
-  logic [7:0]           fe_arlen;
-  logic [2:0]           fe_arsize;
-  logic [1:0]           fe_arburst, fe_rresp;
-  logic [DataWidth-1:0] fe_rdata;
-  logic                 wk_arvalid, wk_arready, wk_rvalid, wk_rready, wk_rlast;
-  logic [3:0]           wk_arid, wk_rid;
-  logic [63:0]          wk_araddr;
-  logic [7:0]           wk_arlen;
-  logic [2:0]           wk_arsize;
-  logic [1:0]           wk_arburst, wk_rresp;
-  logic [DataWidth-1:0] wk_rdata;
+  `SGPU_AXI_TYPEDEF_RD(axi_rd, logic [3:0], logic [DataWidth-1:0])
+  axi_rd_req_t fetch_rd_req, walk_rd_req, rd_req;
+  axi_rd_rsp_t fetch_rd_rsp, walk_rd_rsp, rd_rsp;
+  `SGPU_AXI_FLAT_RD(rd_req, rd_rsp)
 
   sgpu_dma_rd #(
-    .DataWidth(DataWidth)
+    .DataWidth   (DataWidth),
+    .axi_rd_req_t(axi_rd_req_t),
+    .axi_rd_rsp_t(axi_rd_rsp_t)
   ) u_fetch (
     .clk_i            (clk_i),
     .rst_ni           (rst_ni),
@@ -153,19 +138,8 @@ module sgpu_gart_tb_top #(
     .xlate_rsp_valid_i(fe_xrsp_valid),
     .xlate_rsp_ready_o(fe_xrsp_ready),
     .xlate_rsp_i      (fe_xrsp),
-    .m_axi_arvalid    (fe_arvalid),
-    .m_axi_arready    (fe_arready),
-    .m_axi_arid       (fe_arid),
-    .m_axi_araddr     (fe_araddr),
-    .m_axi_arlen      (fe_arlen),
-    .m_axi_arsize     (fe_arsize),
-    .m_axi_arburst    (fe_arburst),
-    .m_axi_rvalid     (fe_rvalid),
-    .m_axi_rready     (fe_rready),
-    .m_axi_rid        (fe_rid),
-    .m_axi_rdata      (fe_rdata),
-    .m_axi_rresp      (fe_rresp),
-    .m_axi_rlast      (fe_rlast)
+    .axi_rd_req_o     (fetch_rd_req),
+    .axi_rd_rsp_i     (fetch_rd_rsp)
   );
 
   sgpu_xlate_identity u_identity (
@@ -232,7 +206,9 @@ module sgpu_gart_tb_top #(
     .DataWidth (DataWidth),
     .IdWidth   (4),
     .WalkAxiId (WalkId),
-    .TlbEntries(TlbEntries)
+    .TlbEntries(TlbEntries),
+    .axi_rd_req_t(axi_rd_req_t),
+    .axi_rd_rsp_t(axi_rd_rsp_t)
   ) u_gart (
     .clk_i            (clk_i),
     .rst_ni           (rst_ni),
@@ -260,19 +236,8 @@ module sgpu_gart_tb_top #(
     .perf_lookups_o   (perf_lookups_o),
     .perf_misses_o    (perf_misses_o),
     .perf_walks_o     (perf_walks_o),
-    .m_axi_arvalid    (wk_arvalid),
-    .m_axi_arready    (wk_arready),
-    .m_axi_arid       (wk_arid),
-    .m_axi_araddr     (wk_araddr),
-    .m_axi_arlen      (wk_arlen),
-    .m_axi_arsize     (wk_arsize),
-    .m_axi_arburst    (wk_arburst),
-    .m_axi_rvalid     (wk_rvalid),
-    .m_axi_rready     (wk_rready),
-    .m_axi_rid        (wk_rid),
-    .m_axi_rdata      (wk_rdata),
-    .m_axi_rresp      (wk_rresp),
-    .m_axi_rlast      (wk_rlast)
+    .axi_rd_req_o     (walk_rd_req),
+    .axi_rd_rsp_i     (walk_rd_rsp)
   );
 
   assign fault_valid_o   = fault.valid;
@@ -286,35 +251,17 @@ module sgpu_gart_tb_top #(
   assign fault_context_o = fault.context_id;
 
   sgpu_axi_rd_arb #(
-    .DataWidth(DataWidth),
-    .IdWidth  (4),
-    .S1Id     (WalkId)
+    .IdWidth     (4),
+    .S1Id        (WalkId),
+    .axi_rd_req_t(axi_rd_req_t),
+    .axi_rd_rsp_t(axi_rd_rsp_t)
   ) u_arb (
-    .clk_i         (clk_i),
-    .rst_ni        (rst_ni),
-    .s0_axi_arvalid(fe_arvalid), .s0_axi_arready(fe_arready), .s0_axi_arid  (fe_arid),
-    .s0_axi_araddr (fe_araddr),  .s0_axi_arlen  (fe_arlen),   .s0_axi_arsize(fe_arsize),
-    .s0_axi_arburst(fe_arburst), .s0_axi_rvalid (fe_rvalid),  .s0_axi_rready(fe_rready),
-    .s0_axi_rid    (fe_rid),     .s0_axi_rdata  (fe_rdata),   .s0_axi_rresp (fe_rresp),
-    .s0_axi_rlast  (fe_rlast),
-    .s1_axi_arvalid(wk_arvalid), .s1_axi_arready(wk_arready), .s1_axi_arid  (wk_arid),
-    .s1_axi_araddr (wk_araddr),  .s1_axi_arlen  (wk_arlen),   .s1_axi_arsize(wk_arsize),
-    .s1_axi_arburst(wk_arburst), .s1_axi_rvalid (wk_rvalid),  .s1_axi_rready(wk_rready),
-    .s1_axi_rid    (wk_rid),     .s1_axi_rdata  (wk_rdata),   .s1_axi_rresp (wk_rresp),
-    .s1_axi_rlast  (wk_rlast),
-    .m_axi_arvalid (m_axi_arvalid),
-    .m_axi_arready (m_axi_arready),
-    .m_axi_arid    (m_axi_arid),
-    .m_axi_araddr  (m_axi_araddr),
-    .m_axi_arlen   (m_axi_arlen),
-    .m_axi_arsize  (m_axi_arsize),
-    .m_axi_arburst (m_axi_arburst),
-    .m_axi_rvalid  (m_axi_rvalid),
-    .m_axi_rready  (m_axi_rready),
-    .m_axi_rid     (m_axi_rid),
-    .m_axi_rdata   (m_axi_rdata),
-    .m_axi_rresp   (m_axi_rresp),
-    .m_axi_rlast   (m_axi_rlast)
+    .clk_i  (clk_i),
+    .rst_ni (rst_ni),
+    .s_req_i({walk_rd_req, fetch_rd_req}),
+    .s_rsp_o({walk_rd_rsp, fetch_rd_rsp}),
+    .m_req_o(rd_req),
+    .m_rsp_i(rd_rsp)
   );
 
   assign status_tag_o = status.tag;

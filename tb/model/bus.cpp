@@ -111,7 +111,7 @@ Bus::Fetch Bus::fetch_physical(std::uint64_t addr, std::uint64_t len) const {
     if (resp == kRespOkay) continue;
     const std::uint64_t ok_bytes = beat > addr ? beat - addr : 0;
     f.delivered = ok_bytes / b * b;
-    f.error = (resp == kRespDecErr) ? FetchError::DecErr : FetchError::SlvErr;
+    f.error = (resp == kRespDecErr) ? FetchError::BusDecErr : FetchError::BusSlvErr;
     return f;
   }
   return f;
@@ -142,7 +142,7 @@ Bus::Fetch Bus::fetch(std::uint64_t addr, std::uint64_t len, const Access& acces
       continue;
     }
     if (!l.ok()) {
-      stop(lo, FetchError::Translation);
+      stop(lo, FetchError::XlateFault);
       f.refused_page = page;
       f.refusal = l.fault;
       return f;  // nothing after a refusal is asked for
@@ -152,7 +152,7 @@ Bus::Fetch Bus::fetch(std::uint64_t addr, std::uint64_t len, const Access& acces
       const std::uint64_t bus = l.bus_page | (beat & (Gart::kPageBytes - 1));
       const std::uint8_t resp = error_for(bus, bus + b, false);
       if (resp == kRespOkay) continue;
-      stop(beat, resp == kRespDecErr ? FetchError::DecErr : FetchError::SlvErr);
+      stop(beat, resp == kRespDecErr ? FetchError::BusDecErr : FetchError::BusSlvErr);
       break;
     }
   }
@@ -231,14 +231,14 @@ Bus::CopyOutcome Bus::copy(bool fill, std::uint64_t src, std::uint64_t dst, std:
       const std::uint64_t s = src + std::uint64_t{r} * src_pitch;
       const Fetch f = fetch(s, width, read);
       if (out.error == CopyOutcome::Error::Read) {
-        if (f.error == FetchError::Translation || f.refused_later) read_refused_later = true;
+        if (f.error == FetchError::XlateFault || f.refused_later) read_refused_later = true;
         continue;
       }
       if (f.error == FetchError::Ok) continue;
       out.error = CopyOutcome::Error::Read;
       out.addr = s + f.delivered;
       out.read_error = f.error;
-      if (f.error == FetchError::Translation) {
+      if (f.error == FetchError::XlateFault) {
         out.translation = true;
         out.refused_page = f.refused_page;
         out.refusal = f.refusal;

@@ -15,12 +15,13 @@
 
 #include "common/host_memory.hpp"
 #include "model/gart.hpp"
+#include "sgpu/gen/abi.hpp"
 
 namespace sgpu::model {
 
-/// Why a fetch ended early, as the fetch engine reports it (sgpu_dma_pkg::dma_err_e values:
-/// they appear in FAULT_DETAIL).
-enum class FetchError : std::uint8_t { Ok = 0, SlvErr = 1, DecErr = 2, Translation = 3 };
+/// Why a fetch ended early, as the fetch engine reports it: the fetch error codes of
+/// spec/abi.toml (they appear in FAULT_DETAIL).
+using FetchError = abi::FetchError;
 
 /// AXI response codes (as on the wires).
 inline constexpr std::uint8_t kRespOkay = 0;

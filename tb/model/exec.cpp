@@ -6,7 +6,7 @@ namespace sgpu::model {
 namespace {
 
 abi::Fault fetch_fault(FetchError e) {
-  return e == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError;
+  return e == FetchError::XlateFault ? abi::Fault::Translation : abi::Fault::BusError;
 }
 
 }  // namespace
@@ -23,7 +23,7 @@ bool Exec::take(std::uint32_t& dword) {
   if (stopped_) return false;
   if (pos_ >= delivered_dwords_) {
     // The decoder waits for a dword that will never come and takes the error status instead.
-    if (fetch_error_ == FetchError::Translation) {
+    if (fetch_error_ == FetchError::XlateFault) {
       refused(refused_page_, fetch_access(), refusal_, next_addr(), static_cast<std::uint32_t>(fetch_error_));
     } else {
       if (refused_later_) m_.ambiguous_ = true;  // the look-ahead may have asked the GART already
@@ -86,9 +86,9 @@ void Exec::fault(abi::Fault reason, std::uint64_t addr, std::uint32_t detail) {
   if (write_failed_) m_.ambiguous_ = true;
   // A refusal ahead of the decoder (or of a stopped stream) may or may not be in the GART's
   // record by now: the fetch engine translates ahead.
-  const bool own_refusal = reason == abi::Fault::Translation && fetch_error_ == FetchError::Translation &&
+  const bool own_refusal = reason == abi::Fault::Translation && fetch_error_ == FetchError::XlateFault &&
                            pos_ >= delivered_dwords_ && addr == next_addr();
-  if ((fetch_error_ == FetchError::Translation && !own_refusal) || stale_refusal_) m_.ambiguous_ = true;
+  if ((fetch_error_ == FetchError::XlateFault && !own_refusal) || stale_refusal_) m_.ambiguous_ = true;
   stopped_ = true;
   FaultRecord r;
   r.reason = reason;
@@ -129,7 +129,7 @@ bool Exec::poll32(std::uint64_t addr, std::uint32_t header, std::uint32_t& value
   if (stopped_) return false;
   stop_stream();
   const Bus::Fetch f = m_.bus_.fetch(addr, 4, fetch_access());
-  if (f.error == FetchError::Translation) {
+  if (f.error == FetchError::XlateFault) {
     refused(f.refused_page, fetch_access(), f.refusal, addr, header);
     return false;
   }
@@ -152,7 +152,7 @@ void Exec::start_stream(std::uint64_t addr, std::uint64_t bytes) {
 }
 
 void Exec::stop_stream() {
-  if (fetch_error_ == FetchError::Translation || refused_later_) stale_refusal_ = true;
+  if (fetch_error_ == FetchError::XlateFault || refused_later_) stale_refusal_ = true;
   fetch_error_ = FetchError::Ok;
   refused_later_ = false;
 }
@@ -192,7 +192,7 @@ void Exec::wait_forever(std::uint32_t header) {
     fault(abi::Fault::Watchdog, header_addr_, header);
     return;
   }
-  if (fetch_error_ == FetchError::Translation || refused_later_ || stale_refusal_) m_.ambiguous_ = true;
+  if (fetch_error_ == FetchError::XlateFault || refused_later_ || stale_refusal_) m_.ambiguous_ = true;
   stopped_ = true;
   m_.hung_ = true;
 }

@@ -228,14 +228,14 @@ void Model::execute_entry() {
   // The ring is the kernel's: read with privilege; the GART records no submission for it.
   const Access ring{Client::Fetch, false, true};
   const Bus::Fetch f = bus_.fetch(entry_addr, sizeof(abi::RingEntry), ring);
-  if (f.error == FetchError::Translation) {
+  if (f.error == FetchError::XlateFault) {
     gart_.record(f.refused_page, ring, f.refusal, 0, 0);
     int_status_ |= SGPU_REGS__INT_STATUS__GART_FAULT_bm;
   }
   if (f.error != FetchError::Ok) {
     // The entry could not be read: no fence is known yet.
     FaultRecord r;
-    r.reason = f.error == FetchError::Translation ? abi::Fault::Translation : abi::Fault::BusError;
+    r.reason = f.error == FetchError::XlateFault ? abi::Fault::Translation : abi::Fault::BusError;
     r.ring_index = head_ & 0xffffffu;
     r.addr = entry_addr;
     r.fence = 0;

@@ -181,7 +181,7 @@ TEST_CASE("a read bus error delivers whole beats before it", "[model]") {
   bus.inject_error(0x1010, 0x1018, kRespSlvErr);
   CHECK(bus.fetch_physical(0x1000, 64).delivered == 16);   // aligned: beats 0 and 1
   CHECK(bus.fetch_physical(0x1004, 64).delivered == 8);    // unaligned: one whole output beat
-  CHECK(bus.fetch_physical(0x1004, 64).error == FetchError::SlvErr);
+  CHECK(bus.fetch_physical(0x1004, 64).error == FetchError::BusSlvErr);
   CHECK(bus.fetch_physical(0x1018, 64).error == FetchError::Ok);
 }
 

@@ -3,12 +3,12 @@
 #include <verilated.h>
 
 #include "Vsgpu_top.h"
-#include "common/sim_clock.hpp"
+#include "common/axi_lite_master.hpp"
+#include "common/bench.hpp"
 
 #include "systemc/rtl_device.hpp"
 
 #include <sstream>
-#include <type_traits>
 
 #include <tlm_utils/tlm_quantumkeeper.h>
 
@@ -54,43 +54,66 @@ sc_core::sc_time pick_quantum(const DeviceConfig& c, sc_core::sc_time period) {
 }  // namespace
 
 struct RtlDevice::Impl final : AxiTlmBridge::Memory {
+  // The AXI4 subordinate on the RTL's host-memory port as a bench agent: the bridge answers, the
+  // checker checks every cycle out of reset; in reset the bridge forgets what was in flight.
+  struct DmaPort final : tb::Agent {
+    DmaPort(Vsgpu_top& t, RtlDevice& d, AxiTlmBridge& b, std::uint64_t& c)
+        : top(t), dev(d), bridge(b), cycle(c), checker(sizeof(Vsgpu_top::m_axi_rdata), "dma") {}
+
+    void drive() override {
+      tb::drive_axi_read(top, bridge.outputs());
+      tb::drive_axi_write(top, bridge.outputs());
+    }
+    void sample() override {
+      tb::sample_axi_read(top, sampled);
+      tb::sample_axi_write(top, sampled);
+      in_reset = !top.rst_ni;
+      if (dev.config().check_axi && !in_reset) {
+        checker.tick(sampled, bridge.outputs());
+        if (!checker.ok()) dev.fail("AXI protocol violation on the DMA port: " + checker.violations().front());
+      }
+    }
+    // The bridge annotates its transactions at the RTL's time after this edge.
+    void edge() override {
+      ++cycle;
+      if (in_reset) {
+        bridge.reset();
+      } else {
+        bridge.tick(sampled);
+      }
+    }
+
+    Vsgpu_top& top;
+    RtlDevice& dev;
+    AxiTlmBridge& bridge;
+    std::uint64_t& cycle;
+    tb::AxiChecker checker;
+    tb::AxiManagerOut sampled{};
+    bool in_reset = false;
+  };
+
   Impl(RtlDevice& d, const DeviceConfig& c)
       : dev(d),
-        context(std::make_unique<VerilatedContext>()),
+        bench({"sgpu_top", 2, c.seed, c.fst_path}),
         bridge(*this, sizeof(Vsgpu_top::m_axi_rdata), d.clock_period()),
-        checker(sizeof(Vsgpu_top::m_axi_rdata), "dma"),
+        dma(bench.dut(), d, bridge, cycle),
+        lite(bench.dut()),
         qk(pick_quantum(c, d.clock_period())) {
-    context->randReset(2);  // every uninitialised flop starts random: reset bugs show up
-    context->randSeed(static_cast<int>(c.seed & 0x7fffffff));
-    context->assertOn(true);
-    top = std::make_unique<Vsgpu_top>(context.get(), "sgpu_top");
-    trace = std::make_unique<tb::Trace<Vsgpu_top>>(*top, c.fst_path);
-  }
-  ~Impl() override {
-    trace.reset();
-    top->final();
+    bench.add(dma);
+    bench.add(lite);
   }
 
   RtlDevice& dev;
-  std::unique_ptr<VerilatedContext> context;
-  std::unique_ptr<Vsgpu_top> top;
-  std::unique_ptr<tb::Trace<Vsgpu_top>> trace;
+  tb::Bench<Vsgpu_top> bench;
   AxiTlmBridge bridge;
-  tb::AxiChecker checker;
-  tb::AxiManagerOut sampled{};
+  std::uint64_t cycle = 0;  // the bench's cycle, counted from inside the edge
+  DmaPort dma;
+  tb::AxiLiteMaster<Vsgpu_top> lite;
   CycleQuantumKeeper qk;
-  std::uint64_t cycle = 0;
   bool in_reset = false;
   bool irq_published = false;
 
-  // One register access in progress on the AXI4-Lite slave.
-  struct Lite {
-    bool active = false;
-    bool done = false;
-    std::uint32_t rdata = 0;
-    std::uint8_t resp = 0;
-  } lite;
-
+  Vsgpu_top& top() { return bench.dut(); }
   sc_core::sc_time rtl_time() const { return sc_core::sc_time::from_value(cycle * dev.clock_period().value()); }
   // AxiTlmBridge::Memory: DMA at the RTL's local time.
   sc_core::sc_time local_time() const override {
@@ -105,86 +128,19 @@ struct RtlDevice::Impl final : AxiTlmBridge::Memory {
     return dev.dma_write(addr, src, be, n, delay);
   }
 
-  // One clock cycle in the order every harness uses (tb/common/sim_clock.hpp): drive, settle,
-  // sample + check, edge, the bridge's edge.
-  void tick() {
-    Vsgpu_top& t = *top;
-    t.rst_ni = !in_reset;
-    tb::drive_axi_read(t, bridge.outputs());
-    tb::drive_axi_write(t, bridge.outputs());
-    t.clk_i = 0;
-    t.eval();
-    trace->dump(2 * cycle);
-    tb::sample_axi_read(t, sampled);
-    tb::sample_axi_write(t, sampled);
-    if (dev.config().check_axi && t.rst_ni) {
-      checker.tick(sampled, bridge.outputs());
-      if (!checker.ok()) dev.fail("AXI protocol violation on the DMA port: " + checker.violations().front());
-    }
-    bool aw = false, w = false, b = false, ar = false, r = false;
-    if (lite.active) {
-      aw = t.s_axil_awvalid && t.s_axil_awready;
-      w = t.s_axil_wvalid && t.s_axil_wready;
-      b = t.s_axil_bvalid && t.s_axil_bready;
-      ar = t.s_axil_arvalid && t.s_axil_arready;
-      r = t.s_axil_rvalid && t.s_axil_rready;
-      if (b) lite.resp = t.s_axil_bresp;
-      if (r) {
-        lite.rdata = t.s_axil_rdata;
-        lite.resp = t.s_axil_rresp;
-      }
-    }
-    t.clk_i = 1;
-    t.eval();
-    trace->dump(2 * cycle + 1);
-    ++cycle;
-    if (in_reset) {
-      bridge.reset();
-    } else {
-      bridge.tick(sampled);
-    }
-    if (lite.active) {
-      if (aw || ar) {
-        t.s_axil_awvalid = 0;
-        t.s_axil_arvalid = 0;
-      }
-      if (w) t.s_axil_wvalid = 0;
-      if (b || r) {
-        lite.done = true;
-        lite.active = false;
-        t.s_axil_bready = 0;
-        t.s_axil_rready = 0;
-      }
-    }
-  }
+  void tick() { bench.tick(); }
 
-  bool irq_changed() const { return static_cast<bool>(top->irq_o) != irq_published; }
+  bool irq_changed() { return static_cast<bool>(top().irq_o) != irq_published; }
   void publish_irq(sc_core::sc_time delay) {
-    irq_published = top->irq_o;
+    irq_published = top().irq_o;
     dev.set_irq(irq_published, delay);
   }
 };
 
 RtlDevice::RtlDevice(const sc_core::sc_module_name& name, const DeviceConfig& config)
     : Device(name, config), impl_(std::make_unique<Impl>(*this, config_)) {
-  auto& d = *impl_;
-  Vsgpu_top& t = *d.top;
-  // Inputs start random under --x-initial unique: the register port must start idle.
-  t.s_axil_awvalid = 0;
-  t.s_axil_wvalid = 0;
-  t.s_axil_bready = 0;
-  t.s_axil_arvalid = 0;
-  t.s_axil_rready = 0;
   // A real falling edge of the asynchronous reset, so every flop is reset before the first clock.
-  t.clk_i = 0;
-  t.rst_ni = 1;
-  t.eval();
-  t.rst_ni = 0;
-  t.eval();
-  d.in_reset = true;
-  for (unsigned i = 0; i < kResetCycles; ++i) d.tick();
-  d.in_reset = false;
-  d.tick();
+  impl_->bench.reset(kResetCycles, 1, /*with_agents=*/true);
   SC_HAS_PROCESS(RtlDevice);
   SC_THREAD(clock_thread);
 }
@@ -221,7 +177,6 @@ void RtlDevice::clock_thread() {
 
 bool RtlDevice::register_access(bool write, std::uint32_t offset, std::uint32_t& data, sc_core::sc_time& delay) {
   auto& d = *impl_;
-  Vsgpu_top& t = *d.top;
   // The access starts no earlier than the caller's local time (the RTL may be ahead already).
   const sc_core::sc_time start = sc_core::sc_time_stamp() + delay;
   while (d.rtl_time() < start && failure().empty()) d.tick();
@@ -229,23 +184,12 @@ bool RtlDevice::register_access(bool write, std::uint32_t offset, std::uint32_t&
     fail("register access while the device is held in reset");
     return false;
   }
-  d.lite = {};
-  d.lite.active = true;
   if (write) {
-    t.s_axil_awaddr = static_cast<std::remove_reference_t<decltype(t.s_axil_awaddr)>>(offset);
-    t.s_axil_awprot = 0;
-    t.s_axil_awvalid = 1;
-    t.s_axil_wdata = data;
-    t.s_axil_wstrb = 0xf;
-    t.s_axil_wvalid = 1;
-    t.s_axil_bready = 1;
+    d.lite.start_write(offset, data);
   } else {
-    t.s_axil_araddr = static_cast<std::remove_reference_t<decltype(t.s_axil_araddr)>>(offset);
-    t.s_axil_arprot = 0;
-    t.s_axil_arvalid = 1;
-    t.s_axil_rready = 1;
+    d.lite.start_read(offset);
   }
-  for (std::uint64_t n = 0; !d.lite.done && failure().empty(); ++n) {
+  for (std::uint64_t n = 0; !d.lite.done() && failure().empty(); ++n) {
     if (n == kMmioTimeoutCycles) {
       fail("register " + std::string(write ? "write" : "read") + " at " + hex(offset) + " got no response within " +
            std::to_string(kMmioTimeoutCycles) + " cycles");
@@ -253,25 +197,27 @@ bool RtlDevice::register_access(bool write, std::uint32_t offset, std::uint32_t&
     }
     d.tick();
   }
-  d.lite.active = false;
+  const bool done = d.lite.done();
+  if (!done) d.lite.idle();
   delay = d.local_time();
   if (d.irq_changed()) d.publish_irq(delay);
-  if (!failure().empty()) return false;
-  if (!write) data = d.lite.rdata;
-  return d.lite.resp == 0;
+  if (!failure().empty() || !done) return false;
+  if (!write) data = d.lite.rdata();
+  return d.lite.resp() == 0;
 }
 
 void RtlDevice::reset_changed(bool asserted) {
   auto& d = *impl_;
   if (asserted == d.in_reset) return;
   d.in_reset = asserted;
+  // The reset is asynchronous: asserted, every flop clears now and the bus forgets what was in
+  // flight (the DMA port sees rst_ni low from the next cycle on); released, the RTL leaves reset
+  // at its next clock edge.
+  d.bench.set_reset(asserted);
   if (asserted) {
-    // The reset is asynchronous: every flop clears now; the bus forgets what was in flight.
-    d.top->rst_ni = 0;
-    d.top->eval();
     d.bridge.reset();
-    d.checker.reset();
-    d.lite = {};
+    d.dma.checker.reset();
+    d.lite.idle();
     if (d.irq_changed()) d.publish_irq(d.local_time());
   }
 }

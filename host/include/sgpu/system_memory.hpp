@@ -17,7 +17,7 @@ class SystemMemory {
   virtual Result<DmaMemory> allocate(std::size_t bytes) = 0;
 };
 
-/// SystemMemory from a Transport (the sim, the model, the mock, later PCIe).
+/// SystemMemory from a Transport (the sim, the model, the mock, a PCIe card).
 class TransportSystemMemory final : public SystemMemory {
  public:
   explicit TransportSystemMemory(Transport& transport) : t_(transport) {}

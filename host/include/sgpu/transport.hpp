@@ -6,9 +6,10 @@
 // policy) is written against this interface only and never learns which backend it runs on.
 //
 // Backends are chosen by name through a TransportRegistry (transport/registry.hpp): libsgpu
-// carries "mock" (unit tests: scripted reads, logged writes) and "pcie" (libpciaccess + VFIO; not
-// available yet); the testbench adds "sim" (the Verilated RTL in process) and "model" (the C++
-// reference model). Each backend has its own options; nothing here knows them.
+// carries "mock" (unit tests: scripted reads, logged writes) and "pcie" (a card through
+// libpciaccess + VFIO, transport/pcie.hpp); the testbench adds "sim" (the Verilated RTL in
+// process), "model" (the C++ reference model) and "pcie-sim" (the pcie transport over a simulated
+// PCI function). Each backend has its own options; nothing here knows them.
 #pragma once
 
 #include <chrono>
@@ -100,7 +101,8 @@ class Transport {
 
   /// Waits until the interrupt line is high or `timeout` has passed (in the backend's time:
   /// the simulator advances its clock instead of sleeping). True if the line is high.
-  /// Returns at once if the line is already high.
+  /// Returns at once if the line is already high. Over PCIe the interrupt is a message (MSI),
+  /// not a level: true once per message that arrived, which the driver then acknowledges.
   virtual bool wait_irq(std::chrono::nanoseconds timeout) = 0;
 
   /// The backend's time: simulated time for "sim", a monotonic clock for hardware (and for an

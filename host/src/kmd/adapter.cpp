@@ -1,5 +1,7 @@
 #include "sgpu/kmd/adapter.hpp"
 
+#include "handle_tag.hpp"
+
 #include <fmt/format.h>
 
 #include "sgpu/kmd/context_allocation.hpp"
@@ -32,6 +34,14 @@ AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved
     d.segments.push_back(a);
     d.caps.aperture_segment_commit_limit = a.size;
   }
+  if (info.has_gart && reserved_bytes != 0) {
+    SegmentDescriptor w;
+    w.base_address = info.aperture_segment.base + info.aperture_segment.size - reserved_bytes;
+    w.size = w.commit_limit = reserved_bytes;
+    w.flags.value = SegmentFlags::kAperture;
+    d.segments.push_back(w);
+    d.dma_buffer_segment_id = static_cast<SegmentId>(d.segments.size());
+  }
   if (info.bus_addr_bits != 0 && info.bus_addr_bits < 64)
     d.caps.highest_acceptable_address = (std::uint64_t{1} << info.bus_addr_bits) - 1;
   // SchedulingCaps say what the driver does, not what the device could: PreemptionAware waits
@@ -43,7 +53,7 @@ AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved
 }
 
 Adapter::Adapter(AdapterDescription d, SystemMemory& s, std::shared_ptr<const SizingPolicy> p)
-    : desc_(std::move(d)), system_(s), policy_(std::move(p)) {}
+    : desc_(std::move(d)), system_(s), policy_(std::move(p)), tag_(detail::next_handle_tag()) {}
 
 Adapter::~Adapter() = default;
 
@@ -77,8 +87,13 @@ Result<std::unique_ptr<Adapter>> Adapter::create(AdapterDescription d, vidmm::Pa
     return Error::invalid("DXGK_QUERYSEGMENTOUT.PagingBufferSegmentId {} is not an aperture segment",
                           d.paging_buffer_segment_id);
 
+  if (d.dma_buffer_segment_id != kSystemMemory &&
+      (d.dma_buffer_segment_id > d.segments.size() || !d.segments[d.dma_buffer_segment_id - 1].is_aperture()))
+    return Error::invalid("DmaBufferSegmentId {} is not an aperture segment", d.dma_buffer_segment_id);
+
   vidmm::MemoryManagerConfig config;
   config.segments = d.segments;
+  if (d.dma_buffer_segment_id != kSystemMemory) config.kernel_segments = SegmentSet::of(d.dma_buffer_segment_id);
   config.page_size = d.page_size;
   if (caps.aperture_segment_commit_limit != 0) config.aperture_commit_limit = caps.aperture_segment_commit_limit;
   SGPU_ASSIGN_OR_RETURN(auto mm, vidmm::MemoryManager::create(std::move(config), executor, system_memory));
@@ -113,6 +128,11 @@ SegmentSet Adapter::aperture_segments() const {
   return s;
 }
 
+SegmentSet Adapter::allocation_segments() const {
+  return desc_.dma_buffer_segment_id == kSystemMemory ? all_segments()
+                                                      : all_segments().without(SegmentSet::of(desc_.dma_buffer_segment_id));
+}
+
 SegmentSet Adapter::all_segments() const {
   SegmentSet s;
   for (SegmentId id = 1; id <= desc_.segments.size(); ++id) s = s | SegmentSet::of(id);
@@ -127,8 +147,9 @@ Result<Device> Adapter::create_device(CreateDeviceFlags flags) {
     return Error::invalid("DXGK_CREATEDEVICEFLAGS: SystemDevice and GdiDevice are exclusive");
   const DxgkDeviceInfo info = policy_->device_info(*this, flags);
   SGPU_RETURN_IF_ERROR(validate_device_info(*this, info));
-  ++live_devices_;
-  return Device(*this, next_device_++, flags, info);
+  const std::uint64_t handle = new_handle();
+  devices_.emplace(handle, flags);
+  return Device(*this, handle, flags, info);
 }
 
 Result<ContextAllocation> Adapter::create_context_allocation(const CreateContextAllocationArgs& a) {
@@ -139,36 +160,46 @@ Result<ContextAllocation> Adapter::create_context_allocation(const CreateContext
   if (a.physical_adapter_index != 0)
     return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.PhysicalAdapterIndex {} (one adapter: must be 0)",
                           a.physical_adapter_index);
-  if (a.device == nullptr)
+  if (a.device == 0)
     return Error::invalid(
         "DXGKARGCB_CREATECONTEXTALLOCATION.hDevice is null (a system device): context allocations are only "
         "for non-system devices");
-  if (&a.device->adapter() != this)
-    return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice belongs to another adapter");
-  if (a.device->flags().system_device())
-    return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice {:#x} is a system device", a.device->id());
+  const auto dev = devices_.find(a.device);
+  if (dev == devices_.end())
+    return Error::invalid(
+        "DXGKARGCB_CREATECONTEXTALLOCATION.hDevice {:#x} is not a live device of this adapter (another adapter's, "
+        "or destroyed)",
+        a.device);
+  if (dev->second.system_device())
+    return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hDevice {:#x} is a system device", a.device);
   vidmm::AllocationOwner owner;
-  owner.device = a.device->id();
+  owner.device = a.device;
   if (f.shared_across_contexts()) {
-    if (a.context != nullptr)
+    if (a.context != 0)
       return Error::invalid(
           "DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} must be null when "
           "SharedAcrossContexts = 1 (a device context allocation)",
-          a.context->id());
+          a.context);
     owner.kind = vidmm::AllocationKind::DeviceContext;
   } else {
-    if (a.context == nullptr)
+    if (a.context == 0)
       return Error::invalid(
           "DXGKARGCB_CREATECONTEXTALLOCATION.hContext is null with SharedAcrossContexts = 0 (a GPU context "
           "allocation needs its context; a system context has none)");
-    if (a.context->device_id() != a.device->id())
+    const auto ctx = contexts_.find(a.context);
+    if (ctx == contexts_.end())
       return Error::invalid(
-          "DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} belongs to device {:#x}, not hDevice {:#x}",
-          a.context->id(), a.context->device_id(), a.device->id());
-    if (a.context->flags().system_context())
-      return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} is a system context", a.context->id());
+          "DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} is not a live context of this adapter (another "
+          "adapter's, or destroyed)",
+          a.context);
+    if (ctx->second.device != a.device)
+      return Error::invalid(
+          "DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} belongs to device {:#x}, not hDevice {:#x}", a.context,
+          ctx->second.device, a.device);
+    if (ctx->second.flags.system_context())
+      return Error::invalid("DXGKARGCB_CREATECONTEXTALLOCATION.hContext {:#x} is a system context", a.context);
     owner.kind = vidmm::AllocationKind::GpuContext;
-    owner.context = a.context->id();
+    owner.context = a.context;
   }
   AllocationInfo info;
   info.size = a.size;

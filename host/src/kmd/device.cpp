@@ -6,8 +6,6 @@
 
 namespace sgpu::kmd {
 
-namespace {}  // namespace
-
 Device::Device(Adapter& adapter, std::uint64_t id, CreateDeviceFlags flags, const DxgkDeviceInfo& info)
     : adapter_(&adapter), id_(id), flags_(flags), info_(info) {}
 
@@ -31,11 +29,12 @@ void Device::release() {
   auto& mm = adapter_->memory_manager();
   mm.destroy_owned_by(vidmm::AllocationKind::Standard, id_, 0);
   mm.destroy_owned_by(vidmm::AllocationKind::DeviceContext, id_, 0);
-  --adapter_->live_devices_;
+  adapter_->devices_.erase(id_);
   adapter_ = nullptr;
 }
 
 Result<Context> Device::create_context(const CreateContextArgs& args) {
+  if (adapter_ == nullptr) return Error::invalid("DxgkDdiCreateContext: the device was moved from or destroyed");
   const auto& caps = adapter_->caps();
   const CreateContextFlags f = args.flags;
   if (f.value & ~CreateContextFlags::kDefined)
@@ -57,12 +56,13 @@ Result<Context> Device::create_context(const CreateContextArgs& args) {
         args.engine_affinity);
   const DxgkContextInfo info = adapter_->sizing_policy().context_info(*adapter_, flags_, f, args.node_ordinal);
   SGPU_RETURN_IF_ERROR(validate_context_info(*adapter_, info, f));
-  Context c(*adapter_, id_, adapter_->next_context_++, f, args.node_ordinal, info);
-  ++adapter_->live_contexts_;
-  return c;
+  const std::uint64_t handle = adapter_->new_handle();
+  adapter_->contexts_.emplace(handle, Adapter::LiveContext{id_, f});
+  return Context(*adapter_, id_, handle, f, args.node_ordinal, info);
 }
 
 Result<Allocation> Device::create_allocation(const AllocationInfo& info) {
+  if (adapter_ == nullptr) return Error::invalid("DxgkDdiCreateAllocation: the device was moved from or destroyed");
   SGPU_ASSIGN_OR_RETURN(auto h, adapter_->memory_manager().create_allocation(
                                     info, vidmm::AllocationOwner{vidmm::AllocationKind::Standard, id_, 0}));
   return Allocation(adapter_->memory_manager(), h);
@@ -88,7 +88,7 @@ Context& Context::operator=(Context&& o) noexcept {
     release();
     adapter_ = std::exchange(o.adapter_, nullptr);
     device_ = o.device_;
-    id_ = o.id_;
+    id_ = std::exchange(o.id_, 0);
     flags_ = o.flags_;
     node_ = o.node_;
     info_ = o.info_;
@@ -104,7 +104,7 @@ Context::~Context() { release(); }
 void Context::release() {
   if (adapter_ == nullptr) return;
   adapter_->memory_manager().destroy_owned_by(vidmm::AllocationKind::GpuContext, device_, id_);
-  --adapter_->live_contexts_;
+  adapter_->contexts_.erase(id_);
   adapter_ = nullptr;
 }
 

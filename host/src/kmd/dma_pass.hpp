@@ -6,6 +6,7 @@
 
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/kmd/render.hpp"
+#include "sgpu/overlap.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/types.hpp"
 
@@ -20,6 +21,38 @@ inline const abi::PacketInfo& packet_info(abi::Opcode op) { return *abi::find_pa
 inline void put_address(std::uint32_t* pkt, unsigned dword, std::uint64_t address) {
   pkt[dword] = static_cast<std::uint32_t>(address);
   pkt[dword + 1] = static_cast<std::uint32_t>(address >> 32);
+}
+
+/// What a packet touches through one of its address fields, and the alignment the device
+/// requires of that address (1 = any).
+struct Access {
+  std::uint64_t extent = 0;
+  std::uint32_t align = 1;
+};
+
+/// The access through address field `field` of the packet `pkt` (header included, `dwords`
+/// long, already checked against the packet's min/max), as spec/abi.toml describes the field
+/// (`extent`, `align`; abi::AddressField). The ABI generator refuses an address field without
+/// both, so a new packet cannot slip through Render or Patch unchecked.
+inline Access access_of(const abi::AddressField& field, const std::uint32_t* pkt, std::uint32_t dwords) {
+  const std::uint8_t flags = abi::header_flags(pkt[0]);
+  const auto& d = field.extent_dwords;
+  std::uint64_t extent = 0;
+  switch (field.extent) {
+    case abi::ExtentKind::Constant:
+      extent = field.value.get(flags);
+      break;
+    case abi::ExtentKind::Field:
+      extent = pkt[d[0]];
+      break;
+    case abi::ExtentKind::Variable:  // dwords >= min_dwords > d[0]
+      extent = 4ull * (dwords - d[0]);
+      break;
+    case abi::ExtentKind::Rect:
+      extent = rect_extent(pkt[d[0]], pkt[d[1]], pkt[d[2]]);
+      break;
+  }
+  return Access{extent, field.align.get(flags)};
 }
 
 /// The checks Render and Present share on the DMA buffer and its private data.

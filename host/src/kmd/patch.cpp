@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kmd/dma_pass.hpp"
 #include "sgpu/gen/abi.hpp"
 
 namespace sgpu::kmd {
@@ -19,6 +20,54 @@ void store64(std::byte* base, std::uint64_t offset, std::uint64_t value) {
 }
 
 void store32(std::byte* base, std::uint64_t offset, std::uint32_t value) { std::memcpy(base + offset, &value, 4); }
+
+
+/// PatchLocation: SlotId is bits 0-23, bits 24-31 are Reserved.
+constexpr std::uint32_t kSlotIdMask = 0x00ffffffu;
+
+/// Entry `i` names an address field of the packet at its SplitOffset (SlotId = the field's
+/// ordinal, PatchOffset = its low dword, as Render and Present write them), and what that packet
+/// touches from allocation address + AllocationOffset stays inside the allocation, with the
+/// alignment the device requires and write permission for a write. The packet is read from the
+/// DMA buffer, i.e. what the engine will execute.
+Status check_field(const PatchArgs& a, std::uint32_t i, const PatchLocation& e, const DxgkAllocationListEntry& al) {
+  const auto* dma = static_cast<const std::byte*>(a.dma_buffer);
+  if (e.split_offset % 4 != 0 || std::uint64_t{e.split_offset} + 4 > a.dma_size)
+    return Error::invalid("patch: entry {}: SplitOffset {} is not a 4-aligned packet offset inside the {}-byte DMA buffer",
+                          i, e.split_offset, a.dma_size);
+  const auto* pkt = reinterpret_cast<const std::uint32_t*>(dma + e.split_offset);
+  const abi::PacketInfo* p = abi::find_packet(abi::header_opcode(pkt[0]));
+  const std::uint32_t dwords = abi::header_dwords(pkt[0]);
+  if (p == nullptr || dwords < p->min_dwords || dwords > p->max_dwords ||
+      std::uint64_t{e.split_offset} + 4ull * dwords > a.dma_size)
+    return Error::invalid("patch: entry {}: SplitOffset {} holds header {:#010x}, not a whole packet of the DMA buffer",
+                          i, e.split_offset, pkt[0]);
+  const std::uint32_t slot = e.slot_id_and_reserved & kSlotIdMask;
+  if ((e.slot_id_and_reserved & ~kSlotIdMask) != 0 || slot >= p->address_count)
+    return Error::invalid("patch: entry {}: SlotId/Reserved {:#x} is not an address field of the {} at SplitOffset {}",
+                          i, e.slot_id_and_reserved, p->name, e.split_offset);
+  const abi::AddressField& field = p->addresses[slot];
+  if (e.patch_offset != e.split_offset + 4 * field.dword)
+    return Error::invalid("patch: entry {}: PatchOffset {} is not {} field '{}' (offset {}) of the packet at SplitOffset {}",
+                          i, e.patch_offset, p->name, field.name, e.split_offset + 4 * field.dword, e.split_offset);
+  const detail::Access acc = detail::access_of(field, pkt, dwords);
+  if (acc.extent > al.size || e.allocation_offset > al.size - acc.extent)
+    return Error::invalid(
+        "patch: entry {}: {} field '{}' would touch bytes [{}, {}) of allocation-list element {}, which has {} bytes",
+        i, p->name, field.name, e.allocation_offset, std::uint64_t{e.allocation_offset} + acc.extent,
+        e.allocation_index, al.size);
+  const std::uint64_t address = al.gpu_address + e.allocation_offset;
+  if (address < al.gpu_address || address + acc.extent < address)
+    return Error::invalid("patch: entry {}: address {:#x} + {} + {} bytes wraps past 2^64", i, al.gpu_address,
+                          e.allocation_offset, acc.extent);
+  if (address % acc.align != 0)
+    return Error::invalid("patch: entry {}: address {:#x} is not {}-byte aligned as {} field '{}' requires", i, address,
+                          acc.align, p->name, field.name);
+  if (field.access == abi::AddressAccess::Write && !al.write)
+    return Error::invalid("patch: entry {}: {} writes through allocation-list element {}, which lacks WriteOperation",
+                          i, p->name, e.allocation_index);
+  return ok_status();
+}
 
 }  // namespace
 
@@ -53,6 +102,7 @@ Result<PatchOutput> patch(const PatchArgs& a) {
           "patch: entry {}: allocation-list element {} is {} (segment {}): nothing to patch "
           "with",
           i, e.allocation_index, al.allocation ? "not resident" : "null", al.segment);
+    SGPU_RETURN_IF_ERROR(check_field(a, i, e, al));
   }
 
   // The submission fence Render appended, when this submission's range holds it.

@@ -21,38 +21,6 @@ namespace {
 /// PatchLocation: SlotId is bits 0-23, bits 24-31 are Reserved.
 constexpr std::uint32_t kSlotIdMask = 0x00ffffffu;
 
-/// What a packet touches through one of its address fields, and the alignment the device
-/// requires of that address (1 = any).
-struct Access {
-  std::uint64_t extent = 0;
-  std::uint32_t align = 1;
-};
-
-/// The access through address field `field` of the packet `pkt` (header included, `dwords`
-/// long), as spec/abi.toml describes the field (`extent`, `align`; abi::AddressField). The ABI
-/// generator refuses an address field without both, so a new packet cannot slip through Render
-/// unchecked.
-Access access_of(const abi::AddressField& field, const std::uint32_t* pkt, std::uint32_t dwords) {
-  const std::uint8_t flags = abi::header_flags(pkt[0]);
-  const auto& d = field.extent_dwords;
-  std::uint64_t extent = 0;
-  switch (field.extent) {
-    case abi::ExtentKind::Constant:
-      extent = field.value.get(flags);
-      break;
-    case abi::ExtentKind::Field:
-      extent = pkt[d[0]];
-      break;
-    case abi::ExtentKind::Variable:  // dwords >= min_dwords > d[0]: the header check came first
-      extent = 4ull * (dwords - d[0]);
-      break;
-    case abi::ExtentKind::Rect:
-      extent = rect_extent(pkt[d[0]], pkt[d[1]], pkt[d[2]]);
-      break;
-  }
-  return Access{extent, field.align.get(flags)};
-}
-
 // ------------------------------------------------------------------------------------ Render
 // render() runs these steps in order; each checks one thing and names what it refused.
 //   check_render_call      the call's own arguments, before anything is read or written

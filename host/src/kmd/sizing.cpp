@@ -76,9 +76,13 @@ DxgkContextInfo DefaultSizingPolicy::context_info(const Adapter& adapter, Create
                                                   std::uint32_t) const {
   DxgkContextInfo c;
   c.dma_buffer_size = dma_buffer_bytes(adapter.page_size());
-  // DMA buffers in the aperture when there is one (the GPU reads them through the GART);
-  // otherwise contiguous page-locked system memory.
-  if (auto ap = adapter.aperture_segment()) c.dma_buffer_segment_set = SegmentSet::of(*ap);
+  // DMA buffers in the kernel's DMA-buffer segment (the window the scheduler maps them into),
+  // else the aperture when there is one (the GPU reads them through the GART); otherwise
+  // contiguous page-locked system memory.
+  if (adapter.dma_buffer_segment() != kSystemMemory)
+    c.dma_buffer_segment_set = SegmentSet::of(adapter.dma_buffer_segment());
+  else if (auto ap = adapter.aperture_segment())
+    c.dma_buffer_segment_set = SegmentSet::of(*ap);
   c.dma_buffer_private_data_size = sizeof(RenderPrivateData);
   c.allocation_list_size = flags.gdi_context() ? kGdiContextAllocationListSize : kAllocationListSize;
   c.patch_location_list_size = flags.gdi_context() ? kGdiContextAllocationListSize : kPatchLocationListSize;

@@ -19,10 +19,13 @@ SubmitCommandArgs Scheduler::submit_args(const HwPacket& p) const {
     a.end_offset = p.paging.end_offset;
     a.flags.value = SubmitCommandFlags::kPaging;
   } else {
-    // A context's DMA buffer, mapped in the kernel window of the aperture.
+    // A context's DMA buffer: mapped in the kernel window (the DMA-buffer segment), or, for a
+    // context whose DmaBufferSegmentSet is 0, contiguous system memory at its bus address.
     const Pass& pass = *p.pass;
     a.context_id = static_cast<std::uint32_t>(p.context);
-    a.dma_buffer = DmaBufferLocation::in_segment(dma_buffer_segment_, pass.buffer.gpu_address);
+    a.dma_buffer = pass.buffer.gpu_address != 0
+                       ? DmaBufferLocation::in_segment(dma_buffer_segment_, pass.buffer.gpu_address)
+                       : DmaBufferLocation::system(pass.buffer.memory);
     a.dma_buffer_size = static_cast<std::uint32_t>(pass.buffer.memory.size());
     a.start_offset = p.dma_start;
     a.end_offset = p.dma_end;

@@ -32,13 +32,17 @@ Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transp
         "runtime: the device has no GART (or DeviceOptions::gart is off): user DMA buffers need the aperture");
   SGPU_ASSIGN_OR_RETURN(rt->window_, KernelWindow::create(*ap, d.transport(), o.kernel_window_pages));
 
-  // The memory manager's aperture segment ends where the window begins (the top of the table,
-  // which is the top of CAP_APSEG when the table covers the whole aperture).
+  // The memory manager's aperture segment ends where the window begins, and the window is the
+  // DMA-buffer segment: the top of the table, which is the top of CAP_APSEG when the table covers
+  // the whole aperture.
   kmd::AdapterDescription desc = kmd::describe(d.info(), o.kernel_window_pages);
-  const std::uint64_t window_bytes = std::uint64_t{o.kernel_window_pages} * Aperture::kPageSize;
-  for (auto& s : desc.segments) {
-    if (s.is_aperture()) {
-      s.size = s.commit_limit = std::min(s.size, ap->size() - window_bytes);
+  for (SegmentId id = 1; id <= desc.segments.size(); ++id) {
+    auto& s = desc.segments[id - 1];
+    if (id == desc.dma_buffer_segment_id) {
+      s.base_address = rt->window_->gpu_base();
+      s.size = s.commit_limit = rt->window_->bytes();
+    } else if (s.is_aperture()) {
+      s.size = s.commit_limit = std::min(s.size, ap->size() - rt->window_->bytes());
       desc.caps.aperture_segment_commit_limit = std::min(desc.caps.aperture_segment_commit_limit, s.size);
     } else if (o.memory_segment_bytes != 0 && o.memory_segment_bytes < s.size) {
       s.size = s.commit_limit = o.memory_segment_bytes;
@@ -48,7 +52,7 @@ Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transp
 
   SGPU_ASSIGN_OR_RETURN(rt->executor_, vidmm::DeviceExecutor::create(d, desc.segments, o.paging));
   rt->system_ = std::make_unique<TransportSystemMemory>(d.transport());
-  SGPU_ASSIGN_OR_RETURN(rt->adapter_, kmd::Adapter::create(desc, *rt->executor_, *rt->system_));
+  SGPU_ASSIGN_OR_RETURN(rt->adapter_, kmd::Adapter::create(desc, *rt->executor_, *rt->system_, o.sizing_policy));
   SGPU_ASSIGN_OR_RETURN(rt->scheduler_,
                         Scheduler::create(d, *rt->adapter_, *rt->window_, rt->executor_.get(), o.scheduler));
   return rt;
@@ -67,6 +71,9 @@ Runtime::~Runtime() {
 
 Result<std::unique_ptr<ScheduledContext>> Runtime::create_context(kmd::Device& device,
                                                                   const kmd::CreateContextArgs& args) {
+  if (!adapter_->owns_device(device.id()))  // handles carry their adapter's tag; a moved-from device has none
+    return Error::invalid("Runtime::create_context: device {:#x} is not a live device of this runtime's adapter",
+                          device.id());
   SGPU_ASSIGN_OR_RETURN(auto ctx, device.create_context(args));
   auto sc = std::make_unique<ScheduledContext>(*scheduler_, std::move(ctx));
   if (Status s = scheduler_->add_context(sc->get()); !s) {

@@ -15,10 +15,20 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(Device& device, kmd::Adapte
     return Error::invalid("scheduler: tdr_delay and preempt_timeout must be positive");
   if (adapter.caps().node_count != 1)
     return Error::unsupported("scheduler: the adapter reports {} nodes; the device has one", adapter.caps().node_count);
-  if (!adapter.aperture_segment())
+  // The window is where DMA buffers live, so it must be the segment SubmitCommand names for them.
+  const SegmentId dma_segment = adapter.dma_buffer_segment();
+  if (dma_segment == kSystemMemory)
     return Error::unsupported(
-        "scheduler: the adapter has no aperture segment: the contexts' DMA buffers live in the aperture (the "
-        "kernel window), which DmaBufferSegmentId names");
+        "scheduler: the adapter describes no DMA-buffer segment: the contexts' DMA buffers live in the kernel "
+        "window, an aperture segment of its own that DmaBufferSegmentId names (kmd::describe with reserved pages)");
+  const kmd::SegmentDescriptor& seg = **adapter.segment(dma_segment);
+  const std::uint64_t window_base = window.gpu_base();
+  const std::uint64_t window_bytes = window.bytes();
+  if (seg.base_address != window_base || seg.size != window_bytes)
+    return Error::invalid(
+        "scheduler: DMA-buffer segment {} is [{:#x}, +{:#x}) but the kernel window is [{:#x}, +{:#x}): DMA buffers "
+        "must lie inside the segment SubmitCommand names",
+        dma_segment, seg.base_address, seg.size, window_base, window_bytes);
   std::unique_ptr<Scheduler> s(new Scheduler(device, adapter, window, executor, std::move(options)));
   if (executor) executor->set_queue(s.get());
   return s;
@@ -33,7 +43,7 @@ Scheduler::Scheduler(Device& device, kmd::Adapter& adapter, KernelWindow& window
       options_(std::move(options)),
       limiter_(options_.tdr_limit_count, options_.tdr_limit_time),
       last_ring_fence_(std::max(device.completed_fence(), device.last_submitted_fence())),
-      dma_buffer_segment_(*adapter.aperture_segment()) {
+      dma_buffer_segment_(adapter.dma_buffer_segment()) {
   // The ring is ours from now on; numbering continues after what the device already carried.
   // Everything already retired counts as reported: reports start after it.
   const RingFence done = device_.completed_fence();
@@ -67,7 +77,18 @@ const Scheduler::ContextState* Scheduler::find(std::uint64_t id) const {
 
 Status Scheduler::add_context(kmd::Context& context) {
   if (fatal_) return *fatal_;
-  if (find(context.id())) return Error::invalid("scheduler: context {} is already registered", context.id());
+  if (!context.live()) return Error::invalid("scheduler: the context was moved from or destroyed");
+  if (!adapter_.owns_context(context.id()))  // handles carry their adapter's tag
+    return Error::invalid("scheduler: context {:#x} belongs to another adapter", context.id());
+  if (find(context.id())) return Error::invalid("scheduler: context {:#x} is already registered", context.id());
+  // DmaBufferSegmentSet 0: contiguous system memory the engine fetches at bus addresses (no
+  // mapper: the pool's buffers stay unmapped, gpu_address 0, and go out as privileged entries).
+  const kmd::SegmentSet dma_set = context.info().dma_buffer_segment_set;
+  if (!dma_set.empty() && !dma_set.contains(dma_buffer_segment_))
+    return Error::invalid(
+        "scheduler: context {:#x}: DmaBufferSegmentSet {:#x} does not name segment {}, the kernel window its DMA "
+        "buffers are mapped into",
+        context.id(), dma_set.bits(), dma_buffer_segment_);
   if (context.node_ordinal() != 0)
     return Error::invalid("scheduler: context {} is on node {}; the device has node 0 only", context.id(),
                           context.node_ordinal());
@@ -75,14 +96,15 @@ Status Scheduler::add_context(kmd::Context& context) {
   auto cs = std::make_unique<ContextState>();
   cs->context = &context;
   cs->slot = slot;
-  context.dma_buffers().set_mapper(&window_);
+  context.dma_buffers().set_mapper(dma_set.empty() ? nullptr : &window_);
   contexts_.emplace(context.id(), std::move(cs));
   return ok_status();
 }
 
 Status Scheduler::remove_context(kmd::Context& context) {
   ContextState* cs = find(context.id());
-  if (!cs) return Error::invalid("scheduler: context {} is not registered", context.id());
+  if (!cs || cs->context != &context)
+    return Error::invalid("scheduler: context {:#x} is not registered with this scheduler", context.id());
   if (fatal_ || cs->error) {
     // Nothing of a lost context (or a lost adapter) will run again: drop its work.
     for (auto& p : hw_)
@@ -113,7 +135,8 @@ Error Scheduler::lost(const ContextState& cs) const {
 Result<Scheduler::ContextState*> Scheduler::usable(const kmd::Context& context) {
   if (fatal_) return *fatal_;
   ContextState* cs = find(context.id());
-  if (!cs) return Error::invalid("scheduler: context {} is not registered", context.id());
+  if (!cs || cs->context != &context)
+    return Error::invalid("scheduler: context {:#x} is not registered with this scheduler", context.id());
   if (cs->error) return lost(*cs);
   return cs;
 }
@@ -159,12 +182,25 @@ void Scheduler::release_pass(Pass& pass) {
   if (pass.released) return;
   pass.released = true;
   if (ContextState* cs = find(pass.context)) {
-    cs->context->dma_buffers().release(std::move(pass.buffer));
-    cs->context->allocation_lists().release(std::move(pass.list));
-    cs->context->patch_location_lists().release(std::move(pass.patches));
+    give_back(*cs->context, pass);
   } else if (pass.buffer.gpu_address != 0) {
     window_.unmap(pass.buffer.gpu_address, pass.buffer.memory.size());
   }
+}
+
+// The pools take back only what they lent, unchanged (kmd/command_pools.hpp). A refusal here is a
+// scheduler bug: the buffer leaves the window and is freed rather than re-used, and the adapter
+// stops (fatal) so the bug is reported, not hidden.
+void Scheduler::give_back(kmd::Context& context, Pass& pass) {
+  Status st = context.dma_buffers().release(std::move(pass.buffer));
+  if (!st && pass.buffer.gpu_address != 0) {
+    window_.unmap(pass.buffer.gpu_address, pass.buffer.memory.size());
+    pass.buffer.gpu_address = 0;
+  }
+  for (Status list_st : {context.allocation_lists().release(std::move(pass.list)),
+                         context.patch_location_lists().release(std::move(pass.patches))})
+    if (st) st = std::move(list_st);
+  if (!st) (void)fatal(Error::invalid("context {}: giving a pass back to its pools: {}", context.id(), st.error().message));
 }
 
 namespace {
@@ -200,18 +236,14 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
   SGPU_ASSIGN_OR_RETURN(const auto list, dxgk_list(adapter_.memory_manager(), user_list));
 
   std::vector<std::shared_ptr<Pass>> passes;
-  const auto give_back = [&] {
-    for (auto& p : passes) {
-      context.dma_buffers().release(std::move(p->buffer));
-      context.allocation_lists().release(std::move(p->list));
-      context.patch_location_lists().release(std::move(p->patches));
-    }
+  const auto give_back_all = [&] {
+    for (auto& p : passes) give_back(context, *p);
   };
   std::uint32_t offset = 0;
   for (;;) {
     auto buf = acquire_buffer(cs);
     if (!buf) {
-      give_back();
+      give_back_all();
       return std::move(buf).error();
     }
     auto pass = std::make_shared<Pass>();
@@ -227,7 +259,7 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
 
     auto out = one_pass(*pass, offset);
     if (!out) {
-      give_back();
+      give_back_all();
       Error e = std::move(out).error();
       e.message = fmt::format("{}: context {}: {}", ddi, context.id(), e.message);
       return e;
@@ -237,7 +269,7 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
     ++counters_.passes;
     if (out->complete) break;
     if (out->dma_bytes == 0 || out->multipass_offset <= offset) {
-      give_back();
+      give_back_all();
       return Error::invalid("{}: context {}: no progress at multipass offset {}", ddi, context.id(), offset);
     }
     offset = out->multipass_offset;

@@ -13,6 +13,10 @@ Status submit_command(Device& device, const SubmitCommandArgs& a) {
     if (s.buffer == nullptr)
       return Error::invalid("SubmitCommand: fence {}: a system-memory DMA buffer without its memory",
                             a.submission_fence);
+    // DmaBufferSegmentId 0: the engine reaches the buffer only at its bus address, which the
+    // device allows a privileged entry alone. The buffer is kernel-built (Render/Present checked
+    // every packet, none privileged; Patch every address), which is what the flag asserts.
+    s.flags |= abi::ring_flags::kPrivileged;
   } else {
     s.gpu_address = a.dma_buffer.gpu_address;
   }

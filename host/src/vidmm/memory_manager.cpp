@@ -1,5 +1,7 @@
 #include "sgpu/vidmm/memory_manager.hpp"
 
+#include "handle_tag.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -12,6 +14,11 @@ using kmd::SegmentFlags;
 using kmd::SegmentSet;
 
 namespace {
+
+// hAllocation: bits 63-52 this manager's tag, 51-32 the record's generation, 31-0 index + 1.
+constexpr unsigned kGenerationBits = 20;
+constexpr std::uint32_t kGenerationMask = (1u << kGenerationBits) - 1;
+constexpr std::uint32_t kTagMask = 0xfff;
 
 bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
@@ -93,7 +100,10 @@ Result<std::unique_ptr<MemoryManager>> MemoryManager::create(MemoryManagerConfig
 }
 
 MemoryManager::MemoryManager(MemoryManagerConfig config, PagingExecutor& executor, SystemMemory& system_memory)
-    : config_(std::move(config)), executor_(executor), system_(system_memory) {
+    : config_(std::move(config)),
+      executor_(executor),
+      system_(system_memory),
+      tag_(detail::next_handle_tag() % kTagMask + 1) {
   segments_.reserve(config_.segments.size());
   for (const auto& d : config_.segments)
     segments_.push_back(Segment{d, SegmentAllocator(d.size, config_.page_size), {}});
@@ -130,6 +140,13 @@ Status MemoryManager::validate(const kmd::AllocationInfo& info) const {
   if (supported.empty())
     return Error::invalid(
         "AllocationInfo.SupportedReadSegmentSet and SupportedWriteSegmentSet are both 0: the GPU could never reach it");
+  for (auto [name, set] : {std::pair{"SupportedReadSegmentSet", info.supported_read_segments},
+                           std::pair{"SupportedWriteSegmentSet", info.supported_write_segments},
+                           std::pair{"EvictionSegmentSet", info.eviction_segments}})
+    if (!(set & config_.kernel_segments).empty())
+      return Error::invalid(
+          "AllocationInfo.{} {:#x} names segment {}, the kernel's DMA-buffer segment: allocations cannot live there",
+          name, set.bits(), (set & config_.kernel_segments).first());
   if (!info.eviction_segments.without(apertures).empty())
     return Error::invalid("AllocationInfo.EvictionSegmentSet {:#x} names memory segment {} (aperture segments only)",
                           info.eviction_segments.bits(), info.eviction_segments.without(apertures).first());
@@ -239,14 +256,18 @@ Result<AllocationHandle> MemoryManager::create_allocation(const kmd::AllocationI
 }
 
 AllocationHandle MemoryManager::handle_of(std::uint32_t index) const {
-  return AllocationHandle{(std::uint64_t{records_[index].generation} << 32) | (index + 1)};
+  return AllocationHandle{(std::uint64_t{tag_} << 52) | (std::uint64_t{records_[index].generation} << 32) | (index + 1)};
 }
 
 Result<std::uint32_t> MemoryManager::lookup(AllocationHandle h, const char* what) const {
+  if (h.value == 0) return Error::invalid("{}: allocation handle 0 is null", what);
+  if ((h.value >> 52) != tag_)
+    return Error::invalid("{}: allocation handle {:#x} belongs to another adapter's memory manager", what, h.value);
   const std::uint64_t index = (h.value & 0xffffffffu) - 1;
-  if (h.value == 0 || index >= records_.size() || !records_[index].live ||
-      records_[index].generation != (h.value >> 32))
-    return Error::invalid("{}: allocation handle {:#x} is not a live allocation", what, h.value);
+  if (index >= records_.size() || !records_[index].live ||
+      records_[index].generation != ((h.value >> 32) & kGenerationMask))
+    return Error::invalid("{}: allocation handle {:#x} is not a live allocation (destroyed, or never made)", what,
+                          h.value);
   return static_cast<std::uint32_t>(index);
 }
 
@@ -706,7 +727,7 @@ Status MemoryManager::destroy_allocation(AllocationHandle h) {
   }
   if (r.is_context_allocation())
     context_allocations_.erase(std::find(context_allocations_.begin(), context_allocations_.end(), idx));
-  const std::uint32_t generation = r.generation + 1;
+  const std::uint32_t generation = (r.generation & kGenerationMask) == kGenerationMask ? 1 : r.generation + 1;
   r = Record{};
   r.generation = generation;
   free_records_.push_back(idx);

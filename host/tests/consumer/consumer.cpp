@@ -1,8 +1,10 @@
 // A program outside the tree: links the installed libsgpu (find_package(sgpu) or pkg-config),
 // opens the "mock" transport through a TransportRegistry, brings a Device up on it and submits
-// one DMA buffer. Exits 0 when everything behaved; prints what did not otherwise.
+// one DMA buffer; asks the "pcie" backend for a card that is not there. Exits 0 when everything
+// behaved; prints what did not otherwise.
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "sgpu/device.hpp"
 #include "sgpu/packet_writer.hpp"
@@ -22,6 +24,12 @@ int fail(const char* what, const sgpu::Error& e) {
 int main() {
   sgpu::TransportRegistry registry;
   if (registry.contains("sim")) return std::fprintf(stderr, "consumer: the installed library knows 'sim'\n"), 1;
+  // The real "pcie" backend (libpciaccess linked through the package): no card at this address.
+  auto card = registry.open("pcie:7f:1f.7");
+  if (card || card.error().message.find("no PCI function at 0000:7f:1f.7") == std::string::npos)
+    return std::fprintf(stderr, "consumer: pcie:7f:1f.7 did not say there is no card there: %s\n",
+                        card ? "it opened" : to_string(card.error()).c_str()),
+           1;
   auto transport = registry.open("mock");
   if (!transport) return fail("open mock", transport.error());
   auto* mock = dynamic_cast<sgpu::MockTransport*>(transport->get());

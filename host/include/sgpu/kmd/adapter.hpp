@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct AdapterDescription {
   DriverCaps caps;
   // DXGK_QUERYSEGMENTOUT's paging-buffer fields
   SegmentId paging_buffer_segment_id = kSystemMemory;  ///< aperture only; 0 = contiguous system memory
+  /// The aperture segment the kernel maps DMA buffers into itself (the scheduler's window,
+  /// sched/kernel_window.hpp), which contexts name in DmaBufferSegmentSet; the memory manager
+  /// places no allocation there. 0 = none (DMA buffers then go to the first aperture segment).
+  SegmentId dma_buffer_segment_id = kSystemMemory;
   std::uint32_t paging_buffer_size = 64 * 1024;
   std::uint32_t paging_buffer_private_data_size = 0;
 };
@@ -66,8 +71,10 @@ struct AdapterDescription {
 /// The description a device reports: its memory segment (CAP_MEMSEG_*) and aperture segment
 /// (CAP_APSEG_*, with CAP_FEATURES.gart) where present, caps from CAP_BUS/CAP_FEATURES.
 /// `reserved_aperture_pages` pages at the top of the aperture are kept for the kernel (the
-/// scheduler's window for DMA buffers and fence records, sched/kernel_window.hpp): the aperture
-/// segment and its commit limit shrink by that much (no aperture segment if nothing is left).
+/// scheduler's window for DMA buffers and fence records, sched/kernel_window.hpp): they become an
+/// aperture segment of their own after the memory manager's, dma_buffer_segment_id, and the
+/// memory manager's aperture segment and commit limit shrink by that much (no such segment if
+/// nothing is left).
 AdapterDescription describe(const sgpu::DeviceInfo& info, std::uint64_t reserved_aperture_pages = 0);
 
 class Device;
@@ -96,6 +103,10 @@ class Adapter {
   Result<SegmentId> aperture_segment() const;
   SegmentSet aperture_segments() const;
   SegmentSet all_segments() const;
+  /// The segments allocations may use: all but the DMA-buffer segment.
+  SegmentSet allocation_segments() const;
+  /// DmaBufferSegmentId: where the kernel maps DMA buffers (0 = none described).
+  SegmentId dma_buffer_segment() const { return desc_.dma_buffer_segment_id; }
 
   vidmm::MemoryManager& memory_manager() { return *mm_; }
   const vidmm::MemoryManager& memory_manager() const { return *mm_; }
@@ -108,22 +119,32 @@ class Adapter {
   Result<ContextAllocation> create_context_allocation(const CreateContextAllocationArgs& args);
 
   /// Live devices and contexts (for leak checks).
-  std::size_t live_devices() const { return live_devices_; }
-  std::size_t live_contexts() const { return live_contexts_; }
+  std::size_t live_devices() const { return devices_.size(); }
+  std::size_t live_contexts() const { return contexts_.size(); }
+  /// hDevice / hContext names a live device / context of this adapter. Handles carry the
+  /// adapter's tag (see handle_tag.hpp) and a sequence that is never reused, so another
+  /// adapter's handle and a destroyed object's handle are both refused.
+  bool owns_device(std::uint64_t device) const { return devices_.count(device) != 0; }
+  bool owns_context(std::uint64_t context) const { return contexts_.count(context) != 0; }
 
  private:
   friend class Device;
   friend class Context;
   Adapter(AdapterDescription d, SystemMemory& s, std::shared_ptr<const SizingPolicy> p);
+  std::uint64_t new_handle() { return (std::uint64_t{tag_} << 32) | next_sequence_++; }
+  struct LiveContext {
+    std::uint64_t device = 0;
+    CreateContextFlags flags;
+  };
 
   AdapterDescription desc_;
   SystemMemory& system_;
   std::shared_ptr<const SizingPolicy> policy_;
   std::unique_ptr<vidmm::MemoryManager> mm_;
-  std::uint64_t next_device_ = 1;
-  std::uint64_t next_context_ = 1;
-  std::size_t live_devices_ = 0;
-  std::size_t live_contexts_ = 0;
+  std::uint32_t tag_;                    ///< bits 63-32 of every hDevice/hContext
+  std::uint32_t next_sequence_ = 1;      ///< bits 31-0 (also the ring's context id)
+  std::map<std::uint64_t, CreateDeviceFlags> devices_;  ///< live hDevice -> flags
+  std::map<std::uint64_t, LiveContext> contexts_;       ///< live hContext
 };
 
 }  // namespace sgpu::kmd

@@ -5,11 +5,17 @@
 // smaller than its starting size; acquire() with a larger need grows one; trim() gives back
 // spare and oversized entries. A DMA buffer's private data is zeroed when the buffer is created
 // and not touched again by the pool or the memory manager (reuse keeps what Render left there).
+//
+// A pool takes back only what it handed out, as it handed it out: release() checks the buffer
+// (same memory, size, private-data size, GPU address) or list (one of those lent, capacity at
+// least the starting size) and otherwise returns InvalidArgument naming what differs, leaving
+// the argument with the caller. A short private-data block or a shrunk list is never re-used.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "sgpu/result.hpp"
@@ -55,8 +61,11 @@ class DmaBufferPool {
   /// else a new one (OutOfMemory if the system memory refuses). With a mapper, the buffer is
   /// mapped (gpu_address != 0) or the call fails with the mapper's error.
   Result<DmaBuffer> acquire(std::size_t min_bytes = 0);
-  /// Takes a buffer back. A buffer smaller than the starting size is unmapped and freed.
-  void release(DmaBuffer buffer);
+  /// Takes back a buffer acquire() handed out, unchanged in memory, size, private-data size and
+  /// GPU address; InvalidArgument (the buffer stays with the caller, nothing changes) for one
+  /// this pool did not lend, one given back twice, or one that differs. A buffer mapped by a
+  /// mapper that set_mapper() has since replaced is unmapped through it and freed.
+  Status release(DmaBuffer&& buffer);
   /// Frees buffers beyond `keep` and any free buffer larger than the starting size.
   void trim();
   /// The same, keeping at most `keep` free buffers this time (0: free them all).
@@ -70,8 +79,16 @@ class DmaBufferPool {
   std::uint32_t starting_size() const { return starting_size_; }
   std::size_t free_count() const { return free_.size(); }
   std::size_t created() const { return created_; }
+  /// Buffers handed out and not yet given back.
+  std::size_t lent_count() const { return lent_.size(); }
 
  private:
+  /// What acquire() handed out, keyed by the buffer's bus address.
+  struct Lent {
+    std::size_t bytes = 0;
+    std::uint64_t gpu_address = 0;
+    DmaBufferMapper* mapper = nullptr;
+  };
   void unmap(DmaBuffer& buffer) noexcept;
   SystemMemory& memory_;
   std::uint32_t starting_size_;
@@ -80,6 +97,7 @@ class DmaBufferPool {
   std::size_t created_ = 0;
   DmaBufferMapper* mapper_ = nullptr;
   std::vector<DmaBuffer> free_;
+  std::map<std::uint64_t, Lent> lent_;
 };
 
 /// Allocation lists / patch-location lists: vectors whose capacity never drops below the start.
@@ -90,6 +108,7 @@ class ListPool {
   /// An empty list with room for at least max(starting size, min_entries) entries.
   std::vector<T> acquire(std::size_t min_entries = 0) {
     const std::size_t want = std::max<std::size_t>(starting_size_, min_entries);
+    ++lent_;
     for (auto it = free_.begin(); it != free_.end(); ++it)
       if (it->capacity() >= want) {
         std::vector<T> v = std::move(*it);
@@ -100,9 +119,20 @@ class ListPool {
     v.reserve(want);
     return v;
   }
-  void release(std::vector<T> list) {
-    list.clear();
-    if (list.capacity() >= starting_size_) free_.push_back(std::move(list));
+  /// Takes back a list acquire() handed out. InvalidArgument, the list left with the caller,
+  /// when no list is lent or its capacity fell below the starting size (not one of ours, or
+  /// shrunk). (A list that grew is kept; trim() frees oversized ones.)
+  Status release(std::vector<T>&& list) {
+    if (lent_ == 0)
+      return Error::invalid("list pool: a list of capacity {} given back, but none is lent", list.capacity());
+    if (list.capacity() < starting_size_)
+      return Error::invalid("list pool: a list of capacity {} given back; lists are at least the starting size {}",
+                            list.capacity(), starting_size_);
+    --lent_;
+    std::vector<T> kept = std::move(list);
+    kept.clear();
+    free_.push_back(std::move(kept));
+    return ok_status();
   }
   void trim() {
     free_.erase(std::remove_if(free_.begin(), free_.end(), [&](auto& v) { return v.capacity() > starting_size_; }),
@@ -111,10 +141,12 @@ class ListPool {
   }
   std::uint32_t starting_size() const { return starting_size_; }
   std::size_t free_count() const { return free_.size(); }
+  std::size_t lent_count() const { return lent_; }
 
  private:
   std::uint32_t starting_size_;
   std::size_t keep_;
+  std::size_t lent_ = 0;
   std::vector<std::vector<T>> free_;
 };
 

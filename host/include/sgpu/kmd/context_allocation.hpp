@@ -28,8 +28,9 @@ struct CreateContextAllocationFlags {
 /// DXGKARGCB_CREATECONTEXTALLOCATION (inputs; hAllocation is the returned object's handle()).
 struct CreateContextAllocationArgs {
   CreateContextAllocationFlags context_allocation_flags;
-  const Device* device = nullptr;    ///< hDevice (null: a system device)
-  const Context* context = nullptr; ///< hContext: null when SharedAcrossContexts = 1
+  std::uint64_t device = 0;   ///< hDevice (Device::id(); 0: a system device): a live device of this adapter
+  std::uint64_t context = 0;  ///< hContext (Context::id()): 0 when SharedAcrossContexts = 1, else a live
+                              ///< context of that device
   std::uint64_t driver_allocation = 0;  ///< hDriverAllocation, echoed in paging operations
   std::uint64_t size = 0;
   std::uint32_t alignment = 0;

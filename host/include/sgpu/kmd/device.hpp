@@ -34,6 +34,8 @@ class Device {
   ~Device();
 
   std::uint64_t id() const { return id_; }  ///< hDevice
+  /// False once moved from or destroyed.
+  bool live() const { return adapter_ != nullptr; }
   CreateDeviceFlags flags() const { return flags_; }
   const DxgkDeviceInfo& info() const { return info_; }
   Adapter& adapter() const { return *adapter_; }
@@ -62,6 +64,8 @@ class Context {
 
   std::uint64_t id() const { return id_; }  ///< hContext
   std::uint64_t device_id() const { return device_; }
+  /// False once moved from or destroyed.
+  bool live() const { return adapter_ != nullptr; }
   CreateContextFlags flags() const { return flags_; }
   std::uint32_t node_ordinal() const { return node_; }
   const DxgkContextInfo& info() const { return info_; }

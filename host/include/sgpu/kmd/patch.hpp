@@ -10,9 +10,16 @@
 // (submission_fence).
 //
 // Patch must not fail in the driver model (bug check 0x119/3 otherwise), so everything it relies
-// on is checked by Render; patch() still refuses inputs that would write outside the buffer or
-// name an allocation that is not resident (InvalidArgument naming the list index), so a scheduler
-// bug is reported, never turned into a stray write.
+// on is checked by Render; patch() still checks every entry of the range before writing any
+// (InvalidArgument naming the entry's index), so a scheduler bug is reported, never turned into a
+// stray write or a stray access by the engine:
+//  - PatchOffset is a 4-aligned 8-byte field inside the buffer; the allocation is listed, not
+//    null and resident;
+//  - SplitOffset holds a whole known packet, SlotId is one of its address fields and PatchOffset
+//    is that field's low dword;
+//  - [AllocationOffset, AllocationOffset + extent) lies inside the allocation (size), where the
+//    extent is what the packet touches from that field (spec/abi.toml, as Render computes it);
+//    the address does not wrap, has the field's alignment, and a write field has WriteOperation.
 #pragma once
 
 #include <cstdint>

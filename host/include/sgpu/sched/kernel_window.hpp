@@ -1,5 +1,8 @@
 // KernelWindow: the top pages of the GART table, kept out of the memory manager's aperture
-// segment (kmd::describe(info, reserved_pages)) for what the kernel maps itself.
+// segment for what the kernel maps itself. The adapter describes the window as an aperture
+// segment of its own, the DMA-buffer segment (kmd::describe(info, reserved_pages),
+// AdapterDescription::dma_buffer_segment_id): contexts name it in DmaBufferSegmentSet and
+// SubmitCommand names it for every DMA buffer, whose GPU address lies inside it.
 //
 // With the GART on, a non-privileged submission can only fetch its DMA buffer through the
 // aperture or the memory segment (Device::submit refuses a system-physical buffer without the
@@ -53,6 +56,9 @@ class KernelWindow final : public kmd::DmaBufferMapper {
 
   std::uint32_t first_page() const { return first_page_; }
   std::uint32_t pages() const { return pages_; }
+  /// The window's GPU range [gpu_base(), gpu_base() + bytes()): the DMA-buffer segment.
+  std::uint64_t gpu_base() const { return aperture_.gpu_addr(first_page_); }
+  std::uint64_t bytes() const { return std::uint64_t{pages_} * Aperture::kPageSize; }
   /// Pages free for DMA buffers.
   std::uint32_t free_pages() const { return static_cast<std::uint32_t>(alloc_.free_bytes() / Aperture::kPageSize); }
   std::uint32_t mapped_buffers() const { return mapped_buffers_; }

@@ -43,6 +43,8 @@ struct RuntimeOptions {
   std::uint64_t memory_segment_bytes = 0;
   /// Last word on the adapter description (tests: commit limits, caps).
   std::function<void(kmd::AdapterDescription&)> adjust_description;
+  /// Sizes devices and contexts (DXGK_DEVICEINFO / DXGK_CONTEXTINFO); null = kmd::DefaultSizingPolicy.
+  std::shared_ptr<const kmd::SizingPolicy> sizing_policy;
   vidmm::DeviceExecutorOptions paging;
   SchedulerOptions scheduler;
 };

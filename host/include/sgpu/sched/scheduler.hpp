@@ -196,6 +196,7 @@ class Scheduler final : public vidmm::PagingQueue {
                                   std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass);
   Result<SubmissionId> queue_passes(ContextState& cs, std::vector<std::shared_ptr<Pass>> passes);
   void release_pass(Pass& pass);
+  void give_back(kmd::Context& context, Pass& pass);
   // pump (dispatch.cpp)
   Status pump();
   Status dispatch(ContextState& cs, const std::shared_ptr<Work>& work);

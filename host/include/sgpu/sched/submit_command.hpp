@@ -27,7 +27,9 @@ struct SubmitCommandFlags {
 /// Where the device fetches the DMA buffer: DmaBufferSegmentId and DmaBufferPhysicalAddress.
 struct DmaBufferLocation {
   /// A buffer in system memory (segment 0), fetched at its bus address: kernel-built buffers
-  /// only (with the GART on, the entry must be privileged or paging).
+  /// only; submit_command() makes the entry privileged (the device fetches bus addresses for
+  /// privileged and paging entries only): paging buffers, and the DMA buffers of a context whose
+  /// DmaBufferSegmentSet is 0.
   static DmaBufferLocation system(const DmaMemory& buffer) { return {kSystemMemory, 0, &buffer}; }
   /// A buffer at `gpu_address` in segment `segment` (an aperture or a memory segment, never 0).
   static DmaBufferLocation in_segment(SegmentId segment, std::uint64_t gpu_address) {

@@ -6,7 +6,7 @@
 // for a real card); a program adds the ones it links, explicitly, e.g. the testbench's
 //
 //   sgpu::TransportRegistry registry;            // mock, pcie
-//   sgpu::tb::register_backends(registry);       // sim, model (tb/backends)
+//   sgpu::tb::register_backends(registry);       // sim, model, pcie-sim (tb/backends)
 //   registry.options<sgpu::sim::SimConfig>("sim")->read_latency = 16;
 //   auto transport = registry.open("sim");       // or "pcie:0000:01:00.0", "mock", ...
 //
@@ -78,7 +78,7 @@ class TransportRegistry {
   };
   std::vector<Listing> backends() const;
   bool contains(std::string_view name) const;
-  /// "mock, pcie, sim, model": the names in registration order, for messages.
+  /// "mock, pcie, sim, model, pcie-sim": the names in registration order, for messages.
   std::string names() const;
 
  private:

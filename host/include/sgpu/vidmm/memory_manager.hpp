@@ -41,6 +41,8 @@ struct AllocationOwner {
 struct MemoryManagerConfig {
   std::vector<kmd::SegmentDescriptor> segments;  ///< segments[i] is segment ID i + 1
   std::uint64_t page_size = 4096;
+  /// Segments the kernel manages itself (the DMA-buffer segment): no allocation may name them.
+  kmd::SegmentSet kernel_segments;
   /// DXGK_DRIVERCAPS.ApertureSegmentCommitLimit: bytes mapped into all aperture segments together.
   std::uint64_t aperture_commit_limit = ~std::uint64_t{0};
   /// Transfers larger than this are split into TransferStart ... TransferEnd pieces (the paging
@@ -164,6 +166,7 @@ class MemoryManager {
   PagingExecutor& executor_;
   SystemMemory& system_;
   std::vector<Segment> segments_;
+  std::uint32_t tag_;  ///< 12 bits above every hAllocation: another manager's handles never match
   std::vector<Record> records_;
   std::vector<std::uint32_t> free_records_;
   std::vector<std::uint32_t> context_allocations_;

@@ -349,4 +349,31 @@ constexpr std::string_view to_string(Fault f) {
   return "UNKNOWN_FAULT";
 }
 
+/// The identity a softgpu card presents in PCI configuration space.
+namespace pci {
+inline constexpr std::uint16_t kVendorId = 0x10ee;
+inline constexpr std::uint16_t kDeviceId = 0x5347;
+inline constexpr std::uint32_t kClassCode = 0x038000;  ///< base, sub-class, prog-if
+}  // namespace pci
+
+/// Status codes of the DMA fetch engine; FAULT_DETAIL of a fault raised by a failed fetch.
+enum class FetchError : std::uint8_t {
+  Ok = 0,  ///< The request completed; all its bytes were delivered.
+  BusSlvErr = 1,  ///< A read returned SLVERR.
+  BusDecErr = 2,  ///< A read returned DECERR.
+  XlateFault = 3,  ///< The translation port refused a page; no read was issued for it.
+  Aborted = 4,  ///< An abort or engine reset ended the request before it completed.
+};
+
+constexpr std::string_view to_string(FetchError e) {
+  switch (e) {
+    case FetchError::Ok: return "OK";
+    case FetchError::BusSlvErr: return "BUS_SLV_ERR";
+    case FetchError::BusDecErr: return "BUS_DEC_ERR";
+    case FetchError::XlateFault: return "XLATE_FAULT";
+    case FetchError::Aborted: return "ABORTED";
+  }
+  return "UNKNOWN_FETCH_ERROR";
+}
+
 }  // namespace sgpu::abi

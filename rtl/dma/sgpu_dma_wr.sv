@@ -16,6 +16,8 @@
 //   AW was accepted. W and AW run ahead of B, so writes overlap the reads feeding them.
 // - flush_i (level): no new AW; queued rows and input are dropped; bursts whose AW was issued
 //   are completed with zero strobes (AXI needs every beat); responses are still awaited.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_dma_wr #(
@@ -30,7 +32,10 @@ module sgpu_dma_wr #(
   /// Most bursts between AW and B.
   parameter int unsigned MaxOutstanding = 8,
   /// Rows queued ahead of the one being written.
-  parameter int unsigned RowDepth = 4
+  parameter int unsigned RowDepth = 4,
+  /// AXI4 write request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
+  parameter type axi_wr_req_t = sgpu_axi_pkg::axi_wr_req_t,
+  parameter type axi_wr_rsp_t = sgpu_axi_pkg::axi_wr_rsp_t
 ) (
   /// Clock.
   input  wire logic                           clk_i,
@@ -61,7 +66,7 @@ module sgpu_dma_wr #(
   /// A row is accepted; depends only on internal state.
   output      logic                           row_ready_o,
   /// {addr, len >= 1}.
-  input  wire sgpu_copy_pkg::wr_row_t         row_i,
+  input  wire sgpu_dma_pkg::wr_row_t         row_i,
 
   /// Packed input stream (valid/ready); beats beyond a row's length are never taken.
   input  wire logic                           in_valid_i,
@@ -81,28 +86,12 @@ module sgpu_dma_wr #(
   /// Address of the failing burst.
   output      sgpu_pkg::addr_t                err_addr_o,
 
-  /// AXI4 write address channel.
-  output      logic                           m_axi_awvalid,
-  input  wire logic                           m_axi_awready,
-  output      logic [IdWidth-1:0]             m_axi_awid,
-  output      logic [63:0]                    m_axi_awaddr,
-  output      logic [7:0]                     m_axi_awlen,
-  output      logic [2:0]                     m_axi_awsize,
-  output      logic [1:0]                     m_axi_awburst,
-  /// AXI4 write data channel.
-  output      logic                           m_axi_wvalid,
-  input  wire logic                           m_axi_wready,
-  output      logic [DataWidth-1:0]           m_axi_wdata,
-  output      logic [DataWidth/8-1:0]         m_axi_wstrb,
-  output      logic                           m_axi_wlast,
-  /// AXI4 write response channel; bready is always high.
-  input  wire logic                           m_axi_bvalid,
-  output      logic                           m_axi_bready,
-  input  wire logic [IdWidth-1:0]             m_axi_bid,
-  input  wire logic [1:0]                     m_axi_bresp
+  /// AXI4 write master (aw, w, b).
+  output      axi_wr_req_t                    axi_wr_req_o,
+  input  wire axi_wr_rsp_t                    axi_wr_rsp_i
 );
 
-  import sgpu_copy_pkg::*;
+  import sgpu_dma_pkg::*;
 
   localparam int unsigned BusBytes  = DataWidth / 8;
   localparam int unsigned LaneBits  = $clog2(BusBytes);
@@ -184,8 +173,8 @@ module sgpu_dma_wr #(
   logic            pl_hit;
 
   assign pl_hit   = tr_valid_q && (tr_vpn_q == pl_addr_q[63:PageShift]);
-  assign pl_issue = pl_active_q && pl_hit && !flush_i && (!awvalid_q || m_axi_awready) && wd_in_ready &&
-                    rsp_in_ready;
+  assign pl_issue = pl_active_q && pl_hit && !flush_i && (!awvalid_q || axi_wr_rsp_i.aw_ready)
+                    && wd_in_ready && rsp_in_ready;
 
   assign xlate_req_valid_o = tr_req_q;
   assign xlate_req_o       = '{vpn: tr_vpn_q, write: 1'b1};
@@ -233,7 +222,7 @@ module sgpu_dma_wr #(
     pl_active_d = pl_active_q;
     pl_addr_d   = pl_addr_q;
     pl_left_d   = pl_left_q;
-    awvalid_d   = awvalid_q && !m_axi_awready;
+    awvalid_d   = awvalid_q && !axi_wr_rsp_i.aw_ready;
     awaddr_d    = awaddr_q;
     awlen_d     = awlen_q;
     pl_first_d  = pl_first_q;
@@ -257,12 +246,12 @@ module sgpu_dma_wr #(
     if (flush_i) pl_active_d = 1'b0;
   end
 
-  assign m_axi_awvalid = awvalid_q;
-  assign m_axi_awid    = AxiId;
-  assign m_axi_awaddr  = awaddr_q;
-  assign m_axi_awlen   = awlen_q;
-  assign m_axi_awsize  = 3'(LaneBits);
-  assign m_axi_awburst = sgpu_pkg::AxiBurstIncr;
+  assign axi_wr_req_o.aw_valid = awvalid_q;
+  assign axi_wr_req_o.aw.id    = AxiId;
+  assign axi_wr_req_o.aw.addr  = awaddr_q;
+  assign axi_wr_req_o.aw.len   = awlen_q;
+  assign axi_wr_req_o.aw.size  = 3'(LaneBits);
+  assign axi_wr_req_o.aw.burst = sgpu_pkg::AxiBurstIncr;
 
   // Lengths of planned bursts, for the W side (never cleared: each was issued on AW).
   sgpu_fifo #(.Width(8), .Depth(MaxOutstanding)) u_wdesc_fifo (
@@ -275,11 +264,11 @@ module sgpu_dma_wr #(
   sgpu_fifo #(.Width(64), .Depth(MaxOutstanding)) u_rsp_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
     .in_valid_i (pl_issue), .in_ready_o(rsp_in_ready), .in_data_i(pl_addr_q),
-    .out_valid_o(rsp_valid), .out_ready_i(m_axi_bvalid), .out_data_o(rsp_head), .count_o()
+    .out_valid_o(rsp_valid), .out_ready_i(axi_wr_rsp_i.b_valid), .out_data_o(rsp_head), .count_o()
   );
 
-  assign m_axi_bready = 1'b1;
-  assign err_o        = m_axi_bvalid && m_axi_bresp[1];
+  assign axi_wr_req_o.b_ready = 1'b1;
+  assign err_o        = axi_wr_rsp_i.b_valid && axi_wr_rsp_i.b.resp[1];
   assign err_addr_o   = rsp_head;
 
   /////////////////////////
@@ -302,7 +291,7 @@ module sgpu_dma_wr #(
   logic [DataWidth-1:0]   data_in, data_out;
   logic [BusBytes-1:0]    strb_out;
 
-  assign w_free        = !wvalid_q || m_axi_wready;
+  assign w_free        = !wvalid_q || axi_wr_rsp_i.w_ready;
   assign start_burst   = (burst_left_q == '0);
   assign burst_ok      = !start_burst || (wd_valid && aw_credit_q != '0);
   assign lane_d        = wf_head.addr[LaneBits-1:0];
@@ -324,17 +313,18 @@ module sgpu_dma_wr #(
       data_out = (data_in << {lane_d, 3'b000}) | (prev_q >> {lane_t'(BusBytes) - lane_d, 3'b000});
     end
     for (int unsigned j = 0; j < BusBytes; j++) begin
-      strb_out[j] = !((k_q == '0) && (lane_t'(j) < lane_d)) && !(row_last && (lane_t'(j) > lane_hi));
+      strb_out[j] = !((k_q == '0) && (lane_t'(j) < lane_d))
+                    && !(row_last && (lane_t'(j) > lane_hi));
     end
   end
 
   always_comb begin
-    aw_credit_d  = aw_credit_q + CreditWidth'(m_axi_awvalid && m_axi_awready);
+    aw_credit_d  = aw_credit_q + CreditWidth'(axi_wr_req_o.aw_valid && axi_wr_rsp_i.aw_ready);
     burst_left_d = burst_left_q;
     k_d          = k_q;
     in_cnt_d     = in_cnt_q;
     prev_d       = prev_q;
-    wvalid_d     = wvalid_q && !m_axi_wready;
+    wvalid_d     = wvalid_q && !axi_wr_rsp_i.w_ready;
     wlast_d      = wlast_q;
     wdata_d      = wdata_q;
     wstrb_d      = wstrb_q;
@@ -382,10 +372,10 @@ module sgpu_dma_wr #(
 
   assign in_row_bytes_o = 32'({in_cnt_q, lane_t'(0)});
 
-  assign m_axi_wvalid = wvalid_q;
-  assign m_axi_wdata  = wdata_q;
-  assign m_axi_wstrb  = wstrb_q;
-  assign m_axi_wlast  = wlast_q;
+  assign axi_wr_req_o.w_valid = wvalid_q;
+  assign axi_wr_req_o.w.data  = wdata_q;
+  assign axi_wr_req_o.w.strb  = wstrb_q;
+  assign axi_wr_req_o.w.last  = wlast_q;
 
   assign idle_o = !pf_valid && !wf_valid && !pl_active_q && !awvalid_q && !wd_valid && !rsp_valid &&
                   (burst_left_q == '0) && !wvalid_q && !tr_req_q && !tr_pend_q;
@@ -442,34 +432,29 @@ module sgpu_dma_wr #(
 
   // One ID, and only bit 1 of a response tells an error.
   logic unused_b;
-  assign unused_b = ^{m_axi_bid, m_axi_bresp[0]};
+  assign unused_b = ^{axi_wr_rsp_i.b.id, axi_wr_rsp_i.b.resp[0]};
 
   //////////////////////////////
   // Elaboration-time checks  //
   //////////////////////////////
 
-  if (DataWidth < 64 || DataWidth > 512 || (DataWidth & (DataWidth - 1)) != 0) begin : g_bad_width
-    $error("%m: DataWidth must be a power of two between 64 and 512");
-  end
-  if (MaxBurstBeats < 1 || MaxBurstBeats > 256) begin : g_bad_burst
-    $error("%m: MaxBurstBeats must be 1..256 (AXI4 INCR)");
-  end
-  if (MaxOutstanding < 1) begin : g_bad_outstanding
-    $error("%m: MaxOutstanding must be at least 1");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth >= 64 && DataWidth <= 512
+                      && (DataWidth & (DataWidth - 1)) == 0,
+                      "DataWidth must be a power of two between 64 and 512")
+  `SGPU_ASSERT_STATIC(g_bad_burst, MaxBurstBeats >= 1 && MaxBurstBeats <= 256,
+                      "MaxBurstBeats must be 1..256 (AXI4 INCR)")
+  `SGPU_ASSERT_STATIC(g_bad_outstanding, MaxOutstanding >= 1, "MaxOutstanding must be at least 1")
+  `SGPU_ASSERT_STATIC(g_bad_axi_types, $bits(axi_wr_req_o.w.data) == DataWidth
+                      && $bits(axi_wr_req_o.aw.id) == IdWidth,
+                      "the AXI types do not match DataWidth and IdWidth")
 
-`ifndef SYNTHESIS
-  ResponseHasBurst: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      m_axi_bvalid |-> rsp_valid);
-  BurstInPage: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      pl_issue |-> (32'(pl_addr_q[PageShift-1:0]) + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes));
-  XlateReqHeld: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      xlate_req_valid_o && !xlate_req_ready_i |=> xlate_req_valid_o && $stable(xlate_req_o));
-  OneXlateInFlight: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      xlate_rsp_valid_i |-> tr_pend_q);
-  CreditNeverNegative: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (produce && start_burst) |-> aw_credit_q != '0);
-`endif
+  `SGPU_ASSERT(ResponseHasBurst, axi_wr_rsp_i.b_valid |-> rsp_valid)
+  `SGPU_ASSERT(BurstInPage, pl_issue |-> (32'(pl_addr_q[PageShift-1:0])
+                                          + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes))
+  `SGPU_ASSERT(XlateReqHeld, xlate_req_valid_o && !xlate_req_ready_i
+                             |=> xlate_req_valid_o && $stable(xlate_req_o))
+  `SGPU_ASSERT(OneXlateInFlight, xlate_rsp_valid_i |-> tr_pend_q)
+  `SGPU_ASSERT(CreditNeverNegative, (produce && start_burst) |-> aw_credit_q != '0)
 
 endmodule
 

@@ -15,6 +15,8 @@
 //
 // idle_o is low while a translation is in flight; a CP that stops offering its write (fault or
 // engine reset) must wait for idle_o, as it waits for the write master, before it resets.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_wr_xlate (
@@ -33,18 +35,14 @@ module sgpu_wr_xlate (
   /// Ready: the page is translated and the write master takes the write. Depends on the
   /// address, the privilege and the write master, never on req_valid_i.
   output      logic                      req_ready_o,
-  input  wire sgpu_pkg::addr_t           req_addr_i,
-  input  wire logic [63:0]               req_data_i,
-  input  wire logic [7:0]                req_strb_i,
+  input  wire sgpu_pkg::word_wr_t        req_i,
   /// The write may use system-physical addresses (write-back record, privileged submissions).
   input  wire logic                      req_priv_i,
 
   /// Translated write to sgpu_axi_wr.
   output      logic                      out_valid_o,
   input  wire logic                      out_ready_i,
-  output      sgpu_pkg::addr_t           out_addr_o,
-  output      logic [63:0]               out_data_o,
-  output      logic [7:0]                out_strb_o,
+  output      sgpu_pkg::word_wr_t        out_o,
   /// The write's GPU address, for the write master's error report.
   output      sgpu_pkg::addr_t           out_gpu_addr_o,
 
@@ -68,7 +66,7 @@ module sgpu_wr_xlate (
   localparam int unsigned PageShift = sgpu_pkg::PageShift;
 
   sgpu_pkg::pfn_t req_vpn;
-  assign req_vpn = req_addr_i[sgpu_pkg::AddrWidth-1:PageShift];
+  assign req_vpn = req_i.addr[sgpu_pkg::AddrWidth-1:PageShift];
 
   ///////////
   // Cache //
@@ -84,10 +82,9 @@ module sgpu_wr_xlate (
 
   assign req_ready_o = hit && out_ready_i;
   assign out_valid_o = req_valid_i && hit;
-  assign out_addr_o  = {c_ppn_q, req_addr_i[PageShift-1:0]};
-  assign out_data_o  = req_data_i;
-  assign out_strb_o  = req_strb_i;
-  assign out_gpu_addr_o = req_addr_i;
+  assign out_o       = '{addr: {c_ppn_q, req_i.addr[PageShift-1:0]}, data: req_i.data,
+                         strb: req_i.strb};
+  assign out_gpu_addr_o = req_i.addr;
 
   /////////////////
   // Translation //
@@ -111,7 +108,7 @@ module sgpu_wr_xlate (
 
   // First written byte: the CP writes one dword (strobes 0x0f or 0xf0) or a 64-bit word.
   sgpu_pkg::addr_t req_first_byte;
-  assign req_first_byte = {req_addr_i[sgpu_pkg::AddrWidth-1:3], (req_strb_i[3:0] == '0), 2'b00};
+  assign req_first_byte = {req_i.addr[sgpu_pkg::AddrWidth-1:3], (req_i.strb[3:0] == '0), 2'b00};
 
   always_comb begin
     c_valid_d = c_valid_q;
@@ -186,15 +183,11 @@ module sgpu_wr_xlate (
 
   // The high strobes only matter to the write master.
   logic unused;
-  assign unused = ^req_strb_i[7:4];
+  assign unused = ^req_i.strb[7:4];
 
-`ifndef SYNTHESIS
   // The fault names the write being offered: the CP holds it until it is accepted or faults.
-  OneRequestAtATime: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      wait_q |-> !xlate_req_valid_o);
-  NoAnswerUnasked: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      xlate_rsp_valid_i |-> wait_q);
-`endif
+  `SGPU_ASSERT(OneRequestAtATime, wait_q |-> !xlate_req_valid_o)
+  `SGPU_ASSERT(NoAnswerUnasked, xlate_rsp_valid_i |-> wait_q)
 
 endmodule
 

@@ -5,6 +5,8 @@
 // Writes are issued in request order with one AXI ID, so responses return in order. `idle_o`
 // is high when every issued write has been acknowledged: a fence waits for it before writing,
 // so a fence is only visible after every earlier write.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_axi_wr #(
@@ -13,7 +15,10 @@ module sgpu_axi_wr #(
   parameter int unsigned IdWidth = 4,
   parameter logic [IdWidth-1:0] AxiId = '0,
   /// Writes in flight (address issued, response not yet received).
-  parameter int unsigned MaxOutstanding = 8
+  parameter int unsigned MaxOutstanding = 8,
+  /// AXI4 write request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
+  parameter type axi_wr_req_t = sgpu_axi_pkg::axi_wr_req_t,
+  parameter type axi_wr_rsp_t = sgpu_axi_pkg::axi_wr_rsp_t
 ) (
   input  wire logic                   clk_i,
   input  wire logic                   rst_ni,
@@ -21,9 +26,7 @@ module sgpu_axi_wr #(
   /// Write request: 8-byte aligned address, data and byte strobes of that 64-bit word.
   input  wire logic                   req_valid_i,
   output      logic                   req_ready_o,
-  input  wire sgpu_pkg::addr_t        req_addr_i,
-  input  wire logic [63:0]            req_data_i,
-  input  wire logic [7:0]             req_strb_i,
+  input  wire sgpu_pkg::word_wr_t     req_i,
   /// Address reported on an error (err_addr_o): the GPU address the write was translated from.
   input  wire sgpu_pkg::addr_t        req_err_addr_i,
 
@@ -33,22 +36,9 @@ module sgpu_axi_wr #(
   output      logic                   err_o,
   output      sgpu_pkg::addr_t        err_addr_o,
 
-  output      logic                   m_axi_awvalid,
-  input  wire logic                   m_axi_awready,
-  output      logic [IdWidth-1:0]     m_axi_awid,
-  output      logic [63:0]            m_axi_awaddr,
-  output      logic [7:0]             m_axi_awlen,
-  output      logic [2:0]             m_axi_awsize,
-  output      logic [1:0]             m_axi_awburst,
-  output      logic                   m_axi_wvalid,
-  input  wire logic                   m_axi_wready,
-  output      logic [DataWidth-1:0]   m_axi_wdata,
-  output      logic [DataWidth/8-1:0] m_axi_wstrb,
-  output      logic                   m_axi_wlast,
-  input  wire logic                   m_axi_bvalid,
-  output      logic                   m_axi_bready,
-  input  wire logic [IdWidth-1:0]     m_axi_bid,
-  input  wire logic [1:0]             m_axi_bresp
+  /// AXI4 write master (aw, w, b).
+  output      axi_wr_req_t            axi_wr_req_o,
+  input  wire axi_wr_rsp_t            axi_wr_rsp_i
 );
 
   localparam int unsigned StrbWidth = DataWidth / 8;
@@ -72,7 +62,7 @@ module sgpu_axi_wr #(
   logic [StrbWidth-1:0] lane_strb;
   logic [LaneBits-1:0]  lane;
   if (WordsPerBeat > 1) begin : g_lane_select
-    assign lane = req_addr_i[3 +: LaneBits];
+    assign lane = req_i.addr[3 +: LaneBits];
   end else begin : g_single_lane
     assign lane = '0;
   end
@@ -81,23 +71,25 @@ module sgpu_axi_wr #(
     lane_strb = '0;
     for (int unsigned i = 0; i < WordsPerBeat; i++) begin
       if (LaneBits'(i) == lane) begin
-        lane_data[64*i +: 64] = req_data_i;
-        lane_strb[8*i +: 8]   = req_strb_i;
+        lane_data[64*i +: 64] = req_i.data;
+        lane_strb[8*i +: 8]   = req_i.strb;
       end
     end
   end
 
   sgpu_fifo #(.Width(64), .Depth(2)) u_aw_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
-    .in_valid_i (accept), .in_ready_o(aw_in_ready), .in_data_i({req_addr_i[63:3], 3'b000}),
-    .out_valid_o(m_axi_awvalid), .out_ready_i(m_axi_awready), .out_data_o(m_axi_awaddr),
+    .in_valid_i (accept), .in_ready_o(aw_in_ready), .in_data_i({req_i.addr[63:3], 3'b000}),
+    .out_valid_o(axi_wr_req_o.aw_valid), .out_ready_i(axi_wr_rsp_i.aw_ready),
+    .out_data_o (axi_wr_req_o.aw.addr),
     .count_o    ()
   );
 
   sgpu_fifo #(.Width(DataWidth + StrbWidth), .Depth(2)) u_w_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
     .in_valid_i (accept), .in_ready_o(w_in_ready), .in_data_i({lane_strb, lane_data}),
-    .out_valid_o(m_axi_wvalid), .out_ready_i(m_axi_wready), .out_data_o({m_axi_wstrb, m_axi_wdata}),
+    .out_valid_o(axi_wr_req_o.w_valid), .out_ready_i(axi_wr_rsp_i.w_ready),
+    .out_data_o ({axi_wr_req_o.w.strb, axi_wr_req_o.w.data}),
     .count_o    ()
   );
 
@@ -106,36 +98,34 @@ module sgpu_axi_wr #(
   sgpu_fifo #(.Width(64), .Depth(MaxOutstanding)) u_rsp_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
     .in_valid_i (accept), .in_ready_o(rsp_in_ready), .in_data_i(req_err_addr_i),
-    .out_valid_o(rsp_valid), .out_ready_i(m_axi_bvalid), .out_data_o(rsp_addr),
+    .out_valid_o(rsp_valid), .out_ready_i(axi_wr_rsp_i.b_valid), .out_data_o(rsp_addr),
     .count_o    (in_flight)
   );
 
-  assign m_axi_awid    = AxiId;
-  assign m_axi_awlen   = 8'd0;
-  assign m_axi_awsize  = 3'($clog2(StrbWidth));
-  assign m_axi_awburst = sgpu_pkg::AxiBurstIncr;
-  assign m_axi_wlast   = 1'b1;
-  assign m_axi_bready  = 1'b1;
+  assign axi_wr_req_o.aw.id    = AxiId;
+  assign axi_wr_req_o.aw.len   = 8'd0;
+  assign axi_wr_req_o.aw.size  = 3'($clog2(StrbWidth));
+  assign axi_wr_req_o.aw.burst = sgpu_pkg::AxiBurstIncr;
+  assign axi_wr_req_o.w.last   = 1'b1;
+  assign axi_wr_req_o.b_ready  = 1'b1;
 
   assign idle_o     = (in_flight == '0);
-  assign err_o      = m_axi_bvalid && m_axi_bresp[1];
+  assign err_o      = axi_wr_rsp_i.b_valid && axi_wr_rsp_i.b.resp[1];
   assign err_addr_o = rsp_addr;
 
   // The ID is fixed and only bit 1 of a response tells an error (SLVERR/DECERR).
   // The low address bits are carried by the strobes.
   logic unused_rsp;
-  assign unused_rsp = ^{m_axi_bid, m_axi_bresp[0], req_addr_i[2:0]};
+  assign unused_rsp = ^{axi_wr_rsp_i.b.id, axi_wr_rsp_i.b.resp[0], req_i.addr[2:0]};
 
-`ifndef SYNTHESIS
-  ResponseHasWrite: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      m_axi_bvalid |-> rsp_valid);
-  ResponseId: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      m_axi_bvalid |-> m_axi_bid == AxiId);
-`endif
+  `SGPU_ASSERT(ResponseHasWrite, axi_wr_rsp_i.b_valid |-> rsp_valid)
+  `SGPU_ASSERT(ResponseId, axi_wr_rsp_i.b_valid |-> axi_wr_rsp_i.b.id == AxiId)
 
-  if (DataWidth < 64 || (DataWidth & (DataWidth - 1)) != 0) begin : g_bad_width
-    $error("sgpu_axi_wr: DataWidth must be a power of two >= 64");
-  end
+  `SGPU_ASSERT_STATIC(g_bad_width, DataWidth >= 64 && (DataWidth & (DataWidth - 1)) == 0,
+                      "DataWidth must be a power of two >= 64")
+  `SGPU_ASSERT_STATIC(g_bad_axi_types, $bits(axi_wr_req_o.w.data) == DataWidth
+                      && $bits(axi_wr_req_o.aw.id) == IdWidth,
+                      "the AXI types do not match DataWidth and IdWidth")
 
 endmodule
 

@@ -1,0 +1,56 @@
+# AMD Alveo U50 (xcu50-fsvh2104-2-e), PCIe x16 edge used as Gen3 x8 (lanes 0..7, GTY quads 227
+# and 226; the XDMA IP places the PCIE4C block and GTs from xdma.tcl). Pins from the card's
+# documentation as the verilog-pcie example design uses them.
+
+# ---- PCIe: reference clock for lanes 0..7 (MGTREFCLK0 of quad 227), PERST#, lanes.
+set_property PACKAGE_PIN AB9 [get_ports pcie_refclk_p]
+set_property PACKAGE_PIN AB8 [get_ports pcie_refclk_n]
+set_property -dict {PACKAGE_PIN AW27 IOSTANDARD LVCMOS18 PULLUP true} [get_ports pcie_perst_n]
+set_property PACKAGE_PIN AL2 [get_ports {pcie_rx_p[0]}]
+set_property PACKAGE_PIN AL1 [get_ports {pcie_rx_n[0]}]
+set_property PACKAGE_PIN Y5  [get_ports {pcie_tx_p[0]}]
+set_property PACKAGE_PIN Y4  [get_ports {pcie_tx_n[0]}]
+set_property PACKAGE_PIN AM4 [get_ports {pcie_rx_p[1]}]
+set_property PACKAGE_PIN AM3 [get_ports {pcie_rx_n[1]}]
+set_property PACKAGE_PIN AA7 [get_ports {pcie_tx_p[1]}]
+set_property PACKAGE_PIN AA6 [get_ports {pcie_tx_n[1]}]
+set_property PACKAGE_PIN AK4 [get_ports {pcie_rx_p[2]}]
+set_property PACKAGE_PIN AK3 [get_ports {pcie_rx_n[2]}]
+set_property PACKAGE_PIN AB5 [get_ports {pcie_tx_p[2]}]
+set_property PACKAGE_PIN AB4 [get_ports {pcie_tx_n[2]}]
+set_property PACKAGE_PIN AN2 [get_ports {pcie_rx_p[3]}]
+set_property PACKAGE_PIN AN1 [get_ports {pcie_rx_n[3]}]
+set_property PACKAGE_PIN AC7 [get_ports {pcie_tx_p[3]}]
+set_property PACKAGE_PIN AC6 [get_ports {pcie_tx_n[3]}]
+set_property PACKAGE_PIN AP4 [get_ports {pcie_rx_p[4]}]
+set_property PACKAGE_PIN AP3 [get_ports {pcie_rx_n[4]}]
+set_property PACKAGE_PIN AD5 [get_ports {pcie_tx_p[4]}]
+set_property PACKAGE_PIN AD4 [get_ports {pcie_tx_n[4]}]
+set_property PACKAGE_PIN AR2 [get_ports {pcie_rx_p[5]}]
+set_property PACKAGE_PIN AR1 [get_ports {pcie_rx_n[5]}]
+set_property PACKAGE_PIN AF5 [get_ports {pcie_tx_p[5]}]
+set_property PACKAGE_PIN AF4 [get_ports {pcie_tx_n[5]}]
+set_property PACKAGE_PIN AT4 [get_ports {pcie_rx_p[6]}]
+set_property PACKAGE_PIN AT3 [get_ports {pcie_rx_n[6]}]
+set_property PACKAGE_PIN AE7 [get_ports {pcie_tx_p[6]}]
+set_property PACKAGE_PIN AE6 [get_ports {pcie_tx_n[6]}]
+set_property PACKAGE_PIN AU2 [get_ports {pcie_rx_p[7]}]
+set_property PACKAGE_PIN AU1 [get_ports {pcie_rx_n[7]}]
+set_property PACKAGE_PIN AH5 [get_ports {pcie_tx_p[7]}]
+set_property PACKAGE_PIN AH4 [get_ports {pcie_tx_n[7]}]
+
+# ---- The HBM catastrophic-temperature output must be driven low when HBM is unused.
+set_property -dict {PACKAGE_PIN J18 IOSTANDARD LVCMOS18} [get_ports hbm_cattrip]
+
+# ---- Configuration: 1 Gbit SPI x4 flash; the card boots the golden image, then ours at
+# 0x01002000 (fpga/vivado/flash.tcl).
+set_property CFGBVS GND [current_design]
+set_property CONFIG_VOLTAGE 1.8 [current_design]
+set_property CONFIG_MODE SPIx4 [current_design]
+set_property BITSTREAM.CONFIG.SPI_BUSWIDTH 4 [current_design]
+set_property BITSTREAM.CONFIG.CONFIGRATE 85.0 [current_design]
+set_property BITSTREAM.CONFIG.EXTMASTERCCLK_EN DISABLE [current_design]
+set_property BITSTREAM.CONFIG.SPI_FALL_EDGE YES [current_design]
+set_property BITSTREAM.CONFIG.SPI_32BIT_ADDR YES [current_design]
+set_property BITSTREAM.CONFIG.CONFIGFALLBACK ENABLE [current_design]
+set_property BITSTREAM.GENERAL.COMPRESS TRUE [current_design]

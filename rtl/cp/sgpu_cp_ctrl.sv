@@ -1,0 +1,697 @@
+// Command processor controller: the FSM that fetches ring entries, streams their DMA buffers,
+// executes packets and retires entries, with the registers it sequences. It decodes and judges
+// nothing itself: sgpu_cp_decode checks headers and routes payload dwords, sgpu_cp_check judges
+// operands, sgpu_cp_stream keeps the stream position, and the FSM dispatches on the packet
+// class once the payload is in. Its states and their named sets are in sgpu_cp_pkg (cp_fsm_e);
+// sgpu_cp decodes the outputs that depend on the state alone.
+//
+// States are grouped by sub-protocol under the banners below. Faults: a state that finds one
+// raises a request (fault_req) instead of changing state; after the case the requests of the
+// cycle are resolved by priority (a failed write > a refused write translation > the state's
+// own fault > the watchdog), the winner is recorded and the FSM drains. An engine reset
+// overrides everything.
+`include "sgpu_assert.svh"
+
+`default_nettype none
+
+module sgpu_cp_ctrl
+  import sgpu_abi_pkg::*;
+  import sgpu_cp_pkg::*;
+(
+  input  wire logic                        clk_i,
+  input  wire logic                        rst_ni,
+
+  // Registers.
+  input  wire cp_cfg_t                     cfg_i,
+  input  wire cp_cmd_t                     cmd_i,
+  output      cp_fsm_e                     fsm_o,
+  output      logic [31:0]                 head_o,
+  output      logic [63:0]                 fence_done_o,
+  output      logic                        preempt_pending_o,
+  output      logic                        preempt_in_entry_o,
+  output      cp_evt_t                     evt_o,
+  output      cp_fault_rec_t               fault_o,
+  /// The free-running cycle counter, for TIMESTAMP.
+  input  wire logic [63:0]                 cycle_i,
+
+  /// The watchdog expired (sgpu_cp_watchdog).
+  input  wire logic                        wd_expired_i,
+
+  // The ring entry being executed; the head after it.
+  output      ring_entry_t                 entry_o,
+  output      logic [31:0]                 head_next_o,
+
+  // Dword stream (sgpu_cp_dwords).
+  input  wire logic                        dw_valid_i,
+  output      logic                        dw_ready_o,
+  output      logic                        dw_clear_o,
+  input  wire logic [31:0]                 dw_i,
+
+  // Stream position (sgpu_cp_stream).
+  output      cp_stream_op_e               stream_op_o,
+  output      sgpu_pkg::addr_t             stream_base_o,
+  output      logic [31:0]                 stream_offset_o,
+  output      logic [29:0]                 stream_dwords_o,
+  input  wire sgpu_pkg::addr_t             stream_addr_i,
+  input  wire logic [31:0]                 stream_offset_i,
+  input  wire logic [29:0]                 stream_left_i,
+  input  wire logic                        stream_nested_i,
+
+  // Decoder (sgpu_cp_decode) and operand checks (sgpu_cp_check) of the packet being executed.
+  input  wire cp_dec_t                     dec_i,
+  input  wire cp_chk_t                     chk_i,
+  output      cp_pkt_t                     pkt_o,
+  output      logic [15:0]                 pkt_idx_o,
+
+  // Fetch engine (sgpu_dma_rd).
+  output      logic                        dma_req_valid_o,
+  input  wire logic                        dma_req_ready_i,
+  output      sgpu_dma_pkg::dma_req_t      dma_req_o,
+  input  wire logic                        dma_status_valid_i,
+  output      logic                        dma_status_ready_o,
+  input  wire sgpu_dma_pkg::dma_status_t   dma_status_i,
+  output      logic                        dma_abort_o,
+  input  wire logic                        dma_busy_i,
+
+  // Write port (sgpu_cp_wr forms the write from the state).
+  output      logic                        wb_second_o,
+  input  wire logic                        wr_ready_i,
+  input  wire logic                        wr_idle_i,
+  input  wire logic                        wr_err_i,
+  input  wire sgpu_pkg::addr_t             wr_err_addr_i,
+  input  wire logic                        wr_xlate_fault_i,
+  input  wire sgpu_pkg::addr_t             wr_xlate_fault_addr_i,
+
+  // GART invalidation and copy engine (their requests are decoded from the state).
+  input  wire logic                        inv_ready_i,
+  input  wire logic                        inv_busy_i,
+  input  wire logic                        copy_req_ready_i,
+  input  wire logic                        copy_status_valid_i,
+  output      logic                        copy_status_ready_o,
+  input  wire sgpu_copy_pkg::copy_status_t copy_status_i,
+  input  wire logic                        copy_busy_i
+);
+
+  localparam sgpu_dma_pkg::tag_t TagRing   = sgpu_dma_pkg::tag_t'(0);
+  localparam sgpu_dma_pkg::tag_t TagBuffer = sgpu_dma_pkg::tag_t'(1);
+  localparam sgpu_dma_pkg::tag_t TagWait   = sgpu_dma_pkg::tag_t'(2);
+
+  ///////////////
+  // Registers //
+  ///////////////
+
+  cp_fsm_e         state_q, state_d;
+  logic [31:0]     head_q, head_d;
+  ring_entry_t     entry_q, entry_d;
+  logic [2:0]      entry_idx_q, entry_idx_d;
+  cp_pkt_t         pkt_q, pkt_d;                  // the packet being executed
+  logic [15:0]     pkt_idx_q, pkt_idx_d;          // its payload dwords consumed
+  logic            wb_second_q, wb_second_d;      // second 64-bit word of a record
+  logic [31:0]     wait_cnt_q, wait_cnt_d;        // WAIT_MEM: poll interval countdown
+  logic            pre_pend_q, pre_pend_d;        // a preemption request waits
+  logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
+  logic [63:0]     fence_done_q, fence_done_d;
+  cp_fault_rec_t   fault_q, fault_d;
+
+  /////////////
+  // Helpers //
+  /////////////
+
+  logic [31:0]     ring_mask;
+  sgpu_pkg::addr_t entry_addr, buf_addr;
+  logic [63:0]     entry_fence;
+  pkt_header_t     hdr;      // the dword at the stream head, seen as a packet header
+  copy_args_t      a;        // the argument register, copy view (slot names)
+  logic [31:0]     rows_m1;  // copy engine: rows - 1 (unused when rows = 0: nothing to touch)
+  logic            drained;  // nothing of the CP's is in flight anywhere
+
+  assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
+  assign head_next_o = (head_q + 32'd1) & ring_mask;
+  assign entry_addr  = cfg_i.ring_base + sgpu_pkg::addr_t'({head_q & ring_mask, 5'b00000});
+  assign buf_addr    = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
+  assign entry_fence = {entry_q.fence_hi, entry_q.fence_lo};
+  assign hdr         = pkt_header_t'(dw_i);
+  assign a           = pkt_q.args.copy;
+  assign rows_m1     = a.height - 32'd1;
+  assign drained     = !dma_busy_i && wr_idle_i && !copy_busy_i;
+
+  /////////
+  // FSM //
+  /////////
+
+  cp_fault_req_t fault_req;
+
+  always_comb begin
+    state_d        = state_q;
+    head_d         = head_q;
+    entry_d        = entry_q;
+    entry_idx_d    = entry_idx_q;
+    pkt_d          = pkt_q;
+    pkt_idx_d      = pkt_idx_q;
+    wb_second_d    = wb_second_q;
+    wait_cnt_d     = wait_cnt_q;
+    pre_pend_d     = pre_pend_q || cmd_i.preempt_req;
+    pre_entry_d    = pre_entry_q;
+    fence_done_d   = fence_done_q;
+    fault_d        = fault_q;
+    fault_req      = '0;
+
+    stream_op_o         = StreamHold;
+    stream_base_o       = a.dst;                         // a call's target
+    stream_offset_o     = pkt_q.hdr_off;                 // a rewind's target
+    stream_dwords_o     = 30'(pkt_q.hdr.dwords);         // a rewind's give-back
+    copy_status_ready_o = draining(state_q);
+    dma_status_ready_o  = draining(state_q);
+    dw_clear_o          = draining(state_q);
+    dma_req_valid_o     = 1'b0;
+    dma_req_o           = '0;
+    dw_ready_o          = 1'b0;
+    evt_o               = '0;
+
+    unique case (state_q)
+      ////////////////
+      // Ring entry //
+      ////////////////
+
+      StIdle: begin
+        if (pre_pend_q) begin
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b0;
+        end else if (cfg_i.enable && ((head_q & ring_mask) != (cfg_i.ring_tail & ring_mask))) begin
+          state_d = StRingReq;
+        end
+      end
+
+      StRingReq: begin
+        dma_req_valid_o = 1'b1;
+        dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                            tag: TagRing};
+        entry_idx_d     = '0;
+        if (dma_req_ready_i) state_d = StRingData;
+      end
+
+      StRingData: begin
+        dw_ready_o = 1'b1;
+        if (dw_valid_i) begin
+          entry_d[32*entry_idx_q +: 32] = dw_i;
+          entry_idx_d = entry_idx_q + 1'b1;
+          if (entry_idx_q == 3'(RingEntryDwords - 1)) state_d = StRingStatus;
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          fault_req          = fetch_fault(dma_status_i.err, entry_addr);
+        end
+      end
+
+      StRingStatus: begin
+        dma_status_ready_o = 1'b1;
+        if (dma_status_valid_i) begin
+          if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+            fault_req = fetch_fault(dma_status_i.err, entry_addr);
+          end else if (chk_i.entry_bad) begin
+            fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+          end else if (chk_i.entry_empty) begin
+            state_d     = StRetireDrain;
+            wb_second_d = 1'b0;
+          end else begin
+            state_d         = StBufReq;
+            stream_op_o     = StreamStart;
+            stream_base_o   = buf_addr;
+            stream_offset_o = entry_q.start_offset;
+            stream_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
+          end
+        end
+      end
+
+      ///////////////////
+      // Buffer stream //
+      ///////////////////
+
+      StBufReq: begin
+        dma_req_valid_o = 1'b1;
+        dma_req_o       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+                            len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
+                            tag:  TagBuffer};
+        if (dma_req_ready_i) state_d = StPktHeader;
+      end
+
+      // The rest of the buffer, from the byte after the packet that stopped the stream (or a
+      // called buffer from its start).
+      StBufResume: begin
+        if (stream_left_i == '0) begin
+          state_d = StBufEnd;
+        end else begin
+          dma_req_valid_o = 1'b1;
+          dma_req_o       = '{addr: stream_addr_i,
+                              len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
+                              tag:  TagBuffer};
+          if (dma_req_ready_i) state_d = StPktHeader;
+        end
+      end
+
+      StBufStatus: begin
+        dma_status_ready_o = 1'b1;
+        if (dma_status_valid_i) begin
+          if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+            fault_req = fetch_fault(dma_status_i.err, stream_addr_i);
+          end else begin
+            state_d = StBufEnd;
+          end
+        end
+      end
+
+      // Back to the caller of an INDIRECT, or the entry's buffer is done.
+      StBufEnd: begin
+        if (stream_nested_i) begin
+          stream_op_o = StreamReturn;
+          state_d     = StBufResume;
+        end else begin
+          state_d     = StRetireDrain;
+          wb_second_d = 1'b0;
+        end
+      end
+
+      /////////////
+      // Packets //
+      /////////////
+
+      StPktHeader: begin
+        if (stream_left_i == '0) begin
+          state_d = StBufStatus;
+        end else if (pre_pend_q) begin
+          // A packet boundary: the stream position is the next header.
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b1;
+        end else if (dw_valid_i) begin
+          dw_ready_o     = 1'b1;
+          pkt_d.hdr      = hdr;
+          pkt_d.hdr_addr = stream_addr_i;
+          pkt_d.hdr_off  = stream_offset_i;
+          pkt_idx_d      = '0;
+          // One row without pitches unless a 2-D packet's payload says otherwise.
+          pkt_d.args.copy.height    = 32'd1;
+          pkt_d.args.copy.src_pitch = '0;
+          pkt_d.args.copy.dst_pitch = '0;
+          stream_op_o           = StreamSkip;
+          if (dec_i.hdr_fault != FaultNone) begin
+            fault_req = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
+          end else begin
+            stream_op_o     = StreamHeader;
+            stream_dwords_o = 30'(hdr.dwords);
+            if (hdr.dwords != 16'd1) state_d = StPktBody;
+          end
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          fault_req          = fetch_fault(dma_status_i.err, stream_addr_i);
+        end
+      end
+
+      // Payload: each dword goes where the decoder says; a data dword leaves as a write (it is
+      // taken when the write is). After the last one the packet faults or goes on by its class.
+      StPktBody: begin
+        if (dw_valid_i) begin
+          dw_ready_o  = (dec_i.slot == SlotData) ? wr_ready_i : 1'b1;
+          pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
+          if (dec_i.slot == SlotData && wr_ready_i) begin
+            pkt_d.args.copy.dst = a.dst + sgpu_pkg::addr_t'(4);
+          end
+          // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
+          if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
+            pkt_d.args.range.pte_addr = chk_i.table_pte;
+          end
+          if (dec_i.info.pkt_class == PktClassUnmap && dec_i.slot == SlotDstPitch) begin
+            pkt_d.args.range.pte_addr   = chk_i.table_pte;
+            pkt_d.args.range.pages_left = pkt_q.args.range.count;
+          end
+          fault_req = chk_i.dword_fault;
+          if (dw_ready_o && !fault_req.valid) begin
+            pkt_idx_d   = pkt_idx_q + 16'd1;
+            stream_op_o = StreamSkip;
+            if (dec_i.last && chk_i.last_fault.valid) begin
+              fault_req = chk_i.last_fault;
+            end else if (dec_i.last) begin
+              unique case (chk_i.next)
+                NextFence:      state_d = StFenceDrain;
+                NextInvalidate: state_d = StInvDrain;
+                NextUnmap:      state_d = StUnmapWrite;
+                NextCopy:       state_d = StCopyCheck;
+                NextWait:       state_d = StWaitDrain;
+                NextTimestamp:  state_d = StTsDrain;
+                NextCall: begin  // dw_i = the called buffer's bytes
+                  stream_op_o     = StreamCall;
+                  stream_dwords_o = dw_i[31:2];
+                  state_d         = StStreamStop;
+                end
+                default:        state_d = StPktHeader;
+              endcase
+            end
+          end
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          fault_req          = fetch_fault(dma_status_i.err, stream_addr_i);
+        end
+      end
+
+      ///////////
+      // FENCE //
+      ///////////
+
+      StFenceDrain: if (wr_idle_i) state_d = StFenceWrite;
+      StFenceWrite: if (wr_ready_i) state_d = StFenceAck;
+
+      StFenceAck: begin
+        if (wr_idle_i) begin
+          evt_o.dma_completed = pkt_q.hdr.flags[PktFenceFlagIrqBit];
+          state_d             = StPktHeader;
+        end
+      end
+
+      ///////////////////////////////////////
+      // TLB_INVALIDATE, MAP, UNMAP ranges //
+      ///////////////////////////////////////
+
+      // The page-table writes of earlier packets are in memory before the GART is asked, and
+      // the next packet starts only after the sweep.
+      StInvDrain: if (wr_idle_i) state_d = StInvReq;
+      StInvReq:   if (inv_ready_i) state_d = StInvWait;
+      StInvWait:  if (!inv_busy_i) state_d = StPktHeader;
+
+      // UNMAP: one 64-bit write of the dummy PTE per page, then the invalidation.
+      StUnmapWrite: begin
+        if (wr_ready_i) begin
+          pkt_d.args.range.pte_addr   = pkt_q.args.range.pte_addr + sgpu_pkg::addr_t'(8);
+          pkt_d.args.range.pages_left = pkt_q.args.range.pages_left - 32'd1;
+          if (pkt_q.args.range.pages_left == 32'd1) state_d = StInvDrain;
+        end
+      end
+
+      /////////////////
+      // Copy engine //
+      /////////////////
+
+      // An overlapping COPY or BLIT_RECT is refused; otherwise the writes of earlier packets
+      // are acknowledged before the engine reads (no read overtakes them), and the next packet
+      // starts after the engine reported (every copy write acknowledged). The extents are
+      // registered first: a 32 x 32 multiply stays out of the compare path.
+      StCopyCheck: begin
+        pkt_d.src_ext = {1'b0, 64'(rows_m1) * 64'(a.src_pitch)} + 65'(a.width);
+        pkt_d.dst_ext = {1'b0, 64'(rows_m1) * 64'(a.dst_pitch)} + 65'(a.width);
+        state_d   = StCopyDrain;
+      end
+
+      StCopyDrain: begin
+        if (chk_i.copy_overlap) begin
+          fault_req = fault(FaultCopyOverlap, a.dst, 32'(pkt_q.hdr));
+        end else if (wr_idle_i) begin
+          state_d = StCopyReq;
+        end
+      end
+
+      StCopyReq: if (copy_req_ready_i) state_d = StCopyWait;
+
+      StCopyWait: begin
+        copy_status_ready_o = 1'b1;
+        if (pre_pend_q && !copy_status_valid_i) begin
+          // Stopped mid-copy: the packet restarts from its header on resume.
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b1;
+          stream_op_o = StreamRewind;
+        end else if (copy_status_valid_i) begin
+          if (copy_status_i.err == sgpu_copy_pkg::CopyOk) begin
+            state_d = StPktHeader;
+          end else begin
+            fault_req = fault((copy_status_i.err inside {sgpu_copy_pkg::CopyXlateFault,
+                                                         sgpu_copy_pkg::CopyWrXlateFault})
+                              ? FaultTranslation : FaultBusError, copy_status_i.addr,
+                              32'(pkt_q.hdr));
+          end
+        end
+      end
+
+      //////////////
+      // WAIT_MEM //
+      //////////////
+
+      // Earlier writes are acknowledged before the first read (a wait sees what the submission
+      // wrote); then the buffer stream is stopped so the fetch engine can poll.
+      StWaitDrain: if (wr_idle_i) state_d = StStreamStop;
+
+      // The abort pulse was given on entry (below): every issued read completes and is dropped,
+      // with the statuses; the dword unpacker is emptied. INDIRECT comes here too.
+      StStreamStop: begin
+        dma_status_ready_o = 1'b1;
+        dw_clear_o         = 1'b1;
+        if (!dma_busy_i) begin
+          state_d = (dec_i.info.pkt_class == PktClassIndirect) ? StBufResume : StWaitReq;
+        end
+      end
+
+      StWaitReq: begin
+        dma_req_valid_o = 1'b1;
+        dma_req_o       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+                            tag: TagWait};
+        if (dma_req_ready_i) state_d = StWaitData;
+      end
+
+      StWaitData: begin
+        dw_ready_o = 1'b1;
+        if (dw_valid_i) begin
+          pkt_d.wait_val = dw_i;
+          state_d    = StWaitStatus;
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                            32'(pkt_q.hdr));
+        end
+      end
+
+      StWaitStatus: begin
+        dma_status_ready_o = 1'b1;
+        if (dma_status_valid_i) begin
+          if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+            fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                            32'(pkt_q.hdr));
+          end else if (chk_i.wait_hit) begin
+            state_d = StBufResume;
+          end else begin
+            state_d    = StWaitPause;
+            wait_cnt_d = pkt_q.args.wait_mem.interval;
+          end
+        end
+      end
+
+      StWaitPause: begin
+        if (pre_pend_q) begin
+          // Between reads: the WAIT_MEM restarts from its header on resume. Its stream is
+          // already stopped, so the fetch engine is idle.
+          state_d     = StPreemptDrain;
+          pre_entry_d = 1'b1;
+          stream_op_o = StreamRewind;
+        end else if (wait_cnt_q == '0) begin
+          state_d = StWaitReq;
+        end else begin
+          wait_cnt_d = wait_cnt_q - 32'd1;
+        end
+      end
+
+      ///////////////
+      // TIMESTAMP //
+      ///////////////
+
+      // The value is the counter in the first cycle every earlier write is acknowledged; the
+      // write is posted.
+      StTsDrain: begin
+        if (wr_idle_i) begin
+          pkt_d.args.target.value = cycle_i;
+          state_d             = StTsWrite;
+        end
+      end
+
+      StTsWrite: if (wr_ready_i) state_d = StPktHeader;
+
+      ////////////////
+      // Retirement //
+      ////////////////
+
+      // Write-back record: the fence first, then {reserved, head}; both after all writes of the
+      // submission were acknowledged (the first write waits for idle, the second follows).
+      StRetireDrain: begin
+        if ((wr_idle_i || wb_second_q) && wr_ready_i) begin
+          wb_second_d = 1'b1;
+          if (wb_second_q) state_d = StRetireAck;
+        end
+      end
+
+      StRetireAck: begin
+        if (wr_idle_i) begin
+          head_d              = head_next_o;
+          fence_done_d        = entry_fence;
+          evt_o.dma_completed = 1'b1;
+          state_d             = StIdle;
+        end
+      end
+
+      ////////////////
+      // Preemption //
+      ////////////////
+
+      // Everything issued completes (reads and the copy engine's work are dropped), then the
+      // record {PREEMPT_FENCE, last completed fence} is written like the write-back.
+      StPreemptDrain: begin
+        if (drained) begin
+          state_d     = StPreemptWrite;
+          wb_second_d = 1'b0;
+        end
+      end
+
+      StPreemptWrite: begin
+        if (wr_ready_i) begin
+          wb_second_d = 1'b1;
+          if (wb_second_q) state_d = StPreemptAck;
+        end
+      end
+
+      StPreemptAck: begin
+        if (wr_idle_i) begin
+          evt_o.preempted = 1'b1;
+          pre_pend_d      = cmd_i.preempt_req;  // a request in this very cycle waits
+          state_d         = StPreempted;
+        end
+      end
+
+      // Resume continues the stopped buffer (its remaining bytes are fetched again).
+      StPreempted: if (cmd_i.preempt_resume) state_d = pre_entry_q ? StBufResume : StIdle;
+
+      //////////////////////
+      // Faults and reset //
+      //////////////////////
+
+      StFaultDrain: begin
+        if (drained) begin
+          evt_o.fault = 1'b1;
+          state_d     = StFaulted;
+        end
+      end
+
+      StFaulted: ;
+
+      StReset: begin
+        if (drained) begin
+          head_d  = '0;
+          fault_d = '0;
+          state_d = StIdle;
+        end
+      end
+
+      default: state_d = StReset;
+    endcase
+
+    // Fault resolution, lowest priority first. The watchdog fires when no progress was made
+    // for CP_WATCHDOG cycles; a refused write translation names the write being offered
+    // (nothing after it was executed); a failed write belongs to an earlier write and wins.
+    if (!fault_req.valid && wd_expired_i) begin
+      if (reading_ring(state_q)) begin
+        fault_req = fault(FaultWatchdog, entry_addr, '0);
+      end else if (between_packets(state_q)) begin
+        fault_req = fault(FaultWatchdog, stream_addr_i, '0);
+      end else begin
+        fault_req = fault(FaultWatchdog, pkt_q.hdr_addr, 32'(pkt_q.hdr));
+      end
+    end
+    if (wr_xlate_fault_i && !halted(state_q)) begin
+      fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i,
+                        writing_record(state_q) ? '0 : 32'(pkt_q.hdr));
+    end
+    if (wr_err_i && !halted(state_q)) fault_req = fault(FaultBusError, wr_err_addr_i, '0);
+
+    // Every fault names the ring entry being executed, and its fence once the entry was read
+    // (a bad entry was read in full; write faults cannot occur while an entry is read).
+    if (fault_req.valid) begin
+      state_d = StFaultDrain;
+      fault_d = '{reason:     fault_req.reason,
+                  ring_index: head_q[23:0],
+                  addr:       fault_req.addr,
+                  fence:      (!reading_ring(state_q) || fault_req.reason == FaultBadRingEntry)
+                              ? entry_fence : '0,
+                  detail:     fault_req.detail};
+    end
+
+    if (cmd_i.engine_reset) begin
+      state_d    = StReset;
+      pre_pend_d = 1'b0;
+    end
+
+    // The fetch engine latches an abort: one pulse when draining starts stops it, and it
+    // reports not-busy once every read it issued has returned.
+    dma_abort_o = stops_fetch(state_d) && !stops_fetch(state_q);
+  end
+
+  assign fsm_o              = state_q;
+  assign head_o             = head_q;
+  assign fence_done_o       = fence_done_q;
+  assign preempt_pending_o  = pre_pend_q;
+  assign preempt_in_entry_o = pre_entry_q;
+  assign fault_o            = fault_q;
+  assign entry_o            = entry_q;
+  assign pkt_o              = pkt_q;
+  assign pkt_idx_o          = pkt_idx_q;
+  assign wb_second_o        = wb_second_q;
+
+  ///////////////////
+  // State storage //
+  ///////////////////
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q      <= StIdle;
+      head_q       <= '0;
+      entry_idx_q  <= '0;
+      pkt_idx_q    <= '0;
+      wb_second_q  <= 1'b0;
+      wait_cnt_q   <= '0;
+      pre_pend_q   <= 1'b0;
+      pre_entry_q  <= 1'b0;
+      fence_done_q <= '0;
+      fault_q      <= '0;
+    end else begin
+      state_q      <= state_d;
+      head_q       <= head_d;
+      entry_idx_q  <= entry_idx_d;
+      pkt_idx_q    <= pkt_idx_d;
+      wb_second_q  <= wb_second_d;
+      wait_cnt_q   <= wait_cnt_d;
+      pre_pend_q   <= pre_pend_d;
+      pre_entry_q  <= pre_entry_d;
+      fence_done_q <= fence_done_d;
+      fault_q      <= fault_d;
+    end
+  end
+
+  // Datapath registers: only meaningful in the states that load them.
+  always_ff @(posedge clk_i) begin
+    entry_q <= entry_d;
+    pkt_q   <= pkt_d;
+  end
+
+  // The rest of the configuration and of the packet table row is used elsewhere.
+  logic unused;
+  assign unused = ^{cfg_i.wb_addr, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
+                    cfg_i.gart_table_base, cfg_i.gart_table_size,
+                    dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
+
+  ////////////////
+  // Invariants //
+  ////////////////
+
+  // A status belongs to the request the FSM is reading (except while draining, which drops all).
+  `SGPU_ASSERT(StatusMatchesRequest,
+      dma_status_valid_i && dma_status_ready_o && !stops_fetch(state_q)
+      |-> dma_status_i.tag == ((state_q inside {StRingData, StRingStatus}) ? TagRing
+                               : (state_q inside {StWaitData, StWaitStatus}) ? TagWait : TagBuffer))
+  // The stream is only re-requested once the aborted one drained.
+  `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i)
+  `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
+  `SGPU_ASSERT(StateValid, state_q <= StReset)
+
+endmodule
+
+`default_nettype wire

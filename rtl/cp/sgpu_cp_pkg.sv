@@ -1,0 +1,328 @@
+// Types of the command processor (rtl/cp): its configuration, commands, state, events and fault
+// record as sgpu_top wires them to the registers; the argument register with one named view per
+// packet class; and the slots the decoder routes payload dwords into. docs/architecture.md
+// ("Command processor") describes the unit, rtl/README.md the conventions.
+`default_nettype none
+
+package sgpu_cp_pkg;
+
+  ///////////////////
+  // Register side //
+  ///////////////////
+
+  /// Configuration registers.
+  typedef struct packed {
+    /// CTRL.enable: fetch new ring entries while high; an entry already started always finishes.
+    logic            enable;
+    sgpu_pkg::addr_t ring_base;
+    /// RING_SIZE, already clamped to the largest ring the hardware supports.
+    logic [4:0]      ring_log2;
+    logic [31:0]     ring_tail;
+    sgpu_pkg::addr_t wb_addr;
+    /// CP_WATCHDOG: cycles without progress before a packet faults with WATCHDOG; 0 = off.
+    logic [31:0]     watchdog;
+    /// PREEMPT_FENCE and PREEMPT_ADDR: the preemption record.
+    logic [63:0]     preempt_fence;
+    sgpu_pkg::addr_t preempt_addr;
+    /// GART_TABLE_BASE (bus address, bits 11:0 ignored) and GART_TABLE_SIZE (entries): where
+    /// MAP and UNMAP write their PTEs, and their bounds.
+    sgpu_pkg::addr_t gart_table_base;
+    logic [31:0]     gart_table_size;
+  } cp_cfg_t;
+
+  /// One-cycle commands (register pulses).
+  typedef struct packed {
+    logic engine_reset;    ///< RESET.engine
+    logic preempt_req;     ///< PREEMPT.request
+    logic preempt_resume;  ///< PREEMPT.resume
+  } cp_cmd_t;
+
+  /// State registers (STATUS, RING_HEAD, FENCE_DONE, PREEMPT_STATUS, PREEMPT_OFFSET).
+  typedef struct packed {
+    logic [31:0] ring_head;
+    logic [63:0] fence_done;
+    logic        idle;
+    logic        faulted;
+    logic        resetting;
+    logic        preempt_pending;
+    logic        preempted;
+    logic        preempt_in_entry;
+    logic [31:0] preempt_offset;
+  } cp_state_t;
+
+  /// One-cycle event pulses for INT_STATUS.
+  typedef struct packed {
+    logic dma_completed;
+    logic fault;
+    logic preempted;
+  } cp_evt_t;
+
+  /// The fault record (FAULT_*), as sgpu_gart_pkg::fault_rec_t is the GART's: the fault that
+  /// stopped the engine, kept until an engine reset.
+  typedef struct packed {
+    sgpu_abi_pkg::fault_e reason;
+    logic [23:0]          ring_index;  ///< ring index of the entry being executed
+    sgpu_pkg::addr_t      addr;        ///< GPU address the fault names (per reason: docs)
+    logic [63:0]          fence;       ///< fence of the entry (0 while the entry is read)
+    logic [31:0]          detail;      ///< the packet header, the entry flags or a fetch error
+  } cp_fault_rec_t;
+
+  ///////////////////////
+  // Argument register //
+  ///////////////////////
+
+  // A packet's payload is captured, dword by dword as it arrives, into one 288-bit argument
+  // register. Its base layout is the copy engine request (the widest consumer, which then reads
+  // it without a multiplexer); the other classes see the same bits through their own view.
+  // Views must stay exactly as wide as copy_args_t (the union requires it).
+
+  /// COPY, READ_PHYSICAL, FILL, BLIT_RECT, FILL_RECT: the copy engine request.
+  typedef struct packed {
+    sgpu_pkg::addr_t dst;        ///< destination of row 0
+    sgpu_pkg::addr_t src;        ///< source of row 0 (COPY, BLIT_RECT)
+    logic [31:0]     width;      ///< bytes per row (COPY/FILL: bytes)
+    logic [31:0]     height;     ///< rows (1 unless a 2-D packet says otherwise)
+    logic [31:0]     src_pitch;  ///< 0 unless BLIT_RECT says otherwise
+    logic [31:0]     dst_pitch;  ///< 0 unless a 2-D packet says otherwise
+    logic [31:0]     pattern;    ///< FILL, FILL_RECT
+  } copy_args_t;
+
+  /// WRITE_DATA, WRITE_PHYSICAL, FENCE, TIMESTAMP, INDIRECT: one address and one 64-bit value.
+  typedef struct packed {
+    sgpu_pkg::addr_t addr;    ///< WRITE: of the next data dword (counts up); INDIRECT: callee
+    logic [63:0]     value;   ///< FENCE: the fence value; TIMESTAMP: the counter sampled
+    logic [159:0]    unused;
+  } target_args_t;
+
+  /// WAIT_MEM.
+  typedef struct packed {
+    sgpu_pkg::addr_t addr;      ///< the polled dword
+    logic [31:0]     mask;
+    logic [31:0]     ref_value;
+    logic [31:0]     interval;  ///< cycles between an unsatisfied read and the next
+    logic [127:0]    unused;
+  } wait_args_t;
+
+  /// TLB_INVALIDATE, MAP, UNMAP: a range of aperture pages.
+  typedef struct packed {
+    sgpu_pkg::addr_t pte_addr;    ///< MAP/UNMAP: address of the next PTE written (counts up)
+    logic [31:0]     count;
+    logic [31:0]     first_page;
+    logic [31:0]     pages_left;  ///< UNMAP: PTEs still to write
+    logic [31:0]     unused;
+    logic [31:0]     dummy_lo;    ///< UNMAP: the PTE written to every page of the range
+    logic [31:0]     dummy_hi;
+    logic [31:0]     pte_flags;   ///< MAP: flag bits 2:0 of every PTE
+  } range_args_t;
+
+  typedef union packed {
+    copy_args_t   copy;
+    target_args_t target;
+    wait_args_t   wait_mem;
+    range_args_t  range;
+  } cp_args_u;
+
+  /// Where the payload dword at the head of the stream goes (sgpu_cp_decode's table). Slots are
+  /// named after the copy view; each class's view says what a slot holds for it.
+  typedef enum logic [3:0] {
+    SlotNone,      ///< consumed and not kept (NOP payload; INDIRECT bytes, used as it arrives)
+    SlotData,      ///< written to memory at `dst`, which counts up (WRITE_*, MAP bus addresses)
+    SlotDstLo,
+    SlotDstHi,
+    SlotSrcLo,
+    SlotSrcHi,
+    SlotWidth,
+    SlotHeight,
+    SlotSrcPitch,
+    SlotDstPitch,
+    SlotPattern
+  } cp_slot_e;
+
+  /// The argument register with one payload dword captured into its slot.
+  function automatic copy_args_t capture(copy_args_t args, cp_slot_e slot, logic [31:0] dword);
+    unique case (slot)
+      SlotDstLo:    args.dst[31:0]  = dword;
+      SlotDstHi:    args.dst[63:32] = dword;
+      SlotSrcLo:    args.src[31:0]  = dword;
+      SlotSrcHi:    args.src[63:32] = dword;
+      SlotWidth:    args.width      = dword;
+      SlotHeight:   args.height     = dword;
+      SlotSrcPitch: args.src_pitch  = dword;
+      SlotDstPitch: args.dst_pitch  = dword;
+      SlotPattern:  args.pattern    = dword;
+      default: ;  // SlotNone, SlotData
+    endcase
+    return args;
+  endfunction
+
+  ////////////
+  // Faults //
+  ////////////
+
+  /// A fault a part of the CP raises in a cycle (valid = 0: none); sgpu_cp_ctrl resolves the
+  /// requests of a cycle by priority and records the winner (cp_fault_rec_t).
+  typedef struct packed {
+    logic                 valid;
+    sgpu_abi_pkg::fault_e reason;
+    sgpu_pkg::addr_t      addr;
+    logic [31:0]          detail;
+  } cp_fault_req_t;
+
+  function automatic cp_fault_req_t fault(sgpu_abi_pkg::fault_e reason, sgpu_pkg::addr_t addr,
+                                          logic [31:0] detail);
+    return '{valid: 1'b1, reason: reason, addr: addr, detail: detail};
+  endfunction
+
+  /// The fault of a failed fetch (ring entry, buffer, WAIT_MEM read).
+  function automatic sgpu_abi_pkg::fault_e fetch_reason(sgpu_dma_pkg::dma_err_e err);
+    return (err == sgpu_dma_pkg::DmaXlateFault) ? sgpu_abi_pkg::FaultTranslation
+                                                : sgpu_abi_pkg::FaultBusError;
+  endfunction
+
+  /// A failed fetch of the ring or a buffer: its error code is the detail.
+  function automatic cp_fault_req_t fetch_fault(sgpu_dma_pkg::dma_err_e err,
+                                                sgpu_pkg::addr_t addr);
+    return fault(fetch_reason(err), addr, 32'(err));
+  endfunction
+
+  //////////////
+  // Dispatch //
+  //////////////
+
+  /// What follows a packet's last payload dword (sgpu_cp_check decides from its class).
+  typedef enum logic [2:0] {
+    NextHeader,      ///< nothing more: the next packet (NOP, WRITE_*, INDIRECT of 0 bytes)
+    NextFence,       ///< FENCE: drain, write the value
+    NextInvalidate,  ///< TLB_INVALIDATE, MAP: drain, invalidate the range, wait
+    NextUnmap,       ///< UNMAP: write the dummy PTEs, then as NextInvalidate
+    NextCopy,        ///< COPY, READ_PHYSICAL, FILL, BLIT_RECT, FILL_RECT: the copy engine
+    NextWait,        ///< WAIT_MEM: drain, stop the stream, poll
+    NextTimestamp,   ///< TIMESTAMP: drain, sample the counter, write it
+    NextCall         ///< INDIRECT: push the caller, stream the called buffer
+  } cp_next_e;
+
+  /// The packet being executed, as the controller registers it.
+  typedef struct packed {
+    sgpu_abi_pkg::pkt_header_t hdr;
+    sgpu_pkg::addr_t           hdr_addr;  ///< GPU address of its header
+    logic [31:0]               hdr_off;   ///< stream offset of its header
+    cp_args_u                  args;
+    logic [64:0]               src_ext;   ///< copy engine: (rows - 1) * pitch + width of the
+    logic [64:0]               dst_ext;   ///< source and destination (checked for overlap)
+    logic [31:0]               wait_val;  ///< WAIT_MEM: the dword read
+  } cp_pkt_t;
+
+  /// The decoder's answers (sgpu_cp_decode).
+  typedef struct packed {
+    sgpu_abi_pkg::fault_e    hdr_fault;  ///< of the dword at the stream head, as a header
+    sgpu_abi_pkg::pkt_info_t info;       ///< the current packet's row of the packet table
+    cp_slot_e                slot;       ///< where its next payload dword goes
+    logic                    last;       ///< that dword is its last
+  } cp_dec_t;
+
+  /// The operand checks' answers (sgpu_cp_check).
+  typedef struct packed {
+    logic            entry_bad;     ///< the ring entry is malformed (BAD_RING_ENTRY)
+    logic            entry_empty;   ///< the ring entry executes nothing (empty or null render)
+    cp_fault_req_t   dword_fault;   ///< the fault the payload dword at the head causes
+    cp_fault_req_t   last_fault;    ///< the fault the packet causes if that dword is its last
+    cp_next_e        next;          ///< what follows then, if it does not fault
+    logic            copy_overlap;  ///< COPY/BLIT_RECT source and destination overlap
+    logic            wait_hit;      ///< WAIT_MEM: the condition holds for the dword read
+    sgpu_pkg::addr_t table_pte;     ///< MAP/UNMAP: address of the PTE of first_page
+  } cp_chk_t;
+
+  //////////////////////////
+  // Controller (the FSM) //
+  //////////////////////////
+
+  typedef enum logic [5:0] {
+    StIdle,         // waiting for head != tail
+    StRingReq,      // requesting the ring entry
+    StRingData,     // collecting its eight dwords
+    StRingStatus,   // waiting for the fetch status, then checking the entry
+    StBufReq,       // requesting the DMA buffer
+    StPktHeader,    // next dword is a packet header (or the buffer is done)
+    StPktBody,      // consuming the payload of the current packet
+    StFenceDrain,   // FENCE: waiting for every earlier write to be acknowledged
+    StFenceWrite,   // FENCE: issuing the fence write
+    StFenceAck,     // FENCE: waiting for its acknowledgement
+    StInvDrain,     // TLB_INVALIDATE: waiting for every earlier write to be acknowledged
+    StInvReq,       // TLB_INVALIDATE: offering the invalidation to the GART
+    StInvWait,      // TLB_INVALIDATE: waiting until the GART's sweep is done
+    StUnmapWrite,   // UNMAP: writing the dummy PTE to each page of the range
+    StCopyCheck,    // copy engine packets: registering the source and destination extents
+    StCopyDrain,    // copy engine packets: overlap check; waiting for every earlier write
+    StCopyReq,      // copy engine packets: offering the request to the copy engine
+    StCopyWait,     // copy engine packets: waiting for the engine's status
+    StWaitDrain,    // WAIT_MEM: waiting for every earlier write to be acknowledged
+    StStreamStop,   // WAIT_MEM, INDIRECT: buffer stream aborted; draining the fetch engine
+    StWaitReq,      // WAIT_MEM: requesting the polled dword
+    StWaitData,     // WAIT_MEM: collecting it
+    StWaitStatus,   // WAIT_MEM: its fetch status; comparing
+    StWaitPause,    // WAIT_MEM: condition false, waiting `interval` cycles before the next read
+    StBufResume,    // re-requesting the rest of the buffer after the stream was stopped
+    StBufEnd,       // a buffer is done: return to the caller (INDIRECT) or retire the entry
+    StTsDrain,      // TIMESTAMP: waiting for every earlier write, then sampling the counter
+    StTsWrite,      // TIMESTAMP: issuing the write
+    StBufStatus,    // all packets consumed; waiting for the fetch status
+    StRetireDrain,  // waiting for the submission's writes, then writing the write-back record
+    StRetireAck,    // waiting for the write-back record to be acknowledged
+    StPreemptDrain, // preemption: aborting the fetch and the copy engine, draining writes
+    StPreemptWrite, // preemption: writing the preemption record
+    StPreemptAck,   // preemption: waiting for it to be acknowledged
+    StPreempted,    // stopped by preemption until resume or engine reset
+    StFaultDrain,   // fault recorded; aborting the fetch and draining writes
+    StFaulted,      // stopped until an engine reset
+    StReset         // engine reset: draining, then clearing
+  } cp_fsm_e;
+
+  /// A ring entry is being fetched (the entry register is not complete yet).
+  function automatic logic reading_ring(cp_fsm_e s);
+    return s inside {StIdle, StRingReq, StRingData, StRingStatus};
+  endfunction
+  /// The next dword the decoder needs is a packet header (a fault there names that dword).
+  function automatic logic between_packets(cp_fsm_e s);
+    return s inside {StPktHeader, StBufStatus, StBufResume, StBufEnd, StRetireDrain, StRetireAck};
+  endfunction
+  /// The watchdog counts: a submission is being executed.
+  function automatic logic watched(cp_fsm_e s);
+    return !(s inside {StIdle, StFaultDrain, StFaulted, StReset, StPreemptDrain, StPreemptWrite,
+                       StPreemptAck, StPreempted});
+  endfunction
+  /// Everything in flight is taken and dropped until the fetch engine, the write path and the
+  /// copy engine are idle (the copy engine is told to abort).
+  function automatic logic draining(cp_fsm_e s);
+    return s inside {StFaultDrain, StReset, StPreemptDrain};
+  endfunction
+  /// Entering one of these aborts the fetch engine (one pulse; it drains what it issued).
+  function automatic logic stops_fetch(cp_fsm_e s);
+    return draining(s) || s == StStreamStop;
+  endfunction
+  /// Stopped, or on the way there: no new fault is raised.
+  function automatic logic halted(cp_fsm_e s);
+    return s inside {StFaultDrain, StFaulted, StReset};
+  endfunction
+  /// At rest: nothing is executed (STATUS.idle once the bus is quiet too).
+  function automatic logic at_rest(cp_fsm_e s);
+    return s inside {StIdle, StFaulted, StPreempted};
+  endfunction
+  /// Writing a kernel record (write-back, preemption): system-physical, not a packet's write.
+  function automatic logic writing_record(cp_fsm_e s);
+    return s inside {StRetireDrain, StPreemptWrite};
+  endfunction
+
+  /// How the controller moves the stream position (sgpu_cp_stream) in a cycle.
+  typedef enum logic [2:0] {
+    StreamHold,    ///< no change
+    StreamStart,   ///< start the entry's buffer
+    StreamSkip,    ///< one dword was consumed
+    StreamHeader,  ///< a packet header was accepted: one dword consumed, the packet's claimed
+    StreamCall,    ///< INDIRECT: push the caller (after this dword), start the called buffer
+    StreamReturn,  ///< the called buffer is done: pop the caller
+    StreamRewind   ///< back to the header of the packet being executed
+  } cp_stream_op_e;
+
+endpackage
+
+`default_nettype wire
