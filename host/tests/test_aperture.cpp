@@ -245,7 +245,8 @@ TEST_CASE("aperture: the destructor turns the GART off", "[aperture]") {
   CHECK(f.m.writes() == std::vector<Access>{MockTransport::write(SGPU_REG(GART_CTRL), 0)});
 }
 
-TEST_CASE("device: opens the aperture when the device reports a GART; submits by GPU address", "[aperture][device]") {
+TEST_CASE("device: opens the aperture when the device reports a GART and submits by GPU address",
+          "[aperture][device]") {
   auto mock = std::make_unique<MockTransport>();
   MockTransport& m = *mock;
   gart_device(m);

@@ -233,7 +233,7 @@ TEST_CASE("submit: a full ring is Busy and touches nothing", "[device]") {
   CHECK(f.device->submit_next(f.sub()).value() == 4);
 }
 
-TEST_CASE("submit: the caller's ring fence goes into the entry; 0 and stale fences touch nothing", "[device]") {
+TEST_CASE("submit: the caller's ring fence goes into the entry, 0 and stale fences touch nothing", "[device]") {
   Fixture f;
   f.engine->retire = false;
   CHECK(f.device->next_fence() == 1);

@@ -26,7 +26,7 @@ struct BrokenPolicy : DefaultSizingPolicy {
 };
 }  // namespace
 
-TEST_CASE("adapter: described from DeviceInfo; absent segments are typed errors", "[kmd][adapter]") {
+TEST_CASE("adapter: described from DeviceInfo, absent segments are typed errors", "[kmd][adapter]") {
   sgpu::DeviceInfo info;
   info.page_shift = 12;
   info.bus_addr_bits = 40;
@@ -193,7 +193,8 @@ TEST_CASE("creation flags: undefined bits, exclusivity, system/GDI pairing, node
   CHECK(sys->create_context({0, 1, {CreateContextFlags::kSystemContext}, {}}));
 }
 
-TEST_CASE("pools: never below the starting sizes, grow on demand, trim back; private data zeroed once", "[kmd][pools]") {
+TEST_CASE("pools: never below the starting sizes, grow on demand, trim back, private data zeroed once",
+          "[kmd][pools]") {
   Fixture f;
   auto dev = f.adapter->create_device({});
   auto ctx = dev->create_context({});
@@ -230,7 +231,7 @@ TEST_CASE("pools: never below the starting sizes, grow on demand, trim back; pri
   CHECK(ctx->patch_location_lists().acquire().capacity() >= ctx->info().patch_location_list_size);
 }
 
-TEST_CASE("pools take back only what they lent, unchanged; a refusal leaves the argument with the caller",
+TEST_CASE("pools take back only what they lent, unchanged, and a refusal leaves the argument with the caller",
           "[kmd][pools]") {
   Fixture f;
   auto dev = f.adapter->create_device({});

@@ -92,7 +92,7 @@ TEST_CASE("allocation info: valid combinations are accepted", "[vidmm][rules]") 
   CHECK(f.mm().create_allocation(five));
 }
 
-TEST_CASE("allocation size is rounded to the page; alignment honoured", "[vidmm]") {
+TEST_CASE("allocation size is rounded to the page and alignment honoured", "[vidmm]") {
   Fixture f;
   auto info = alloc_info(100);
   info.alignment = 64 * 1024;
@@ -145,7 +145,7 @@ TEST_CASE("placement follows the preference order, FromEndOfSegment and bank hin
   CHECK((*p)[2].gpu_address == kMemBase + 256 * 1024);
 }
 
-TEST_CASE("first touch of a memory-segment allocation is one FILL; aperture page-in maps", "[vidmm][paging]") {
+TEST_CASE("first touch of a memory-segment allocation is one FILL, aperture page-in maps", "[vidmm][paging]") {
   Fixture f;
   auto m = f.mm().create_allocation(alloc_info(8192));
   auto a = f.mm().create_allocation(alloc_info(8192, {kAp}));
@@ -161,7 +161,7 @@ TEST_CASE("first touch of a memory-segment allocation is one FILL; aperture page
   CHECK(f.executor.counters().count(T::Transfer) == 2);
 }
 
-TEST_CASE("eviction of content nobody wrote is DISCARD_CONTENT; the FILL repeats on return", "[vidmm][paging]") {
+TEST_CASE("eviction of content nobody wrote is DISCARD_CONTENT and the FILL repeats on return", "[vidmm][paging]") {
   Fixture f;
   auto m = f.mm().create_allocation(alloc_info(8192));
   REQUIRE(m);
@@ -202,7 +202,7 @@ TEST_CASE("large transfers come in TransferStart ... TransferEnd pieces", "[vidm
   CHECK(gpu_check(f.executor, (*back)[0].gpu_address, 640 * 1024, 7));
 }
 
-TEST_CASE("eviction: least recently used and idle first; pinned and locked never move", "[vidmm][eviction]") {
+TEST_CASE("eviction: least recently used and idle first, pinned and locked never move", "[vidmm][eviction]") {
   Fixture f;
   auto& mm = f.mm();
   std::vector<AllocationHandle> h;

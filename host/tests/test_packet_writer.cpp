@@ -124,7 +124,7 @@ TEST_CASE("packet writer encodes MAP/UNMAP and READ/WRITE_PHYSICAL", "[packet_wr
   CHECK(copy_overlaps(0x2000, 0x2008, 16));  // READ_PHYSICAL has COPY's overlap rule (the caller's check)
 }
 
-TEST_CASE("packet writer encodes COPY and FILL; overlapping copies are the caller's rule", "[packet_writer]") {
+TEST_CASE("packet writer encodes COPY and FILL, overlapping copies are the caller's rule", "[packet_writer]") {
   std::array<std::uint32_t, 32> buf{};
   PacketWriter w(buf.data(), sizeof buf);
   REQUIRE(w.copy(0x1'0000'0003, 0x2'0000'0005, 77));
@@ -152,7 +152,7 @@ TEST_CASE("packet writer encodes COPY and FILL; overlapping copies are the calle
   CHECK(buf[16] == 0x11);
 }
 
-TEST_CASE("packet writer encodes BLIT_RECT and FILL_RECT; overlapping extents are the caller's rule",
+TEST_CASE("packet writer encodes BLIT_RECT and FILL_RECT, overlapping extents are the caller's rule",
           "[packet_writer]") {
   std::array<std::uint32_t, 48> buf{};
   PacketWriter w(buf.data(), sizeof buf);

@@ -568,7 +568,7 @@ Result<std::unique_ptr<Transport>> open_scripted(std::unique_ptr<ScriptedFunctio
 
 }  // namespace
 
-TEST_CASE("pcie: open_pcie_transport drives a function that is a softgpu; registers outside BAR0 are refused",
+TEST_CASE("pcie: open_pcie_transport drives a function that is a softgpu, registers outside BAR0 are refused",
           "[pcie][open]") {
   auto f = scripted_softgpu();
   ScriptedFunction* fn = f.get();

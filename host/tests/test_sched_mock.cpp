@@ -330,7 +330,7 @@ TEST_CASE("scheduler: every DMA buffer lies in the segment SubmitCommand names, 
   CHECK(render_seen);
 }
 
-TEST_CASE("scheduler: DmaBufferSegmentSet 0 puts DMA buffers in system memory; a set without the window is refused",
+TEST_CASE("scheduler: DmaBufferSegmentSet 0 puts DMA buffers in system memory, a set without the window is refused",
           "[sched][dma_segment]") {
   struct Policy : kmd::DefaultSizingPolicy {
     kmd::SegmentSet set;

@@ -26,7 +26,7 @@ TEST_CASE("segment allocator: window restricts placement (banks)", "[segment_all
   CHECK_FALSE(a.allocate({32 * 4096, 0, false, 16 * 4096, 32 * 4096}));
 }
 
-TEST_CASE("segment allocator: exhaustion is nullopt and changes nothing; free coalesces", "[segment_allocator]") {
+TEST_CASE("segment allocator: exhaustion is nullopt and changes nothing, free coalesces", "[segment_allocator]") {
   SegmentAllocator a(8 * 4096, 4096);
   auto x = a.allocate({4 * 4096, 0, false});
   auto y = a.allocate({4 * 4096, 0, false});

@@ -63,7 +63,7 @@ TEST_CASE("tb backends: sim, model and pcie-sim open from the registry and run a
   }
 }
 
-TEST_CASE("tb backends: one board for every backend that runs it; how each delivers the interrupt",
+TEST_CASE("tb backends: one board for every backend that runs it, and how each delivers the interrupt",
           "[transport][registry]") {
   TransportRegistry registry;
   REQUIRE(tb::register_backends(registry));

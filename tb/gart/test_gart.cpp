@@ -46,7 +46,7 @@ uint64_t bus_of(GartHarness& h, uint64_t gpu) {
 
 }  // namespace
 
-TEST_CASE("a miss walks one line of PTEs; the rest of the line hits", "[gart][tlb]") {
+TEST_CASE("a miss walks one line of PTEs and the rest of the line hits", "[gart][tlb]") {
   GartHarness h(config());
   h.set_mode(2);
   const auto pages = map_scattered(h, 64);
@@ -159,7 +159,7 @@ TEST_CASE("invalidation while other pages stream: the remapped page changes, the
   REQUIRE(h.ok());
 }
 
-TEST_CASE("range invalidation drops exactly the range; invalidate-all drops everything", "[gart][invalidate]") {
+TEST_CASE("range invalidation drops exactly the range, invalidate-all drops everything", "[gart][invalidate]") {
   GartHarness h(config());
   h.set_mode(2);
   map_scattered(h, 16);

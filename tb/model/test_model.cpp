@@ -238,7 +238,7 @@ TEST_CASE("WAIT_MEM: satisfied waits continue, unsatisfied ones fault WATCHDOG o
   CHECK_FALSE(f.m.ambiguous());
 }
 
-TEST_CASE("TIMESTAMP writes uncertain bytes; a misaligned one faults", "[model][timestamp]") {
+TEST_CASE("TIMESTAMP writes uncertain bytes and a misaligned one faults", "[model][timestamp]") {
   Fixture f;
   f.submit(PacketStream().timestamp(kData + 8), 1);
   CHECK(f.m.retired_fences().size() == 1);

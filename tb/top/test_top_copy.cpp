@@ -155,7 +155,7 @@ TEST_CASE("a source read error faults BUS_ERROR at the first byte not copied", "
   REQUIRE(h.reset_engine());
 }
 
-TEST_CASE("a destination write error faults BUS_ERROR at the failing burst; nothing outside the range",
+TEST_CASE("a destination write error faults BUS_ERROR at the failing burst and changes nothing outside the range",
           "[top][copy][fault]") {
   const bool fill = GENERATE(false, true);
   CAPTURE(fill);
@@ -247,7 +247,7 @@ TEST_CASE("BLIT_RECT and FILL_RECT copy and fill pitched rectangles byte-exactly
   CHECK(read_dst(h) == ref);
 }
 
-TEST_CASE("BLIT_RECT with overlapping extents faults COPY_OVERLAP; a failing row is reported exactly",
+TEST_CASE("BLIT_RECT with overlapping extents faults COPY_OVERLAP, and a failing row is reported exactly",
           "[top][copy][rect][fault]") {
   RingHarness h;
   std::mt19937_64 rng(12);

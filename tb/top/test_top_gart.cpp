@@ -261,7 +261,7 @@ TEST_CASE("WRITE_DATA and FENCE through aperture pages land at the mapped bus pa
   CHECK(h.writeback().head == h.tail());
 }
 
-TEST_CASE("a write to a read-only page faults with TRANSLATION; nothing is written from it on",
+TEST_CASE("a write to a read-only page faults with TRANSLATION and nothing is written from it on",
           "[top][gart][write][fault]") {
   RingHarness h;
   Gart g(h, 64);
@@ -365,7 +365,7 @@ TEST_CASE("a write or fence to an unmapped page faults and writes nothing", "[to
   CHECK(h.mem().read32(kDataAddr + 0x100) == 0x77);
 }
 
-TEST_CASE("ordinary writes to system-physical addresses fault PRIVILEGE; privileged ones pass",
+TEST_CASE("ordinary writes to system-physical addresses fault PRIVILEGE, privileged ones pass",
           "[top][gart][write][fault]") {
   RingHarness h;
   Gart g(h, 64);
@@ -526,7 +526,7 @@ TEST_CASE("TLB_INVALIDATE in an ordinary buffer faults PRIVILEGED_PACKET and is 
   CHECK(h.mem().read32(a + 8) == 0);
 }
 
-TEST_CASE("COPY and FILL translate both sides through the GART; refused pages fault TRANSLATION",
+TEST_CASE("COPY and FILL translate both sides through the GART, refused pages fault TRANSLATION",
           "[top][gart][copy]") {
   RingHarness h;
   Gart g(h, 64);
@@ -588,7 +588,7 @@ TEST_CASE("COPY and FILL translate both sides through the GART; refused pages fa
 // ---------------------------------------------------------------------------------------------
 // MAP / UNMAP: the page table updated by privileged packets.
 
-TEST_CASE("MAP in a privileged buffer maps scattered pages; UNMAP points them at the dummy page",
+TEST_CASE("MAP in a privileged buffer maps scattered pages and UNMAP points them at the dummy page",
           "[top][gart][map][packet]") {
   RingHarness h;
   Gart g(h, 64);

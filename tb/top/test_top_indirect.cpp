@@ -85,7 +85,7 @@ TEST_CASE("INDIRECT runs the called buffers in order and continues after the pac
   CHECK(h.mem().read32(last) == 4);  // c1 ends with the second call of c2
 }
 
-TEST_CASE("INDIRECT nests to CAP_MEM.max_indirect_depth; one level more faults INDIRECT_DEPTH", "[top][indirect]") {
+TEST_CASE("INDIRECT nests to CAP_MEM.max_indirect_depth and one level more faults INDIRECT_DEPTH", "[top][indirect]") {
   RingHarness h;
   const unsigned depth = max_depth(h);
   REQUIRE(depth == 4);

@@ -80,7 +80,7 @@ TEST_CASE("preemption stops a stream of packets at a packet boundary and resume 
   CHECK(h.reg(SGPU_REG(PREEMPT_STATUS)) == 0);
 }
 
-TEST_CASE("preemption stops a long COPY; it restarts from the packet on resume", "[top][preempt]") {
+TEST_CASE("preemption stops a long COPY, which restarts from the packet on resume", "[top][preempt]") {
   RingHarness h;
   setup(h, 77);
   constexpr std::uint32_t kBytes = 256u << 10;
@@ -104,7 +104,7 @@ TEST_CASE("preemption stops a long COPY; it restarts from the packet on resume",
   CHECK(h.mem().read32(kDataAddr + 0x200000) == 1);
 }
 
-TEST_CASE("preemption ends an endless WAIT_MEM; after resume the wait is evaluated again", "[top][preempt][wait]") {
+TEST_CASE("preemption ends an endless WAIT_MEM, which is evaluated again after resume", "[top][preempt][wait]") {
   RingHarness h;
   setup(h, 5);
   const std::uint64_t sem = kDataAddr + 0x40;
@@ -138,7 +138,7 @@ TEST_CASE("preemption inside a called buffer reports the INDIRECT's offset and r
   CHECK(h.mem().read32(kDataAddr + 0x1000) == 7);
 }
 
-TEST_CASE("preemption between submissions completes at once; reset after a preemption recovers", "[top][preempt]") {
+TEST_CASE("preemption between submissions completes at once, and reset after a preemption recovers", "[top][preempt]") {
   RingHarness h;
   setup(h, 0xabc);
   h.push(Packets().nop(), 50);

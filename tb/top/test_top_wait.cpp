@@ -74,7 +74,7 @@ TEST_CASE("TIMESTAMP at an address that is not 8-byte aligned faults BAD_ALIGNME
   expect_recovers(h);
 }
 
-TEST_CASE("WAIT_MEM satisfied by an earlier write of the submission; the rest of the buffer runs", "[top][wait]") {
+TEST_CASE("WAIT_MEM satisfied by an earlier write of the submission lets the rest of the buffer run", "[top][wait]") {
   RingHarness h;
   // The rest of the stream follows the wait (stopped and re-requested), also from an odd offset
   // and when the wait is the last packet.
