@@ -73,8 +73,8 @@ class RingHarness {
   }
 
   /// Runs until the write-back record shows `fence` (or the budget is spent); true if it did.
-  /// The record is two 64-bit writes, the fence first: once the fence shows, a few more cycles
-  /// let the head (the second write) land too.
+  /// The record is two 64-bit writes, the fence last: once it shows, the entry has retired
+  /// (a few more cycles let its acknowledgement reach the registers).
   bool wait_fence(std::uint64_t fence, std::uint64_t max_cycles = 200000) {
     for (std::uint64_t n = 0; n < max_cycles; n += 64) {
       if (writeback().fence >= fence) {
