@@ -26,29 +26,7 @@ constexpr std::uint8_t kDecErr = 3;
 constexpr std::uint64_t kHeadWord = kWritebackAddr + 8;  ///< {reserved, head}: written first
 constexpr std::uint64_t kFenceWord = kWritebackAddr;     ///< the fence: written last
 
-std::uint64_t reg64(RingHarness& h, std::uint32_t lo, std::uint32_t hi) {
-  const std::uint64_t l = h.reg(lo);
-  return l | (std::uint64_t{h.reg(hi)} << 32);
-}
-
-struct Fault {
-  abi::Fault reason;
-  std::uint32_t ring_index;
-  std::uint64_t addr;
-  std::uint64_t fence;
-  std::uint32_t detail;
-};
-
-Fault read_fault(RingHarness& h) {
-  const std::uint32_t status = h.reg(SGPU_REG(FAULT_STATUS));
-  return {static_cast<abi::Fault>((status & SGPU_REGS__FAULT_STATUS__REASON_bm) >> SGPU_REGS__FAULT_STATUS__REASON_bp),
-          (status & SGPU_REGS__FAULT_STATUS__RING_INDEX_bm) >> SGPU_REGS__FAULT_STATUS__RING_INDEX_bp,
-          reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)),
-          reg64(h, SGPU_REG(FAULT_FENCE_LO), SGPU_REG(FAULT_FENCE_HI)), h.reg(SGPU_REG(FAULT_DETAIL))};
-}
-
-std::uint64_t fence_done(RingHarness& h) { return reg64(h, SGPU_REG(FENCE_DONE_LO), SGPU_REG(FENCE_DONE_HI)); }
-bool faulted(RingHarness& h) { return h.reg(SGPU_REG(STATUS)) & SGPU_REGS__STATUS__FAULTED_bm; }
+using Fault = RingHarness::Fault;
 
 /// Retires one entry (a WRITE_DATA) with `fence`: the state every test starts from.
 void retire_first(RingHarness& h, std::uint64_t fence) {
@@ -57,16 +35,16 @@ void retire_first(RingHarness& h, std::uint64_t fence) {
   REQUIRE(h.wait_irq() == kIntDone);
   REQUIRE(h.writeback().fence == fence);
   REQUIRE(h.writeback().head == 1);
-  REQUIRE(fence_done(h) == fence);
+  REQUIRE(h.fence_done() == fence);
 }
 
 /// The entry at ring index 1 with `fence` faulted before its commit point: nothing says it retired.
 void expect_not_retired(RingHarness& h, std::uint64_t previous, std::uint64_t fence) {
-  CHECK(faulted(h));
-  CHECK(fence_done(h) == previous);
+  CHECK(h.faulted());
+  CHECK(h.fence_done() == previous);
   CHECK(h.reg(SGPU_REG(RING_HEAD)) == 1);
   CHECK(h.writeback().fence == previous);
-  const Fault f = read_fault(h);
+  const Fault f = h.fault();
   CHECK(f.fence == fence);
   CHECK(f.ring_index == 1);
 }
@@ -75,12 +53,12 @@ void expect_not_retired(RingHarness& h, std::uint64_t previous, std::uint64_t fe
 void expect_resubmission_retires(RingHarness& h, std::uint64_t fence) {
   h.dev().memory_port().clear_errors();
   REQUIRE(h.reset_engine());
-  CHECK_FALSE(faulted(h));
-  CHECK(read_fault(h).reason == abi::Fault::None);
+  CHECK_FALSE(h.faulted());
+  CHECK(h.fault().reason == abi::Fault::None);
   h.push(Packets().write_data(kDataAddr + 0x40, {0x22222222}), fence);
   h.doorbell();
   REQUIRE(h.wait_irq() == kIntDone);
-  CHECK(fence_done(h) == fence);
+  CHECK(h.fence_done() == fence);
   CHECK(h.writeback().fence == fence);
   CHECK(h.writeback().head == 1);
 }
@@ -99,7 +77,7 @@ TEST_CASE("a bus error on the head word of the write-back record faults the entr
   // The fault alone: the entry did not complete.
   REQUIRE(h.wait_irq() == kIntFault);
   expect_not_retired(h, 10, 11);
-  const Fault f = read_fault(h);
+  const Fault f = h.fault();
   CHECK(f.reason == abi::Fault::BusError);
   CHECK(f.addr == kHeadWord);
   CHECK(f.detail == 0);
@@ -123,7 +101,7 @@ TEST_CASE("a bus error on the fence word of the write-back record faults the ent
   h.doorbell();
   REQUIRE(h.wait_irq() == kIntFault);
   expect_not_retired(h, 20, 21);
-  const Fault f = read_fault(h);
+  const Fault f = h.fault();
   CHECK(f.reason == abi::Fault::BusError);
   CHECK(f.addr == kFenceWord);
   CHECK(f.detail == 0);
@@ -142,7 +120,7 @@ TEST_CASE("a failed write of the submission faults at retirement before either w
   h.doorbell();
   REQUIRE(h.wait_irq() == kIntFault);
   expect_not_retired(h, 30, 31);
-  const Fault f = read_fault(h);
+  const Fault f = h.fault();
   CHECK(f.reason == abi::Fault::BusError);
   CHECK(f.addr == kDataAddr + 0x100);
   CHECK(h.writeback().head == 1);  // not even the head word was written
@@ -163,10 +141,10 @@ TEST_CASE("an error on the record of a later entry leaves the earlier retirement
   std::uint32_t status = 0;
   for (int i = 0; i < 8 && !(status & kIntFault); ++i) status |= h.wait_irq();
   REQUIRE(status & kIntFault);
-  CHECK(fence_done(h) == 41);
+  CHECK(h.fence_done() == 41);
   CHECK(h.writeback().fence == 41);
   CHECK(h.reg(SGPU_REG(RING_HEAD)) == 2);
-  const Fault f = read_fault(h);
+  const Fault f = h.fault();
   CHECK(f.fence == 42);
   CHECK(f.ring_index == 2);
   CHECK(f.addr == kFenceWord);
@@ -204,21 +182,21 @@ TEST_CASE("watchdog values near the write latency: the entry retires or faults b
     h.doorbell();
     const std::uint32_t status = h.wait_irq();
     if (status == kIntDone) {
-      CHECK_FALSE(faulted(h));
-      CHECK(fence_done(h) == 7);
+      CHECK_FALSE(h.faulted());
+      CHECK(h.fence_done() == 7);
       CHECK(h.writeback().fence == 7);
       CHECK(h.writeback().head == 1);
       CHECK(h.reg(SGPU_REG(RING_HEAD)) == 1);
       return Outcome::Retired;
     }
     REQUIRE(status == kIntFault);
-    const Fault f = read_fault(h);
+    const Fault f = h.fault();
     CHECK(f.reason == abi::Fault::Watchdog);
     CHECK(f.addr == kWritebackAddr);  // while retiring: WB_ADDR (never an unloaded register)
     CHECK(f.fence == 7);
     CHECK(f.ring_index == 0);
     CHECK(f.detail == 0);
-    CHECK(fence_done(h) == 0);
+    CHECK(h.fence_done() == 0);
     CHECK(h.reg(SGPU_REG(RING_HEAD)) == 0);
     CHECK(h.writeback().fence == 0);  // the fence word was never issued
     if (with_write) CHECK(h.mem().read32(kDataAddr + 4) == 2);
@@ -275,7 +253,7 @@ TEST_CASE("the watchdog's fault record names WB_ADDR for a zero-length entry, al
     h.push_entry(e);
     h.doorbell();
     REQUIRE(h.wait_irq() == kIntFault);
-    const Fault f = read_fault(h);
+    const Fault f = h.fault();
     CHECK(f.reason == abi::Fault::Watchdog);
     CHECK(f.addr == kWritebackAddr);
     CHECK(f.fence == 3);

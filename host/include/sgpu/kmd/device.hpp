@@ -56,9 +56,9 @@ class Device {
   /// The device-level pools, at DXGK_DEVICEINFO's starting sizes. Their buffers are contiguous
   /// system memory at their bus addresses (no mapper: what the device submits itself is
   /// privileged); DXGK_DEVICEINFO.DmaBufferSegmentSet says where they may be placed.
-  DmaBufferPool& dma_buffers() { return *dma_buffers_; }
-  ListPool<AllocationListEntry>& allocation_lists() { return *allocation_lists_; }
-  ListPool<PatchLocation>& patch_location_lists() { return *patch_lists_; }
+  DmaBufferPool& dma_buffers() { return pools_->dma_buffers; }
+  ListPool<AllocationListEntry>& allocation_lists() { return pools_->allocation_lists; }
+  ListPool<PatchLocation>& patch_location_lists() { return pools_->patch_location_lists; }
 
  private:
   friend class Adapter;
@@ -68,9 +68,7 @@ class Device {
   std::uint64_t id_ = 0;
   CreateDeviceFlags flags_;
   DxgkDeviceInfo info_;
-  std::unique_ptr<DmaBufferPool> dma_buffers_;
-  std::unique_ptr<ListPool<AllocationListEntry>> allocation_lists_;
-  std::unique_ptr<ListPool<PatchLocation>> patch_lists_;
+  std::unique_ptr<CommandPools> pools_;
 };
 
 class Context {
@@ -89,9 +87,9 @@ class Context {
   /// The residency scope of this context's submissions (its context allocations and its device's).
   vidmm::ResidencyScope residency_scope() const { return {device_, id_}; }
 
-  DmaBufferPool& dma_buffers() { return *dma_buffers_; }
-  ListPool<AllocationListEntry>& allocation_lists() { return *allocation_lists_; }
-  ListPool<PatchLocation>& patch_location_lists() { return *patch_lists_; }
+  DmaBufferPool& dma_buffers() { return pools_->dma_buffers; }
+  ListPool<AllocationListEntry>& allocation_lists() { return pools_->allocation_lists; }
+  ListPool<PatchLocation>& patch_location_lists() { return pools_->patch_location_lists; }
 
  private:
   friend class Device;
@@ -104,9 +102,7 @@ class Context {
   CreateContextFlags flags_;
   std::uint32_t node_ = 0;
   DxgkContextInfo info_;
-  std::unique_ptr<DmaBufferPool> dma_buffers_;
-  std::unique_ptr<ListPool<AllocationListEntry>> allocation_lists_;
-  std::unique_ptr<ListPool<PatchLocation>> patch_lists_;
+  std::unique_ptr<CommandPools> pools_;
 };
 
 }  // namespace sgpu::kmd
