@@ -17,7 +17,7 @@ constexpr std::uint32_t round_pages(std::uint32_t v) { return (v + kPage - 1) / 
 
 }  // namespace
 
-TEST_CASE("device pools: never below DXGK_DEVICEINFO's starting sizes, grow on demand, trim back; private data zeroed once",
+TEST_CASE("device pools: never below DXGK_DEVICEINFO's starting sizes, grow on demand, trim back, private data zeroed once",
           "[kmd][pools][device]") {
   Fixture f;
   const auto flags = GENERATE(CreateDeviceFlags{}, CreateDeviceFlags{CreateDeviceFlags::kGdiDevice},
@@ -74,7 +74,7 @@ TEST_CASE("device pools: never below DXGK_DEVICEINFO's starting sizes, grow on d
   }
 }
 
-TEST_CASE("device pools take back only what they lent, unchanged; a refusal leaves the argument with the caller",
+TEST_CASE("device pools take back only what they lent, unchanged, and a refusal leaves the argument with the caller",
           "[kmd][pools][device]") {
   Fixture f;
   auto dev = f.adapter->create_device({});
