@@ -70,6 +70,7 @@ struct Device::State {
   RingFence last_submitted;      // highest fence ever written to the ring
   RingFence ring_last_fence;     // highest fence written to the ring since the last reset
   RingFence last_aborted;        // LastAbortedFenceId of the latest reset
+  RingFence done_at_reset;       // the completed fence the ring was (re)started with
   std::vector<std::pair<RingFence, RingFence>> aborted;  // inclusive ranges discarded by resets
   std::optional<FaultRecord> fault;                   // seen in INT_STATUS, until reset
 
@@ -101,6 +102,26 @@ struct Device::State {
     }
   }
   std::uint32_t wb_head() const { return wb()[offsetof(abi::Writeback, head) / 4]; }
+
+  // Retirement's commit point is the device's acknowledged write of the record's fence word:
+  // a fault never leaves a fence there that did not retire, except when that very write
+  // reported an error and the memory took it anyway. The faulting entry's fence is then not
+  // complete whatever the record says: every entry before it retired, the last of them is the
+  // completed fence.
+  RingFence completed() const {
+    const RingFence f = wb_fence();
+    if (!fault || !fault->fence || f < fault->fence) return f;
+    return fence_before(fault->ring_index, fault->fence);
+  }
+  // The fence of the entry before the one at ring slot `index` (fence `of`), or the fence the
+  // ring was started with: the ring is cleared at every reset and its fences grow, so the slot
+  // before holds the previous entry when it holds a smaller, non-zero fence.
+  RingFence fence_before(std::uint32_t index, RingFence of) const {
+    abi::RingEntry e{};
+    std::memcpy(&e, control.bytes() + std::size_t{(index - 1) & mask()} * sizeof e, sizeof e);
+    const RingFence prev{e.fence};
+    return prev && prev < of ? prev : done_at_reset;
+  }
 
   Status read_identity();
   Status reset_and_wait();
@@ -185,6 +206,7 @@ void Device::State::init_ring(RingFence done) {
   // Host side first: an empty ring whose write-back record holds the last retired fence.
   std::memset(control.cpu(), 0, control.size());
   ring_last_fence = done;
+  done_at_reset = done;
   wb()[offsetof(abi::Writeback, fence) / 4] = static_cast<std::uint32_t>(done.value());
   wb()[offsetof(abi::Writeback, fence) / 4 + 1] = static_cast<std::uint32_t>(done.value() >> 32);
   wb()[offsetof(abi::Writeback, head) / 4] = 0;
@@ -305,7 +327,7 @@ const DeviceInfo& Device::info() const { return s_->info; }
 Transport& Device::transport() { return *s_->t; }
 Aperture* Device::aperture() { return s_->aperture.get(); }
 std::uint32_t Device::ring_entries() const { return s_->entries(); }
-RingFence Device::completed_fence() const { return s_->wb_fence(); }
+RingFence Device::completed_fence() const { return s_->completed(); }
 RingFence Device::last_submitted_fence() const { return s_->last_submitted; }
 std::uint32_t Device::ring_head() const { return s_->wb_head(); }
 std::uint32_t Device::ring_tail() const { return s_->tail; }
@@ -446,8 +468,11 @@ Result<std::optional<FaultRecord>> Device::fault() {
 
 Status Device::reset_engine() {
   return guarded([&]() -> Status {
+    // The fault record, if the ISR has not latched it: it says which entry did not retire.
+    if (!s_->fault && SGPU_FIELD(STATUS, FAULTED).get(s_->rd(SGPU_REG(STATUS))) != 0) s_->fault = s_->read_fault();
     SGPU_RETURN_IF_ERROR(s_->reset_and_wait());
-    // The engine is stopped and drained: whatever it retired is in the write-back record.
+    // The engine is stopped and drained: whatever it retired is in the write-back record (and
+    // a faulting entry did not retire, whatever its record write left there).
     const RingFence done = completed_fence();
     if (s_->ring_last_fence > done) {
       s_->aborted.emplace_back(done.next(), s_->ring_last_fence);

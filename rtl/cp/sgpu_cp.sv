@@ -218,6 +218,7 @@ module sgpu_cp
     .preempt_in_entry_o(preempt_in_entry),
     .evt_o, .fault_o, .cycle_i,
     .wd_expired_i      (wd_expired),
+    .wr_taken_i        (wr_valid_o && wr_ready_i),
     .entry_o           (entry),
     .head_next_o       (head_next),
     .dw_valid_i        (dw_valid),

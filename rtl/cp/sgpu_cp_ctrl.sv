@@ -10,6 +10,11 @@
 // cycle are resolved by priority (a failed write > a refused write translation > the state's
 // own fault > the watchdog), the winner is recorded and the FSM drains. An engine reset
 // overrides everything.
+//
+// Retirement has one commit point: the OKAY response of the write-back record's fence word,
+// written last (after the head word, each once every earlier write was acknowledged). A fault
+// before it leaves the fence unwritten and FENCE_DONE unchanged; after the fence word is issued
+// only its own response can fault the entry (the watchdog does not count in StRetireAck).
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -36,6 +41,8 @@ module sgpu_cp_ctrl
 
   /// The watchdog expired (sgpu_cp_watchdog).
   input  wire logic                        wd_expired_i,
+  /// The write the CP offers (sgpu_cp_wr) is taken this cycle.
+  input  wire logic                        wr_taken_i,
 
   // The ring entry being executed; the head after it.
   output      ring_entry_t                 entry_o,
@@ -106,7 +113,7 @@ module sgpu_cp_ctrl
   logic [2:0]      entry_idx_q, entry_idx_d;
   cp_pkt_t         pkt_q, pkt_d;                  // the packet being executed
   logic [15:0]     pkt_idx_q, pkt_idx_d;          // its payload dwords consumed
-  logic            wb_second_q, wb_second_d;      // second 64-bit word of a record
+  logic            wb_second_q, wb_second_d;      // second 64-bit word of a record (the fence)
   logic [31:0]     wait_cnt_q, wait_cnt_d;        // WAIT_MEM: poll interval countdown
   logic            pre_pend_q, pre_pend_d;        // a preemption request waits
   logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
@@ -140,6 +147,8 @@ module sgpu_cp_ctrl
   /////////
 
   cp_fault_req_t fault_req;
+  logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
+  logic          commit;    // the entry retires this cycle
 
   always_comb begin
     state_d        = state_q;
@@ -155,6 +164,8 @@ module sgpu_cp_ctrl
     fence_done_d   = fence_done_q;
     fault_d        = fault_q;
     fault_req      = '0;
+    wd_fault       = 1'b0;
+    commit         = 1'b0;
 
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
@@ -512,17 +523,21 @@ module sgpu_cp_ctrl
       // Retirement //
       ////////////////
 
-      // Write-back record: the fence first, then {reserved, head}; both after all writes of the
-      // submission were acknowledged (the first write waits for idle, the second follows).
+      // Write-back record: {reserved, head} at WB_ADDR + 8 once every write of the submission
+      // was acknowledged, then the fence at WB_ADDR once the head word was: nothing can fail
+      // after the fence word is issued except that write itself.
       StRetireDrain: begin
-        if ((wr_idle_i || wb_second_q) && wr_ready_i) begin
+        if (wr_idle_i && wr_ready_i) begin
           wb_second_d = 1'b1;
           if (wb_second_q) state_d = StRetireAck;
         end
       end
 
+      // The commit point: the fence word acknowledged OKAY (a failed response is a fault,
+      // resolved below, and changes nothing here).
       StRetireAck: begin
-        if (wr_idle_i) begin
+        if (wr_idle_i && !wr_err_i) begin
+          commit              = 1'b1;
           head_d              = head_next_o;
           fence_done_d        = entry_fence;
           evt_o.dma_completed = 1'b1;
@@ -586,11 +601,18 @@ module sgpu_cp_ctrl
     endcase
 
     // Fault resolution, lowest priority first. The watchdog fires when no progress was made
-    // for CP_WATCHDOG cycles; a refused write translation names the write being offered
-    // (nothing after it was executed); a failed write belongs to an earlier write and wins.
-    if (!fault_req.valid && wd_expired_i) begin
+    // for CP_WATCHDOG cycles (it names the ring entry being read, the next dword needed between
+    // packets, WB_ADDR while retiring, else the packet); a refused write translation names the
+    // write being offered (nothing after it was executed); a failed write belongs to an earlier
+    // write and wins.
+    // Never in the cycle a write is taken: it would be in flight for an entry reported faulted
+    // (the fence word of the write-back record would be in memory).
+    if (!fault_req.valid && wd_expired_i && !wr_taken_i) begin
+      wd_fault = 1'b1;
       if (reading_ring(state_q)) begin
         fault_req = fault(FaultWatchdog, entry_addr, '0);
+      end else if (retiring(state_q)) begin
+        fault_req = fault(FaultWatchdog, cfg_i.wb_addr, '0);
       end else if (between_packets(state_q)) begin
         fault_req = fault(FaultWatchdog, stream_addr_i, '0);
       end else begin
@@ -598,10 +620,14 @@ module sgpu_cp_ctrl
       end
     end
     if (wr_xlate_fault_i && !halted(state_q)) begin
+      wd_fault  = 1'b0;
       fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i,
                         writing_record(state_q) ? '0 : 32'(pkt_q.hdr));
     end
-    if (wr_err_i && !halted(state_q)) fault_req = fault(FaultBusError, wr_err_addr_i, '0);
+    if (wr_err_i && !halted(state_q)) begin
+      wd_fault  = 1'b0;
+      fault_req = fault(FaultBusError, wr_err_addr_i, '0);
+    end
 
     // Every fault names the ring entry being executed, and its fence once the entry was read
     // (a bad entry was read in full; write faults cannot occur while an entry is read).
@@ -674,7 +700,7 @@ module sgpu_cp_ctrl
 
   // The rest of the configuration and of the packet table row is used elsewhere.
   logic unused;
-  assign unused = ^{cfg_i.wb_addr, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
+  assign unused = ^{cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
                     cfg_i.gart_table_base, cfg_i.gart_table_size,
                     dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
 
@@ -691,6 +717,40 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
+
+  // Retirement's commit point: FENCE_DONE and the head move only when the fence word is
+  // acknowledged OKAY, and nothing faults the entry in that cycle or after the fence word issued
+  // (the watchdog is not watching then).
+  `SGPU_ASSERT(CommitOnlyOnFenceAck,
+      (fence_done_d != fence_done_q || head_d != head_q) && !cmd_i.engine_reset && state_q != StReset
+      |-> commit)
+  `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && state_q == StRetireAck)
+  `SGPU_ASSERT(NoWatchdogAfterFenceIssue, state_q == StRetireAck |-> !wd_expired_i)
+  `SGPU_ASSERT(NoFaultAsFenceIssues,
+      state_q == StRetireDrain && wb_second_q && wr_taken_i |-> !fault_req.valid)
+
+`ifndef SYNTHESIS
+  // The fault record's address is never a register that was not loaded for this entry: the
+  // packet register is loaded at each header, the stream position when the buffer starts.
+  logic pkt_loaded_q, stream_started_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pkt_loaded_q     <= 1'b0;
+      stream_started_q <= 1'b0;
+    end else if (state_q == StRingReq) begin
+      pkt_loaded_q     <= 1'b0;
+      stream_started_q <= 1'b0;
+    end else begin
+      if (state_q == StPktHeader && dw_ready_o) pkt_loaded_q <= 1'b1;
+      if (stream_op_o == StreamStart) stream_started_q <= 1'b1;
+    end
+  end
+  `SGPU_ASSERT(WatchdogPacketAddrLoaded,
+      wd_fault && !reading_ring(state_q) && !retiring(state_q) && !between_packets(state_q)
+      |-> pkt_loaded_q)
+  `SGPU_ASSERT(WatchdogStreamAddrLoaded, wd_fault && between_packets(state_q) |-> stream_started_q)
+  `SGPU_ASSERT(FaultAddrKnown, fault_req.valid |-> !$isunknown(fault_req.addr))
+`endif
 
 endmodule
 

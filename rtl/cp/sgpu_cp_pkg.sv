@@ -266,8 +266,8 @@ package sgpu_cp_pkg;
     StTsDrain,      // TIMESTAMP: waiting for every earlier write, then sampling the counter
     StTsWrite,      // TIMESTAMP: issuing the write
     StBufStatus,    // all packets consumed; waiting for the fetch status
-    StRetireDrain,  // waiting for the submission's writes, then writing the write-back record
-    StRetireAck,    // waiting for the write-back record to be acknowledged
+    StRetireDrain,  // write-back record: each word once every earlier write is acknowledged
+    StRetireAck,    // the fence word issued: its response retires the entry (the commit point)
     StPreemptDrain, // preemption: aborting the fetch and the copy engine, draining writes
     StPreemptWrite, // preemption: writing the preemption record
     StPreemptAck,   // preemption: waiting for it to be acknowledged
@@ -281,14 +281,22 @@ package sgpu_cp_pkg;
   function automatic logic reading_ring(cp_fsm_e s);
     return s inside {StIdle, StRingReq, StRingData, StRingStatus};
   endfunction
-  /// The next dword the decoder needs is a packet header (a fault there names that dword).
+  /// The next dword the decoder needs is a packet header (a fault there names that dword; in
+  /// StBufReq the stream was just started at the entry's first header).
   function automatic logic between_packets(cp_fsm_e s);
-    return s inside {StPktHeader, StBufStatus, StBufResume, StBufEnd, StRetireDrain, StRetireAck};
+    return s inside {StBufReq, StPktHeader, StBufStatus, StBufResume, StBufEnd};
   endfunction
-  /// The watchdog counts: a submission is being executed.
+  /// Every packet of the entry executed: the write-back record is being written (a fault there
+  /// names WB_ADDR or the record word that failed).
+  function automatic logic retiring(cp_fsm_e s);
+    return s inside {StRetireDrain, StRetireAck};
+  endfunction
+  /// The watchdog counts: a submission is being executed. Not in StRetireAck: once the fence
+  /// word of the write-back record is issued, its response alone decides the entry (a fault
+  /// would have to wait for that response anyway, and the fence may already be in memory).
   function automatic logic watched(cp_fsm_e s);
-    return !(s inside {StIdle, StFaultDrain, StFaulted, StReset, StPreemptDrain, StPreemptWrite,
-                       StPreemptAck, StPreempted});
+    return !(s inside {StIdle, StRetireAck, StFaultDrain, StFaulted, StReset, StPreemptDrain,
+                       StPreemptWrite, StPreemptAck, StPreempted});
   endfunction
   /// Everything in flight is taken and dropped until the fetch engine, the write path and the
   /// copy engine are idle (the copy engine is told to abort).

@@ -6,16 +6,24 @@
 // would close a loop). Every write is one 64-bit word at an 8-byte aligned address with byte
 // strobes: a dword of WRITE_DATA, WRITE_PHYSICAL or MAP goes into its half of the word; FENCE
 // writes 32 or 64 bits; UNMAP's dummy PTE, TIMESTAMP's counter and the records are whole words.
+//
+// The write-back record's fence word is written last, and each of its two words only once
+// every earlier write was acknowledged: the fence word's OKAY response is the commit point of
+// retirement (docs/programming-guide.md, "Retiring"), so nothing of the entry can fail after
+// its fence is in memory.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_cp_wr
+  import sgpu_abi_pkg::*;
   import sgpu_cp_pkg::*;
 (
   /// The controller's state, and what it is reading: a data dword (WRITE_*, MAP) is at the
   /// head of the stream.
   input  wire cp_fsm_e            fsm_i,
   input  wire logic               data_i,
-  /// The write path is idle (the write-back record waits for every earlier write).
+  /// The write path is idle (each word of the write-back record waits for every earlier write).
   input  wire logic               wr_idle_i,
   /// The packet's arguments (dst counts up through WRITE_* and MAP data; the range view's
   /// pte_addr through UNMAP's writes).
@@ -26,7 +34,7 @@ module sgpu_cp_wr
   input  wire logic               map_i,
   /// FENCE: write all 64 bits of the value.
   input  wire logic               fence_value64_i,
-  /// The second 64-bit word of a record.
+  /// The second 64-bit word of a record (of the write-back record: the fence word).
   input  wire logic               second_i,
   /// The write-back record: WB_ADDR, the entry's fence, the head after it.
   input  wire sgpu_pkg::addr_t    wb_addr_i,
@@ -48,7 +56,7 @@ module sgpu_cp_wr
     WrFence,      // FENCE's value
     WrTimestamp,  // TIMESTAMP's sampled counter
     WrPreempt,    // the preemption record (two words)
-    WrWriteback   // the write-back record (two words; the first waits for idle)
+    WrWriteback   // the write-back record (two words, each after every earlier write)
   } src_e;
 
   src_e src;
@@ -60,13 +68,16 @@ module sgpu_cp_wr
       StFenceWrite:   src = WrFence;
       StTsWrite:      src = WrTimestamp;
       StPreemptWrite: src = WrPreempt;
-      StRetireDrain:  if (wr_idle_i || second_i) src = WrWriteback;
+      StRetireDrain:  if (wr_idle_i) src = WrWriteback;
       default: ;
     endcase
   end
 
   sgpu_pkg::addr_t dst;
   logic [31:0]     dword;
+  writeback_t      wb;  // the record as the ABI lays it out: fence in word 0, head in word 1
+  assign wb    = '{fence_lo: entry_fence_i[31:0], fence_hi: entry_fence_i[63:32],
+                   head: head_next_i, reserved: '0};
   assign dst   = args_i.copy.dst;
   assign dword = (map_i && !dst[2]) ? {dw_i[31:12], 9'h000, args_i.range.pte_flags[2:0]} : dw_i;
 
@@ -106,15 +117,18 @@ module sgpu_cp_wr
         wr_o.data = second_i ? fence_done_i : preempt_fence_i;
         wr_o.strb = 8'hff;
       end
-      // The fence first, then {reserved, head}.
+      // {reserved, head} first, then the fence.
       WrWriteback: begin
-        wr_o.addr = second_i ? wb_addr_i + sgpu_pkg::addr_t'(8) : wb_addr_i;
-        wr_o.data = second_i ? {32'h0, head_next_i} : entry_fence_i;
+        wr_o.addr = second_i ? wb_addr_i : wb_addr_i + sgpu_pkg::addr_t'(8);
+        wr_o.data = second_i ? wb[63:0] : wb[127:64];
         wr_o.strb = 8'hff;
       end
       default: ;
     endcase
   end
+
+  `SGPU_ASSERT_STATIC(g_bad_writeback, WritebackBytes == 16,
+                      "the write-back record must be two 64-bit words (spec/abi.toml)")
 
 endmodule
 

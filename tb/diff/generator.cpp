@@ -35,6 +35,7 @@ const char* to_string(Inject inject) {
     case Inject::WaitReadError: return "wait-read-error";
     case Inject::IndirectLoop: return "indirect-loop";
     case Inject::IndirectReadError: return "indirect-read-error";
+    case Inject::WritebackError: return "writeback-error";
     case Inject::GartWriteProtect: return "gart-write-protect";
     case Inject::GartInvalidPte: return "gart-invalid-pte";
     case Inject::GartOutOfRange: return "gart-out-of-range";
@@ -49,6 +50,7 @@ std::string StepPlan::describe() const {
   s << std::hex;
   if (disabled_doorbell) s << "  (doorbell rung with CTRL.enable = 0 first)\n";
   if (gart) s << "  (GART on: addresses are aperture addresses)\n";
+  if (retire_watchdog) s << "  (CP_WATCHDOG = " << std::dec << *retire_watchdog << std::hex << " for this step)\n";
   for (const auto& e : entries) {
     s << "  entry buf=0x" << e.entry.buf_addr << " [0x" << e.entry.start_offset << ", 0x" << e.entry.end_offset
       << ") fence=0x" << e.entry.fence << " flags=0x" << e.entry.flags << " inject=" << to_string(e.inject)
@@ -163,8 +165,23 @@ void Generator::indirect_packet(model::PacketStream& s) {
 }
 
 void Generator::valid_packet(model::PacketStream& s) {
-  if (plan_ != nullptr && nest_ < config_.max_indirect_depth && children_left_ > 0 && chance(0.05)) {
+  if (!quiet_ && plan_ != nullptr && nest_ < config_.max_indirect_depth && children_left_ > 0 && chance(0.05)) {
     indirect_packet(s);
+    return;
+  }
+  if (quiet_) {
+    // Nothing that drains the writes (FENCE, WAIT_MEM, TIMESTAMP, copies, GART updates) or the
+    // fetch engine's reads in flight (INDIRECT), and never so many writes in flight that the
+    // write master stops taking them.
+    if (quiet_writes_left_ > 0 && chance(0.4)) {
+      const std::uint64_t n = uniform(1, quiet_writes_left_);
+      quiet_writes_left_ -= static_cast<unsigned>(n);
+      std::vector<std::uint32_t> data(n);
+      for (auto& d : data) d = static_cast<std::uint32_t>(rng_());
+      s.write_data(data_addr(4 * n, 4), data);
+    } else {
+      s.nop(static_cast<std::uint32_t>(chance(0.8) ? uniform(1, 8) : uniform(9, 300)), static_cast<std::uint32_t>(rng_()));
+    }
     return;
   }
   if (chance(0.03)) {
@@ -598,6 +615,7 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
   for (std::uint32_t i = 0; i < prefix; ++i) plan.buffer.push_back(static_cast<std::uint32_t>(rng_()));
   e.start_offset = 4 * prefix;
 
+  quiet_writes_left_ = 6;
   const bool zero_length = inject != Inject::BufferReadError && inject != Inject::WriteError &&
                            inject != Inject::Overrun && inject != Inject::CopyOverlap &&
                            inject != Inject::CopyReadError && inject != Inject::CopyWriteError &&
@@ -607,7 +625,8 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
   model::PacketStream s;
   if (!zero_length) {
     const bool stream_inject = inject != Inject::None && inject != Inject::BadRingEntry &&
-                               inject != Inject::RingReadError && inject != Inject::BufferReadError;
+                               inject != Inject::RingReadError && inject != Inject::BufferReadError &&
+                               inject != Inject::WritebackError;
     const auto n = static_cast<unsigned>(uniform(1, config_.max_packets_per_entry));
     const auto at = static_cast<unsigned>(uniform(0, n - 1));
     bool last = false;
@@ -661,6 +680,12 @@ EntryPlan Generator::make_entry(std::uint64_t slot_addr, Inject inject, std::uin
   } else if (inject == Inject::RingReadError) {
     const std::uint64_t lo = entry_addr + uniform(0, 31);
     step.errors.push_back({lo, lo + uniform(1, 32), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
+  } else if (inject == Inject::WritebackError) {
+    // Part of one word of the record: {reserved, head}, written first, or the fence, written
+    // last. The first entry of the step to retire meets it.
+    const std::uint64_t word = config_.layout.writeback + (chance(0.5) ? 8 : 0);
+    const std::uint64_t lo = word + uniform(0, 7);
+    step.errors.push_back({lo, lo + uniform(1, word + 8 - lo), chance(0.5) ? model::kRespSlvErr : model::kRespDecErr});
   } else if (inject == Inject::BufferReadError && e.end_offset > e.start_offset) {
     const std::uint64_t first = e.buf_addr + e.start_offset;
     const std::uint64_t lo = to_bus(first + uniform(0, e.end_offset - e.start_offset - 1));
@@ -676,15 +701,22 @@ StepPlan Generator::next_step(std::uint32_t first_index) {
   children_left_ = std::min(config_.children_per_step, config_.layout.child_slots - 1);
   const std::uint32_t entries = 1u << config_.ring_log2;
   const auto n = static_cast<unsigned>(uniform(1, std::min<std::uint32_t>(config_.max_entries_per_step, entries - 1)));
-  const bool invalid = chance(config_.invalid_rate);
-  gart_ = step.gart = chance(config_.gart_step_rate);
+  // A step with CP_WATCHDOG near the write latency has only quiet, valid entries and no GART:
+  // the watchdog can expire only while an entry retires.
+  quiet_ = config_.retire_watchdog_latency != 0 && chance(config_.retire_watchdog_rate);
+  if (quiet_) {
+    const std::uint64_t w = config_.retire_watchdog_latency;
+    step.retire_watchdog = static_cast<std::uint32_t>(uniform(w > 8 ? w - 8 : 1, w + 16));
+  }
+  const bool invalid = !quiet_ && chance(config_.invalid_rate);
+  gart_ = step.gart = !quiet_ && chance(config_.gart_step_rate);
   const auto last_kind = static_cast<std::uint64_t>(gart_ ? Inject::Count : Inject::GartWriteProtect) - 1;
   const auto bad_at = static_cast<unsigned>(uniform(0, n - 1));
   for (unsigned i = 0; i < n; ++i) {
     Inject inject = Inject::None;
     if (invalid && i == bad_at) {
       inject = static_cast<Inject>(uniform(1, last_kind));
-      // GART steps aim at a refusal half the time (four kinds among twenty-two otherwise).
+      // GART steps aim at a refusal half the time (four kinds among twenty-three otherwise).
       if (gart_ && chance(0.5)) {
         inject = static_cast<Inject>(uniform(static_cast<std::uint64_t>(Inject::GartWriteProtect), last_kind));
       }
@@ -696,6 +728,7 @@ StepPlan Generator::next_step(std::uint32_t first_index) {
   }
   step.disabled_doorbell = chance(0.03);
   gart_ = false;
+  quiet_ = false;
   return step;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,6 +78,7 @@ enum class Inject : std::uint8_t {
   WaitReadError,   ///< WAIT_MEM polling the SLVERR/DECERR pages
   IndirectLoop,    ///< a buffer that calls itself (INDIRECT_DEPTH)
   IndirectReadError, ///< a bus error inside a called buffer
+  WritebackError,  ///< a bus error on one word of the write-back record (head word or fence word)
   // GART steps only: refused translations.
   GartWriteProtect,  ///< a write into the dummy pages (read-only PTE)
   GartInvalidPte,    ///< an access to the page whose PTE is invalid
@@ -111,6 +113,9 @@ struct StepPlan {
   /// The GART is on for this step and every address in it is an aperture address (buffers,
   /// called buffers and error ranges: see ApertureMap::to_bus); entries are never privileged.
   bool gart = false;
+  /// CP_WATCHDOG for this step only: a value near the write latency, with entries whose only
+  /// stall that long is retirement's wait for write responses (the watchdog may expire there).
+  std::optional<std::uint32_t> retire_watchdog;
   std::string describe() const;
 };
 
@@ -131,6 +136,11 @@ struct GeneratorConfig {
   double gart_step_rate = 0.3;
   /// CAP_APSEG_BASE of the device.
   std::uint64_t aperture_base = 0x0018'0000'0000'0000ull;
+  /// The RTL's write latency in cycles, if its reads are fast enough (well under it) that steps
+  /// with CP_WATCHDOG near it can be generated (StepPlan::retire_watchdog); 0 = none.
+  unsigned retire_watchdog_latency = 0;
+  /// Probability that a step is such a step (when retire_watchdog_latency is set).
+  double retire_watchdog_rate = 0.1;
 };
 
 class Generator {
@@ -179,6 +189,10 @@ class Generator {
   std::uint64_t fence_;
   unsigned next_slot_ = 0;
   bool priv_ = false;  ///< the entry being generated is privileged (privileged packets are valid)
+  /// Only packets that never wait for write responses or drain reads (NOP, short WRITE_DATA), at
+  /// most quiet_writes_left_ dword writes per entry (fewer than the write master keeps in flight).
+  bool quiet_ = false;
+  unsigned quiet_writes_left_ = 0;
   EntryPlan* plan_ = nullptr;  ///< the entry being generated (its called buffers)
   StepPlan* step_ = nullptr;   ///< the step being generated (its error ranges)
   unsigned nest_ = 0;          ///< INDIRECT level of the stream being generated

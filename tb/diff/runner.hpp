@@ -32,6 +32,11 @@ struct RunResult {
   std::uint64_t preemptions = 0;
   std::uint64_t rtl_cycles = 0;
   std::uint64_t uncertain_bytes = 0;
+  /// Steps with CP_WATCHDOG near the write latency, and what happened at retirement in them.
+  std::uint64_t retire_watchdog_steps = 0;
+  std::uint64_t retire_watchdog_faults = 0;   ///< WATCHDOG while an entry retired
+  std::uint64_t retire_watchdog_retired = 0;  ///< entries that retired in those steps
+  std::uint64_t writeback_errors = 0;         ///< BUS_ERROR on a word of the write-back record
   std::array<std::uint64_t, 256> faults_by_reason{};
   std::array<std::uint64_t, 256> packets_by_opcode{};
   std::array<std::uint64_t, static_cast<std::size_t>(Inject::Count)> injected{};

@@ -22,7 +22,7 @@ using namespace sgpu::diff;
 
 namespace {
 
-/// Four configurations x 3 000 packets: 12 000 packets per `make test` run.
+/// Five configurations x 3 000 packets: 15 000 packets per `make test` run.
 constexpr std::uint64_t kDefaultPackets = 3'000;
 
 std::uint64_t packets_per_config() {
@@ -41,12 +41,15 @@ struct Flavour {
   double ready_prob;
   unsigned ring_log2;
   std::uint32_t watchdog;  ///< CP_WATCHDOG (0: off, no never-satisfied waits)
+  /// Some steps run with CP_WATCHDOG near the write latency (reads must be much faster).
+  bool retire_watchdog;
 };
 constexpr Flavour kFlavours[] = {
-    {"fast bus, 16-entry ring, watchdog 3000", 16, 8, 1.0, 4, 3000},
-    {"slow bus, 4-entry ring, no watchdog", 64, 32, 1.0, 2, 0},
-    {"back-pressure, 32-entry ring, watchdog 8000", 37, 16, 0.6, 5, 8000},
-    {"long write latency, 8-entry ring, watchdog 5000", 24, 90, 0.85, 3, 5000},
+    {"fast bus, 16-entry ring, watchdog 3000", 16, 8, 1.0, 4, 3000, false},
+    {"slow bus, 4-entry ring, no watchdog", 64, 32, 1.0, 2, 0, false},
+    {"back-pressure, 32-entry ring, watchdog 8000", 37, 16, 0.6, 5, 8000, false},
+    {"long write latency, 8-entry ring, watchdog 5000 (near 90 at times)", 24, 90, 0.85, 3, 5000, true},
+    {"exact timing, fast reads, 8-entry ring, watchdog 4000 (near 60 at times)", 6, 60, 1.0, 3, 4000, true},
 };
 
 }  // namespace
@@ -59,6 +62,8 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
   std::array<std::uint64_t, 256> faults{};
   std::array<std::uint64_t, 8> gart_faults{};
   std::uint64_t gart_steps = 0, dummy_reads = 0;
+  std::uint64_t retire_watchdog_steps = 0, retire_watchdog_faults = 0, retire_watchdog_retired = 0;
+  std::uint64_t writeback_errors = 0;
   for (std::size_t i = 0; i < std::size(kFlavours); ++i) {
     const Flavour& f = kFlavours[i];
     RunConfig cfg;
@@ -70,6 +75,7 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
     cfg.sim.seed = cfg.seed;
     cfg.gen.ring_log2 = f.ring_log2;
     cfg.gen.watchdog_cycles = f.watchdog;
+    cfg.gen.retire_watchdog_latency = f.retire_watchdog ? f.write_latency : 0;
     const RunResult r = run_differential(cfg);
     INFO("configuration: " << f.name << "; reproduce with SGPU_SEED=" << base_seed);
     INFO(r.summary());
@@ -84,6 +90,10 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
     gart_steps += r.gart_steps;
     dummy_reads += r.dummy_reads;
     for (std::size_t k = 0; k < r.gart_faults_by_reason.size(); ++k) gart_faults[k] += r.gart_faults_by_reason[k];
+    retire_watchdog_steps += r.retire_watchdog_steps;
+    retire_watchdog_faults += r.retire_watchdog_faults;
+    retire_watchdog_retired += r.retire_watchdog_retired;
+    writeback_errors += r.writeback_errors;
   }
   CHECK(total >= std::size(kFlavours) * packets);
   // Every fault the generator aims at was reached over the run (a weak generator shows here).
@@ -104,7 +114,17 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
       INFO("GART refusal " << regs::to_string(reason));
       CHECK(gart_faults[static_cast<std::size_t>(reason)] > 0);
     }
+    // Retirement's commit point was met from both sides: bus errors on the write-back record,
+    // and watchdogs near the write latency that expired before the fence word and that did not.
+    CHECK(writeback_errors > 0);
+    CHECK(retire_watchdog_faults > 0);
+    CHECK(retire_watchdog_retired > 0);
   }
+  std::fprintf(stderr, "[diff] write-back record: %llu bus errors; %llu steps with the watchdog near the write latency: "
+               "%llu retirements stopped by it, %llu entries retired\n",
+               static_cast<unsigned long long>(writeback_errors), static_cast<unsigned long long>(retire_watchdog_steps),
+               static_cast<unsigned long long>(retire_watchdog_faults),
+               static_cast<unsigned long long>(retire_watchdog_retired));
   std::fprintf(stderr, "[diff] %llu packets in total; %llu bytes left timing-dependent by failed writes\n",
                static_cast<unsigned long long>(total), static_cast<unsigned long long>(uncertain));
 }

@@ -1,5 +1,7 @@
 #include "model/exec.hpp"
 
+#include <cstring>
+
 #include "sgpu/gen/sgpu_regs.h"
 
 namespace sgpu::model {
@@ -232,16 +234,33 @@ void Exec::run_packets() {
   }
 }
 
-// The write-back record: the fence after every write of the submission was acknowledged, then
-// {head, 0}; both acknowledged before the registers and the interrupt change.
+// Retirement, with the RTL's one commit point: the write-back record's fence word, written last,
+// acknowledged OKAY. First every write of the submission is drained (a failed one faults here),
+// then {0, head} at WB_ADDR + 8 is written and drained, then the fence at WB_ADDR; a failure of
+// either record word faults the entry with the fence unwritten (BUS_ERROR at that word). Only
+// after the fence word do the registers and the interrupt change.
 void Exec::retire() {
   if (!drain()) return;
   const std::uint32_t head_next = (m_.head_ + 1) & m_.ring_mask();
   // The record is the kernel's: written with privilege; a refusal's FAULT_DETAIL is 0.
   header_ = 0;
   const Access kernel{Client::CpWrite, true, true};
-  write(m_.wb_addr_, entry_.fence, 0xff, kernel, false);
-  write(m_.wb_addr_ + 8, head_next, 0xff, kernel, false);
+  abi::Writeback record{};
+  record.fence = entry_.fence;
+  record.head = head_next;
+  std::uint64_t words[2];
+  static_assert(sizeof record == sizeof words, "the write-back record is two 64-bit words");
+  std::memcpy(words, &record, sizeof words);
+  if (m_.retire_watchdog_ == entry_.fence) {
+    // The watchdog expired before the fence word was issued (the RTL's timing, taken from
+    // outside): the head word may or may not have been written, the fence word was not.
+    (void)m_.bus_.write64(m_.wb_addr_ + 8, words[1], 0xff, true, kernel);
+    fault(abi::Fault::Watchdog, m_.wb_addr_, 0);
+    return;
+  }
+  write(m_.wb_addr_ + 8, words[1], 0xff, kernel, false);
+  if (!drain()) return;
+  write(m_.wb_addr_, words[0], 0xff, kernel, false);
   if (!drain()) return;
   m_.head_ = head_next;
   m_.fence_done_ = entry_.fence;

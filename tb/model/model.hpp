@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,13 @@ class Model {
   void inject_error(std::uint64_t lo, std::uint64_t hi, std::uint8_t resp) { bus_.inject_error(lo, hi, resp); }
   void clear_errors() { bus_.clear_errors(); }
 
+  /// A timing outcome the untimed model takes from outside: the watchdog expires while the
+  /// entry with this fence retires, before its fence word is issued (the RTL's stall there is
+  /// the write latency, which the model does not know). It faults WATCHDOG with FAULT_ADDR =
+  /// WB_ADDR, detail 0; the head word of the record becomes uncertain, the fence stays
+  /// unwritten. nullopt (the default): retirement never meets the watchdog.
+  void set_retire_watchdog(std::optional<std::uint64_t> fence) { retire_watchdog_ = fence; }
+
   // ---- observable results
   bool irq() const { return (int_status_ & int_enable_) != 0; }
   std::uint32_t int_status() const { return int_status_; }
@@ -144,6 +152,7 @@ class Model {
   bool preempted_ = false;
   bool ambiguous_ = false;
   FaultRecord fault_{};
+  std::optional<std::uint64_t> retire_watchdog_;
   std::vector<std::uint64_t> retired_;
   Stats stats_{};
 };

@@ -296,3 +296,60 @@ TEST_CASE("preemption between entries: record, interrupt, nothing runs until res
   CHECK(f.mem.read32(kData) == 1);
   CHECK(f.m.fence_done() == 6);
 }
+
+TEST_CASE("retirement commits on the fence word, written last: a failed record word faults before it", "[model][retire]") {
+  Fixture f;
+  f.submit(PacketStream().nop(), 5);
+  REQUIRE(f.m.fence_done() == 5);
+  REQUIRE(f.mem.read32(kWb + 8) == 1);
+  f.m.mmio_write32(REG(INT_STATUS), kDone);
+
+  SECTION("the head word (written first): nothing of the record changes") {
+    f.m.inject_error(kWb + 8, kWb + 16, 3);
+    f.submit(PacketStream().nop(), 6);
+    CHECK(f.m.fault().reason == abi::Fault::BusError);
+    CHECK(f.m.fault().addr == kWb + 8);
+    CHECK(f.mem.read32(kWb + 8) == 1);
+  }
+  SECTION("the fence word (written last): the head landed, the fence did not") {
+    f.m.inject_error(kWb, kWb + 8, 2);
+    f.submit(PacketStream().nop(), 6);
+    CHECK(f.m.fault().reason == abi::Fault::BusError);
+    CHECK(f.m.fault().addr == kWb);
+    CHECK(f.mem.read32(kWb + 8) == 2);
+  }
+  CHECK(f.m.faulted());
+  CHECK(f.m.fault().fence == 6);
+  CHECK(f.m.fault().ring_index == 1);
+  CHECK(f.m.fault().detail == 0);
+  CHECK(f.m.fence_done() == 5);
+  CHECK(f.m.head() == 1);
+  CHECK(f.mem.read64(kWb) == 5);
+  CHECK(f.m.int_status() == kFaultBit);
+  CHECK(f.m.retired_fences() == std::vector<std::uint64_t>{5});
+}
+
+TEST_CASE("a watchdog at retirement (a timing outcome given to the model) faults with WB_ADDR, fence unwritten",
+          "[model][retire]") {
+  Fixture f;
+  f.submit(PacketStream().write_data(kData, {9}), 5);
+  f.m.set_retire_watchdog(6);
+  f.submit(PacketStream().write_data(kData + 4, {10}), 6);
+  CHECK(f.m.faulted());
+  CHECK(f.m.fault() == FaultRecord{abi::Fault::Watchdog, 1, kWb, 6, 0});
+  CHECK(f.m.fence_done() == 5);
+  CHECK(f.mem.read64(kWb) == 5);
+  CHECK(f.mem.read32(kData + 4) == 10);  // the submission's writes were drained first
+  // The head word may or may not have been written by the RTL.
+  for (std::uint64_t a = kWb + 8; a < kWb + 16; ++a) CHECK(f.m.uncertain_bytes().count(a) == 1);
+  for (std::uint64_t a = kWb; a < kWb + 8; ++a) CHECK(f.m.uncertain_bytes().count(a) == 0);
+  // Other entries are not affected; after the reset the same fence retires.
+  f.m.set_retire_watchdog(std::nullopt);
+  f.m.mmio_write32(REG(RESET), SGPU_REGS__RESET__ENGINE_bm);
+  f.tail = 0;
+  f.m.mmio_write32(REG(RING_TAIL), 0);
+  f.submit(PacketStream().nop(), 6);
+  CHECK(f.m.fence_done() == 6);
+  CHECK(f.mem.read64(kWb) == 6);
+  CHECK(f.m.uncertain_bytes().count(kWb + 8) == 0);
+}

@@ -67,6 +67,10 @@ class SimTransport final : public Transport {
 
 }  // namespace
 
+std::unique_ptr<Transport> open_sim_transport_over(std::shared_ptr<SimDevice> device) {
+  return std::make_unique<SimTransport>(std::move(device));
+}
+
 Result<std::unique_ptr<Transport>> open_sim_transport(const SimConfig& config) {
   if (!(config.clock_hz > 0)) return Error::invalid("sim: clock_hz {} is not positive", config.clock_hz);
   try {

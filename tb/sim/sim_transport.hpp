@@ -16,4 +16,8 @@ namespace sgpu::sim {
 /// positive; TransportError when the model cannot start (e.g. the waveform file).
 Result<std::unique_ptr<Transport>> open_sim_transport(const SimConfig& config = {});
 
+/// The transport over a device the caller keeps too: a test that drives libsgpu and also
+/// reaches the board underneath (bus-error injection on the host-memory port, the cycle count).
+std::unique_ptr<Transport> open_sim_transport_over(std::shared_ptr<SimDevice> device);
+
 }  // namespace sgpu::sim

@@ -73,8 +73,8 @@ class RingHarness {
   }
 
   /// Runs until the write-back record shows `fence` (or the budget is spent); true if it did.
-  /// The record is two 64-bit writes, the fence first: once the fence shows, a few more cycles
-  /// let the head (the second write) land too.
+  /// The record is two 64-bit writes, the fence last: once it shows, the entry has retired
+  /// (a few more cycles let its acknowledgement reach the registers).
   bool wait_fence(std::uint64_t fence, std::uint64_t max_cycles = 200000) {
     for (std::uint64_t n = 0; n < max_cycles; n += 64) {
       if (writeback().fence >= fence) {
@@ -93,6 +93,29 @@ class RingHarness {
   }
 
   std::uint32_t reg(std::uint32_t offset) { return dev_.mmio_read32(offset); }
+  /// A 64-bit register pair, low half first.
+  std::uint64_t reg64(std::uint32_t lo, std::uint32_t hi) {
+    const std::uint64_t l = reg(lo);
+    return l | (std::uint64_t{reg(hi)} << 32);
+  }
+  std::uint64_t fence_done() { return reg64(SGPU_REG(FENCE_DONE_LO), SGPU_REG(FENCE_DONE_HI)); }
+  bool faulted() { return (reg(SGPU_REG(STATUS)) & SGPU_REGS__STATUS__FAULTED_bm) != 0; }
+
+  /// The fault record (FAULT_*), as software reads it.
+  struct Fault {
+    abi::Fault reason;
+    std::uint32_t ring_index;
+    std::uint64_t addr;
+    std::uint64_t fence;
+    std::uint32_t detail;
+  };
+  Fault fault() {
+    const std::uint32_t status = reg(SGPU_REG(FAULT_STATUS));
+    return {static_cast<abi::Fault>((status & SGPU_REGS__FAULT_STATUS__REASON_bm) >> SGPU_REGS__FAULT_STATUS__REASON_bp),
+            (status & SGPU_REGS__FAULT_STATUS__RING_INDEX_bm) >> SGPU_REGS__FAULT_STATUS__RING_INDEX_bp,
+            reg64(SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)),
+            reg64(SGPU_REG(FAULT_FENCE_LO), SGPU_REG(FAULT_FENCE_HI)), reg(SGPU_REG(FAULT_DETAIL))};
+  }
   std::uint32_t tail() const { return tail_; }
 
   /// The engine-reset protocol of the programming guide: stop fetching, reset, wait for idle,

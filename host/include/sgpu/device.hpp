@@ -7,7 +7,9 @@
 // grow, across engine resets too; whoever owns the ring numbers them (the scheduler at its
 // emission point), and submit_next() numbers for a program that drives the Device alone.
 // Completion is read from the write-back record in host memory; wait_fence() sleeps on the
-// interrupt.
+// interrupt. An entry retires exactly when the device's write of the record's fence word is
+// acknowledged (docs/programming-guide.md, "Retiring"): a faulting entry never completes, and
+// the entries before it all did.
 //
 // A Device owns its Transport. No global state: two Devices on two transports are independent.
 #pragma once
@@ -168,10 +170,14 @@ class Device {
   RingFence next_fence() const;
 
   /// Waits until `fence` has completed. Timeout names the fence and the last fence seen;
-  /// DeviceFault carries the fault record; Aborted if an engine reset discarded the fence.
+  /// DeviceFault carries the fault record (the faulting entry's fence and every later one,
+  /// also when the fault happened while the entry was retiring); Aborted if an engine reset
+  /// discarded the fence.
   Status wait_fence(RingFence fence, std::chrono::nanoseconds timeout);
 
-  /// Latest completed fence, from the write-back record in host memory (no MMIO).
+  /// Latest completed fence, from the write-back record in host memory (no MMIO). Once the ISR
+  /// latched a fault, never the faulting entry's fence (a failed write of the record's fence
+  /// word may still have reached memory): the fence of the entry before it.
   RingFence completed_fence() const;
   /// Fence of the latest submission (0 before the first).
   RingFence last_submitted_fence() const;
@@ -184,7 +190,8 @@ class Device {
   Result<std::optional<FaultRecord>> fault();
 
   /// Resets the engine (RESET.engine), waits for it to drain, and sets the ring up again.
-  /// Submissions not completed before the reset are aborted; fence numbering continues and
+  /// Submissions not completed before the reset are aborted (a faulting entry always is: the
+  /// fault record is read first if the ISR has not latched it); fence numbering continues and
   /// completed_fence() stays at the last fence that really retired.
   Status reset_engine();
   /// LastAbortedFenceId of the latest reset: the last fence written to the ring if the reset

@@ -7,7 +7,11 @@
 namespace sgpu::kmd {
 
 Device::Device(Adapter& adapter, std::uint64_t id, CreateDeviceFlags flags, const DxgkDeviceInfo& info)
-    : adapter_(&adapter), id_(id), flags_(flags), info_(info) {}
+    : adapter_(&adapter),
+      id_(id),
+      flags_(flags),
+      info_(info),
+      pools_(std::make_unique<CommandPools>(adapter.system_memory(), info)) {}
 
 Device::Device(Device&& o) noexcept { *this = std::move(o); }
 
@@ -18,6 +22,7 @@ Device& Device::operator=(Device&& o) noexcept {
     id_ = std::exchange(o.id_, 0);
     flags_ = o.flags_;
     info_ = o.info_;
+    pools_ = std::move(o.pools_);
   }
   return *this;
 }
@@ -76,10 +81,7 @@ Context::Context(Adapter& adapter, std::uint64_t device, std::uint64_t id, Creat
       flags_(flags),
       node_(node),
       info_(info),
-      dma_buffers_(std::make_unique<DmaBufferPool>(adapter.system_memory(), info.dma_buffer_size,
-                                                   info.dma_buffer_private_data_size)),
-      allocation_lists_(std::make_unique<ListPool<AllocationListEntry>>(info.allocation_list_size)),
-      patch_lists_(std::make_unique<ListPool<PatchLocation>>(info.patch_location_list_size)) {}
+      pools_(std::make_unique<CommandPools>(adapter.system_memory(), info)) {}
 
 Context::Context(Context&& o) noexcept { *this = std::move(o); }
 
@@ -92,9 +94,7 @@ Context& Context::operator=(Context&& o) noexcept {
     flags_ = o.flags_;
     node_ = o.node_;
     info_ = o.info_;
-    dma_buffers_ = std::move(o.dma_buffers_);
-    allocation_lists_ = std::move(o.allocation_lists_);
-    patch_lists_ = std::move(o.patch_lists_);
+    pools_ = std::move(o.pools_);
   }
   return *this;
 }

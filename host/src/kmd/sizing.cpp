@@ -63,6 +63,17 @@ DxgkDeviceInfo DefaultSizingPolicy::device_info(const Adapter& adapter, CreateDe
   d.dma_buffer_size = c.dma_buffer_size;
   d.dma_buffer_segment_set = c.dma_buffer_segment_set;
   d.dma_buffer_private_data_size = c.dma_buffer_private_data_size;
+  if (flags.system_device()) {
+    // The system device's DMA buffers are the paging buffers (sched::Runtime): sized and placed
+    // as the adapter describes them (DXGK_QUERYSEGMENTOUT's PagingBuffer* fields), never below
+    // what one DMA buffer must hold.
+    const AdapterDescription& desc = adapter.description();
+    d.dma_buffer_size = round_up(std::max(desc.paging_buffer_size, command_sizes().min_dma_buffer_bytes()),
+                                 adapter.page_size());
+    d.dma_buffer_segment_set =
+        desc.paging_buffer_segment_id == kSystemMemory ? SegmentSet{} : SegmentSet::of(desc.paging_buffer_segment_id);
+    d.dma_buffer_private_data_size = desc.paging_buffer_private_data_size;
+  }
   d.allocation_list_size = flags.gdi_device() ? kGdiContextAllocationListSize : kAllocationListSize;
   d.patch_location_list_size = flags.gdi_device() ? kGdiContextAllocationListSize : kPatchLocationListSize;
   return d;

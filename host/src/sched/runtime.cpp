@@ -53,6 +53,16 @@ Result<std::unique_ptr<Runtime>> Runtime::open(std::unique_ptr<Transport> transp
   SGPU_ASSIGN_OR_RETURN(rt->executor_, vidmm::DeviceExecutor::create(d, desc.segments, o.paging));
   rt->system_ = std::make_unique<TransportSystemMemory>(d.transport());
   SGPU_ASSIGN_OR_RETURN(rt->adapter_, kmd::Adapter::create(desc, *rt->executor_, *rt->system_, o.sizing_policy));
+  // The system device: the paging buffers are its DMA buffers, from its pool at its
+  // DXGK_DEVICEINFO sizes. They are fetched at their bus address (privileged, paging).
+  SGPU_ASSIGN_OR_RETURN(auto system_device, rt->adapter_->create_device({kmd::CreateDeviceFlags::kSystemDevice}));
+  if (!system_device.info().dma_buffer_segment_set.empty())
+    return Error::unsupported(
+        "runtime: the system device's DXGK_DEVICEINFO.DmaBufferSegmentSet is {:#x}; paging buffers are contiguous "
+        "system memory (0) on this device",
+        system_device.info().dma_buffer_segment_set.bits());
+  rt->system_device_ = std::make_unique<kmd::Device>(std::move(system_device));
+  SGPU_RETURN_IF_ERROR(rt->executor_->set_buffer_pool(&rt->system_device_->dma_buffers()));
   SGPU_ASSIGN_OR_RETURN(rt->scheduler_,
                         Scheduler::create(d, *rt->adapter_, *rt->window_, rt->executor_.get(), o.scheduler));
   return rt;
@@ -62,6 +72,8 @@ Runtime::~Runtime() {
   // Reverse order of construction; the scheduler first (it detaches from the executor and the
   // context pools).
   scheduler_.reset();
+  if (executor_) (void)executor_->set_buffer_pool(nullptr);
+  system_device_.reset();
   adapter_.reset();
   executor_.reset();
   system_.reset();

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sgpu/kmd/command_pools.hpp"
 #include "sgpu/overlap.hpp"
 #include "sgpu/packet_writer.hpp"
 
@@ -243,27 +244,57 @@ DeviceExecutor::DeviceExecutor(Device& device, PagingTarget target, DeviceExecut
                                DmaMemory fence_record)
     : device_(device), target_(std::move(target)), options_(options), fence_record_(std::move(fence_record)) {}
 
+Status DeviceExecutor::set_buffer_pool(kmd::DmaBufferPool* pool) {
+  if (pool && pool->mapper())
+    return Error::unsupported(
+        "device executor: paging buffers are fetched at their bus address; a DMA-buffer pool that maps its "
+        "buffers into an aperture cannot carry them");
+  pool_ = pool;
+  return ok_status();
+}
+
 Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   if (buffer.empty()) return ok_status();
   SGPU_RETURN_IF_ERROR(validate_paging_buffer(target_, buffer));
   const std::size_t need = (paging_buffer_bytes(buffer) + 4095) & ~std::size_t{4095};
-  if (!buffer_ || buffer_->size() < need) {
+  std::optional<kmd::DmaBuffer> pooled;
+  if (pool_) {
+    SGPU_ASSIGN_OR_RETURN(pooled, pool_->acquire(need));
+  } else if (!buffer_ || buffer_->size() < need) {
     buffer_.reset();
     SGPU_ASSIGN_OR_RETURN(buffer_, device_.transport().alloc_dma(std::max<std::size_t>(need, 64 * 1024), 4096));
   }
+  DmaMemory& memory = pooled ? pooled->memory : *buffer_;
   // The closing FENCE is encoded with value 0; the queue's stamp writes the ring fence into it.
-  SGPU_ASSIGN_OR_RETURN(const std::uint32_t end, encode_paging_buffer(target_, buffer, buffer_->cpu(), buffer_->size(),
-                                                                      fence_record_.bus_addr(), 0));
+  auto encoded = encode_paging_buffer(target_, buffer, memory.cpu(), memory.size(), fence_record_.bus_addr(), 0);
+  if (!encoded) {
+    if (pooled) (void)pool_->release(std::move(*pooled));  // untouched by the device
+    return std::move(encoded).error();
+  }
+  const std::uint32_t end = *encoded;
   const std::uint32_t fence_packet = end - kFenceBytes;
-  const PagingStamp stamp = [this, fence_packet](RingFence fence) {
-    return PacketWriter(buffer_->cpu(), buffer_->size(), fence_packet)
+  const PagingStamp stamp = [this, &memory, fence_packet](RingFence fence) {
+    return PacketWriter(memory.cpu(), memory.size(), fence_packet)
         .fence(fence_record_.bus_addr(), fence.value(), abi::fence_flags::kValue64);
   };
-  const PagingSubmission submission{&*buffer_, end, options_.context_id};
+  const PagingSubmission submission{&memory, end, options_.context_id};
   DevicePagingQueue direct(device_);
   PagingQueue& queue = queue_ ? *queue_ : direct;
-  SGPU_ASSIGN_OR_RETURN(const RingFence fence, queue.submit_paging(submission, stamp));
-  if (Status waited = queue.wait_paging(fence, options_.timeout); !waited) {
+  auto submitted = queue.submit_paging(submission, stamp);
+  if (!submitted) {
+    if (pooled) stranded_.push_back(std::move(pooled->memory));  // the queue may have kept it
+    return std::move(submitted).error();
+  }
+  const RingFence fence = *submitted;
+  Status waited = queue.wait_paging(fence, options_.timeout);
+  if (pooled) {
+    if (waited) {
+      SGPU_RETURN_IF_ERROR(pool_->release(std::move(*pooled)));
+    } else {
+      stranded_.push_back(std::move(pooled->memory));  // the engine may still fetch it
+    }
+  }
+  if (!waited) {
     Error e = std::move(waited).error();
     std::string record;
     if (auto f = device_.fault(); f && *f) record = "; " + to_string(**f);

@@ -150,4 +150,17 @@ class ListPool {
   std::vector<std::vector<T>> free_;
 };
 
+/// The pools of one device or context, at the starting sizes its DXGK_DEVICEINFO /
+/// DXGK_CONTEXTINFO gave.
+struct CommandPools {
+  template <class Info>
+  CommandPools(SystemMemory& memory, const Info& info)
+      : dma_buffers(memory, info.dma_buffer_size, info.dma_buffer_private_data_size),
+        allocation_lists(info.allocation_list_size),
+        patch_location_lists(info.patch_location_list_size) {}
+  DmaBufferPool dma_buffers;
+  ListPool<AllocationListEntry> allocation_lists;
+  ListPool<PatchLocation> patch_location_lists;
+};
+
 }  // namespace sgpu::kmd

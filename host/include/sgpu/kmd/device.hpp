@@ -3,6 +3,13 @@
 // sgpu::Device. Both are move-only RAII objects; destroying a device destroys its allocations
 // and device context allocations, destroying a context its GPU context allocations. The adapter
 // must outlive them.
+//
+// Each has its DMA-buffer and list pools at the starting sizes its DXGK_DEVICEINFO /
+// DXGK_CONTEXTINFO gave (command_pools.hpp: never below them, private data zeroed at creation).
+// A context's pools carry its Render and Present passes (the scheduler). A device's pools carry
+// what the device submits without a context of its own: the system device's DMA buffers are the
+// memory manager's paging buffers (sched::Runtime hands its pool to the DeviceExecutor, and the
+// default sizing policy sizes the system device from the adapter's paging-buffer description).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +53,13 @@ class Device {
   /// DxgkDdiCreateAllocation (one allocation; the device owns it).
   Result<Allocation> create_allocation(const AllocationInfo& info);
 
+  /// The device-level pools, at DXGK_DEVICEINFO's starting sizes. Their buffers are contiguous
+  /// system memory at their bus addresses (no mapper: what the device submits itself is
+  /// privileged); DXGK_DEVICEINFO.DmaBufferSegmentSet says where they may be placed.
+  DmaBufferPool& dma_buffers() { return pools_->dma_buffers; }
+  ListPool<AllocationListEntry>& allocation_lists() { return pools_->allocation_lists; }
+  ListPool<PatchLocation>& patch_location_lists() { return pools_->patch_location_lists; }
+
  private:
   friend class Adapter;
   Device(Adapter& adapter, std::uint64_t id, CreateDeviceFlags flags, const DxgkDeviceInfo& info);
@@ -54,6 +68,7 @@ class Device {
   std::uint64_t id_ = 0;
   CreateDeviceFlags flags_;
   DxgkDeviceInfo info_;
+  std::unique_ptr<CommandPools> pools_;
 };
 
 class Context {
@@ -72,9 +87,9 @@ class Context {
   /// The residency scope of this context's submissions (its context allocations and its device's).
   vidmm::ResidencyScope residency_scope() const { return {device_, id_}; }
 
-  DmaBufferPool& dma_buffers() { return *dma_buffers_; }
-  ListPool<AllocationListEntry>& allocation_lists() { return *allocation_lists_; }
-  ListPool<PatchLocation>& patch_location_lists() { return *patch_lists_; }
+  DmaBufferPool& dma_buffers() { return pools_->dma_buffers; }
+  ListPool<AllocationListEntry>& allocation_lists() { return pools_->allocation_lists; }
+  ListPool<PatchLocation>& patch_location_lists() { return pools_->patch_location_lists; }
 
  private:
   friend class Device;
@@ -87,9 +102,7 @@ class Context {
   CreateContextFlags flags_;
   std::uint32_t node_ = 0;
   DxgkContextInfo info_;
-  std::unique_ptr<DmaBufferPool> dma_buffers_;
-  std::unique_ptr<ListPool<AllocationListEntry>> allocation_lists_;
-  std::unique_ptr<ListPool<PatchLocation>> patch_lists_;
+  std::unique_ptr<CommandPools> pools_;
 };
 
 }  // namespace sgpu::kmd

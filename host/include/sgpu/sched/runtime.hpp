@@ -2,7 +2,8 @@
 //
 // Opens the device on a transport (from a TransportRegistry: sim, model, pcie...), reserves the
 // kernel window at the top of the GART table, builds the DeviceExecutor (paging), the adapter
-// (memory manager over the device's segments minus the window) and the scheduler:
+// (memory manager over the device's segments minus the window), the system device (whose
+// DMA-buffer pool, sized by its DXGK_DEVICEINFO, carries the paging buffers) and the scheduler:
 //
 //   auto rt = sgpu::sched::Runtime::open(std::move(*registry.open("sim")), {});
 //   auto dev = (*rt)->adapter().create_device({});
@@ -85,6 +86,9 @@ class Runtime {
   KernelWindow& window() { return *window_; }
   vidmm::DeviceExecutor& executor() { return *executor_; }
   kmd::Adapter& adapter() { return *adapter_; }
+  /// The system device (DXGK_CREATEDEVICEFLAGS.SystemDevice): its DMA buffers are the paging
+  /// buffers.
+  kmd::Device& system_device() { return *system_device_; }
   vidmm::MemoryManager& memory_manager() { return adapter_->memory_manager(); }
   Scheduler& scheduler() { return *scheduler_; }
 
@@ -98,6 +102,7 @@ class Runtime {
   std::unique_ptr<TransportSystemMemory> system_;
   std::unique_ptr<vidmm::DeviceExecutor> executor_;
   std::unique_ptr<kmd::Adapter> adapter_;
+  std::unique_ptr<kmd::Device> system_device_;
   std::unique_ptr<Scheduler> scheduler_;
 };
 

@@ -18,6 +18,12 @@
 // reported with hardware_touched == true and the fault record in the message; the engine is then
 // stopped and the caller (the scheduler's recovery) resets it.
 //
+// Paging buffers are contiguous system memory fetched at their bus address. They come from the
+// DMA-buffer pool set_buffer_pool() installs (sched::Runtime installs the system device's: the
+// paging buffers then follow that device's DXGK_DEVICEINFO: never below its DmaBufferSize,
+// private data zeroed at creation; one is acquired per paging buffer, large enough for it, and
+// given back once it retired), else from one buffer of the executor's own.
+//
 // The aperture pages the memory manager's aperture segment covers belong to the memory manager:
 // they are written by MAP/UNMAP packets, so the Aperture object's own bookkeeping (is_mapped())
 // does not see them; do not map those pages through Aperture::map as well.
@@ -33,6 +39,10 @@
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/segments.hpp"
 #include "sgpu/vidmm/paging.hpp"
+
+namespace sgpu::kmd {
+class DmaBufferPool;
+}
 
 namespace sgpu::vidmm {
 
@@ -111,6 +121,12 @@ class DeviceExecutor final : public PagingExecutor {
   /// Routes submissions and waits through `queue` (nullptr: back to the device directly). The
   /// queue must outlive the executor or be removed first.
   void set_queue(PagingQueue* queue) { queue_ = queue; }
+  /// Takes paging buffers from `pool` (nullptr: the executor's own buffer). The pool must hand
+  /// out buffers the device fetches at their bus address (no mapper: Unsupported otherwise,
+  /// nothing changed), and outlive the executor or be removed first. A buffer whose paging
+  /// failed is kept by the executor (the engine may still hold it), not given back.
+  Status set_buffer_pool(kmd::DmaBufferPool* pool);
+  kmd::DmaBufferPool* buffer_pool() const { return pool_; }
 
   struct Counters {
     std::uint64_t buffers = 0;           ///< submitted paging buffers
@@ -131,6 +147,8 @@ class DeviceExecutor final : public PagingExecutor {
   DmaMemory fence_record_;
   std::optional<DmaMemory> buffer_;
   PagingQueue* queue_ = nullptr;
+  kmd::DmaBufferPool* pool_ = nullptr;
+  std::vector<DmaMemory> stranded_;  ///< pool buffers of failed paging, kept until destruction
   Counters counters_;
 };
 

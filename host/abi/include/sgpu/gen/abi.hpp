@@ -291,7 +291,7 @@ inline constexpr std::uint32_t kDefined = 0xf;
 /// The write-back record at WB_ADDR.
 struct Writeback {
   std::uint64_t fence;  ///< Latest completed fence ID.
-  std::uint32_t head;  ///< Ring head: index of the next entry to fetch.
+  std::uint32_t head;  ///< Ring head: index of the next entry to fetch (written before the fence: ahead of it after a fault at the commit point).
   std::uint32_t reserved;  ///< Written as 0.
 };
 static_assert(sizeof(Writeback) == 16, "Writeback layout");
