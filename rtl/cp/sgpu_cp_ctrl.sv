@@ -14,7 +14,8 @@
 // Retirement has one commit point: the OKAY response of the write-back record's fence word,
 // written last (after the head word, each once every earlier write was acknowledged). A fault
 // before it leaves the fence unwritten and FENCE_DONE unchanged; after the fence word is issued
-// only its own response can fault the entry (the watchdog does not count in StRetireAck).
+// only its own response can fault the entry (the watchdog does not count in StRetireAck), and an
+// OKAY response commits even if an engine reset came meanwhile (the reset drains it).
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -114,6 +115,7 @@ module sgpu_cp_ctrl
   cp_pkt_t         pkt_q, pkt_d;                  // the packet being executed
   logic [15:0]     pkt_idx_q, pkt_idx_d;          // its payload dwords consumed
   logic            wb_second_q, wb_second_d;      // second 64-bit word of a record (the fence)
+  logic            fence_out_q, fence_out_d;      // the write-back fence word is in flight
   logic [31:0]     wait_cnt_q, wait_cnt_d;        // WAIT_MEM: poll interval countdown
   logic            pre_pend_q, pre_pend_d;        // a preemption request waits
   logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
@@ -162,6 +164,7 @@ module sgpu_cp_ctrl
     pre_pend_d     = pre_pend_q || cmd_i.preempt_req;
     pre_entry_d    = pre_entry_q;
     fence_done_d   = fence_done_q;
+    fence_out_d    = fence_out_q;
     fault_d        = fault_q;
     fault_req      = '0;
     wd_fault       = 1'b0;
@@ -529,21 +532,16 @@ module sgpu_cp_ctrl
       StRetireDrain: begin
         if (wr_idle_i && wr_ready_i) begin
           wb_second_d = 1'b1;
-          if (wb_second_q) state_d = StRetireAck;
+          if (wb_second_q) begin
+            fence_out_d = 1'b1;
+            state_d     = StRetireAck;
+          end
         end
       end
 
-      // The commit point: the fence word acknowledged OKAY (a failed response is a fault,
-      // resolved below, and changes nothing here).
-      StRetireAck: begin
-        if (wr_idle_i && !wr_err_i) begin
-          commit              = 1'b1;
-          head_d              = head_next_o;
-          fence_done_d        = entry_fence;
-          evt_o.dma_completed = 1'b1;
-          state_d             = StIdle;
-        end
-      end
+      // Waiting for the fence word's response: the commit point (below the case). A failed
+      // response is a fault, resolved below, and changes nothing.
+      StRetireAck: ;
 
       ////////////////
       // Preemption //
@@ -599,6 +597,23 @@ module sgpu_cp_ctrl
 
       default: state_d = StReset;
     endcase
+
+    // The commit point: the fence word acknowledged OKAY. In StRetireAck, or in StReset when an
+    // engine reset came while it was in flight: the entry retired all the same (its fence is in
+    // memory), so FENCE_DONE says so; the reset clears the head anyway. Responses come in order
+    // and the fence word was issued with nothing else in flight: an error now is its own.
+    if (fence_out_q && (wr_idle_i || wr_err_i)) begin
+      fence_out_d = 1'b0;
+      if (!wr_err_i) begin
+        commit              = 1'b1;
+        fence_done_d        = entry_fence;
+        evt_o.dma_completed = 1'b1;
+        if (state_q == StRetireAck) begin
+          head_d  = head_next_o;
+          state_d = StIdle;
+        end
+      end
+    end
 
     // Fault resolution, lowest priority first. The watchdog fires when no progress was made
     // for CP_WATCHDOG cycles (it names the ring entry being read, the next dword needed between
@@ -673,6 +688,7 @@ module sgpu_cp_ctrl
       entry_idx_q  <= '0;
       pkt_idx_q    <= '0;
       wb_second_q  <= 1'b0;
+      fence_out_q  <= 1'b0;
       wait_cnt_q   <= '0;
       pre_pend_q   <= 1'b0;
       pre_entry_q  <= 1'b0;
@@ -684,6 +700,7 @@ module sgpu_cp_ctrl
       entry_idx_q  <= entry_idx_d;
       pkt_idx_q    <= pkt_idx_d;
       wb_second_q  <= wb_second_d;
+      fence_out_q  <= fence_out_d;
       wait_cnt_q   <= wait_cnt_d;
       pre_pend_q   <= pre_pend_d;
       pre_entry_q  <= pre_entry_d;
@@ -724,7 +741,9 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(CommitOnlyOnFenceAck,
       (fence_done_d != fence_done_q || head_d != head_q) && !cmd_i.engine_reset && state_q != StReset
       |-> commit)
-  `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && state_q == StRetireAck)
+  `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && state_q inside {StRetireAck, StReset})
+  `SGPU_ASSERT(FenceOutOnlyWhileRetiring, fence_out_q |-> state_q inside {StRetireAck, StReset})
+  `SGPU_ASSERT(RetireAckHasFenceOut, state_q == StRetireAck |-> fence_out_q)
   `SGPU_ASSERT(NoWatchdogAfterFenceIssue, state_q == StRetireAck |-> !wd_expired_i)
   `SGPU_ASSERT(NoFaultAsFenceIssues,
       state_q == StRetireDrain && wb_second_q && wr_taken_i |-> !fault_req.valid)

@@ -260,3 +260,43 @@ TEST_CASE("the watchdog's fault record names WB_ADDR for a zero-length entry, al
     CHECK(f.detail == 0);
   }
 }
+
+// An engine reset is not a fault, but it can come while an entry retires. It drains the writes in
+// flight like any other: before the fence word is issued the entry has not retired (the reset
+// discards it), once the fence word is issued its OKAY response retires it (FENCE_DONE and the
+// record agree; the reset clears the head anyway).
+TEST_CASE("an engine reset while an entry retires: nothing retired before the fence write, the entry did after it",
+          "[top][retire][reset]") {
+  const bool fence_issued = GENERATE(false, true);
+  INFO((fence_issued ? "reset with the fence word in flight" : "reset with the head word in flight"));
+  sim::SimConfig cfg;
+  cfg.read_latency = 4;
+  cfg.write_latency = 100;  // the memory takes a write's data at once, its response comes 100 cycles later
+  RingHarness h(cfg);
+  retire_first(h, 50);
+  abi::RingEntry e{};
+  e.buf_addr = kBufferAddr;
+  e.fence = 51;
+  h.push_entry(e);
+  h.doorbell();
+  bool reached = false;
+  for (int i = 0; i < 4000 && !reached; ++i) {
+    const abi::Writeback wb = h.writeback();
+    reached = fence_issued ? wb.fence == 51 : wb.head == 2;
+    if (!reached) h.dev().step(1);
+  }
+  REQUIRE(reached);
+  CHECK(h.fence_done() == 50);  // its response has not come yet
+  REQUIRE(h.reset_engine());
+  CHECK_FALSE(h.faulted());
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == 0);
+  if (fence_issued) {
+    CHECK(h.fence_done() == 51);
+    CHECK(h.writeback().fence == 51);
+    CHECK(h.reg(SGPU_REG(INT_STATUS)) & kIntDone);
+  } else {
+    CHECK(h.fence_done() == 50);
+    CHECK(h.writeback().fence == 50);  // the fence word was never issued
+    CHECK(h.writeback().head == 2);
+  }
+}
