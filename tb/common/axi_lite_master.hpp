@@ -15,6 +15,10 @@ namespace sgpu::tb {
 template <class V>
 class AxiLiteMaster final : public Agent {
  public:
+  /// Longest an access may take before the register slave counts as hung (every harness that
+  /// plays the host's register master uses this bound).
+  static constexpr uint64_t kTimeoutCycles = 1000;
+
   explicit AxiLiteMaster(V& dut) : dut_(dut) { idle(); }
 
   /// Every valid and ready low (inputs start random under Verilator's --x-initial unique).

@@ -62,6 +62,9 @@ class Trace {
   std::unique_ptr<VerilatedFstC> fst_;
 };
 
+/// Cycles of reset a device top gets at start-up (Bench::reset), wherever it is simulated.
+inline constexpr unsigned kDeviceResetCycles = 8;
+
 /// A Verilated model `V` (any top with clk_i and rst_ni) on a clock with its agents.
 template <class V>
 class Bench {

@@ -13,10 +13,7 @@
 namespace sgpu::sim {
 namespace {
 
-/// Longest an MMIO access may take before the register slave counts as hung.
-constexpr std::uint64_t kMmioTimeoutCycles = 1000;
-/// Cycles of reset at start-up.
-constexpr unsigned kResetCycles = 8;
+constexpr std::uint64_t kMmioTimeoutCycles = tb::AxiLiteMaster<Vsgpu_top>::kTimeoutCycles;
 
 tb::AxiMemoryModel::Config memory_config(const SimConfig& c) {
   tb::AxiMemoryModel::Config m;
@@ -84,7 +81,7 @@ struct SimDevice::Impl {
 
 SimDevice::SimDevice(SimConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {
   // A real falling edge of the asynchronous reset, so every flop is reset before the first clock.
-  impl_->bench.reset(kResetCycles, 1, /*with_agents=*/true);
+  impl_->bench.reset(tb::kDeviceResetCycles, 1, /*with_agents=*/true);
 }
 
 SimDevice::~SimDevice() = default;

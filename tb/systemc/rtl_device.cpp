@@ -19,10 +19,7 @@
 namespace sgpu::systemc {
 namespace {
 
-/// Longest a register access may take before the register slave counts as hung (as tb/sim).
-constexpr std::uint64_t kMmioTimeoutCycles = 1000;
-/// Cycles of reset at start-up (as tb/sim).
-constexpr unsigned kResetCycles = 8;
+constexpr std::uint64_t kMmioTimeoutCycles = tb::AxiLiteMaster<Vsgpu_top>::kTimeoutCycles;
 
 std::string hex(std::uint64_t v) {
   std::ostringstream s;
@@ -140,7 +137,7 @@ struct RtlDevice::Impl final : AxiTlmBridge::Memory {
 RtlDevice::RtlDevice(const sc_core::sc_module_name& name, const DeviceConfig& config)
     : Device(name, config), impl_(std::make_unique<Impl>(*this, config_)) {
   // A real falling edge of the asynchronous reset, so every flop is reset before the first clock.
-  impl_->bench.reset(kResetCycles, 1, /*with_agents=*/true);
+  impl_->bench.reset(tb::kDeviceResetCycles, 1, /*with_agents=*/true);
   SC_HAS_PROCESS(RtlDevice);
   SC_THREAD(clock_thread);
 }
