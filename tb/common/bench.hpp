@@ -27,6 +27,7 @@
 
 #include "common/agent.hpp"
 #include "common/test_seed.hpp"
+#include "common/verilated_thread.hpp"
 
 namespace sgpu::tb {
 
@@ -98,7 +99,7 @@ class Bench {
     dut_->final();
     dut_.reset();
     context_.reset();
-    Verilated::threadContextp(nullptr);  // the next use falls back to Verilator's default context
+    set_thread_context(nullptr);  // the next use falls back to Verilator's default context
   }
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
@@ -167,7 +168,7 @@ class Bench {
 
  private:
   void make_current() {
-    if (Verilated::threadContextp() != context_.get()) Verilated::threadContextp(context_.get());
+    if (thread_context() != context_.get()) set_thread_context(context_.get());
   }
   void pulse(bool with_agents) {
     if (with_agents) {
