@@ -29,7 +29,7 @@ module sgpu_copy #(
   /// Read bursts in flight.
   parameter int unsigned MaxReadsInFlight = 16,
   /// Read data buffer in beats (see sgpu_dma_rd).
-  parameter int unsigned ReadBufferBeats = 512,
+  parameter int unsigned ReadBufferBeats = sgpu_dma_pkg::DefaultBufferBeats,
   /// Write bursts between AW and B.
   parameter int unsigned MaxWritesInFlight = 8,
   /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.

@@ -13,6 +13,12 @@
 
 package sgpu_dma_pkg;
 
+  /// Default data buffer of a fetch engine, in beats (sgpu_dma_rd's BufferBeats, the top's
+  /// ReadBufferBeats). A read is issued only when its beats fit, so the buffer bounds the beats in
+  /// flight and must cover read latency + two bursts: 4096 keeps a 64-bit engine at >= 0.98 of
+  /// the bus up to a 2048-cycle read latency (docs/dma.md), 8 BRAM36 per engine.
+  localparam int unsigned DefaultBufferBeats = 4096;
+
   localparam int unsigned LenWidth = 32;
   localparam int unsigned TagWidth = 4;
 

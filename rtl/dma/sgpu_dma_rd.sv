@@ -45,7 +45,7 @@ module sgpu_dma_rd #(
   /// Data buffer in beats. A read is issued only when the buffer has room for all of its
   /// beats (completion-credit rule), so BufferBeats bounds the bytes in flight: it should
   /// cover read latency x bus bandwidth plus one burst.
-  parameter int unsigned BufferBeats = 512,
+  parameter int unsigned BufferBeats = sgpu_dma_pkg::DefaultBufferBeats,
   /// Most requests accepted and not yet reported (queued, in flight, or draining).
   parameter int unsigned MaxRequests = 32,
   /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.

@@ -31,7 +31,7 @@ module sgpu_top #(
   /// Read bursts the fetch engine keeps in flight.
   parameter int unsigned MaxReadsInFlight = 16,
   /// Fetch engine data buffer in beats: bounds the reads in flight by the room for their data.
-  parameter int unsigned ReadBufferBeats = 512,
+  parameter int unsigned ReadBufferBeats = sgpu_dma_pkg::DefaultBufferBeats,
   /// Writes the write master keeps in flight.
   parameter int unsigned MaxWritesInFlight = 8,
   /// Largest ring the command processor accepts (log2 of entries).

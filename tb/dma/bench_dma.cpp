@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   const std::string suffix = kDataBytes == 8 ? "" : "_w" + std::to_string(kDataBytes * 8);
 
   if (table) {
-    const unsigned latencies[] = {16, 64, 256, 1024};
+    const unsigned latencies[] = {16, 64, 256, 1024, 2048};
     const std::pair<uint32_t, const char*> sizes[] = {
         {256, "256 B"}, {4096, "4 KiB"}, {65536, "64 KiB"}, {1u << 20, "1 MiB"}};
     std::printf("| %u-bit bus, read latency | 256 B | 4 KiB | 64 KiB | 1 MiB |\n",
@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   record("dma_fetch_efficiency_lat256_64k", 256, 65536);
   record("dma_fetch_efficiency_lat256_4k", 256, 4096);
   record("dma_fetch_efficiency_lat1024_64k", 1024, 65536);
+  record("dma_fetch_efficiency_lat2048_64k", 2048, 65536);
   record("dma_fetch_efficiency_lat256_256b", 256, 256);
   record("dma_fetch_efficiency_lat64_4k", 64, 4096);
   out["dma_fetch_outstanding_max" + suffix] = outstanding;

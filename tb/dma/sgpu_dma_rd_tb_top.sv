@@ -11,7 +11,9 @@
 
 module sgpu_dma_rd_tb_top #(
   /// AXI data width in bits.
-  parameter int unsigned DataWidth = 64
+  parameter int unsigned DataWidth = 64,
+  /// The engine's data buffer in beats (benchmarks of other sizes override it).
+  parameter int unsigned BufferBeats = sgpu_dma_pkg::DefaultBufferBeats
 ) (
   /// Clock.
   input  wire logic                   clk_i,
@@ -21,6 +23,8 @@ module sgpu_dma_rd_tb_top #(
   input  wire logic                   abort_i,
   /// Engine busy.
   output      logic                   busy_o,
+  /// The engine's BufferBeats, for tests whose bounds depend on it.
+  output      logic [31:0]            buffer_beats_o,
   /// Request channel, flattened.
   input  wire logic                   req_valid_i,
   output      logic                   req_ready_o,
@@ -63,8 +67,11 @@ module sgpu_dma_rd_tb_top #(
   logic                      xreq_valid, xreq_ready, xrsp_valid, xrsp_ready;
   logic                      id_req_ready, id_rsp_valid;
 
+  assign buffer_beats_o = 32'(BufferBeats);
+
   sgpu_dma_rd #(
     .DataWidth   (DataWidth),
+    .BufferBeats (BufferBeats),
     .axi_rd_req_t(axi_rd_req_t),
     .axi_rd_rsp_t(axi_rd_rsp_t)
   ) u_dut (
