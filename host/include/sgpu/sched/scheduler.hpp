@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "sgpu/device.hpp"
+#include "sgpu/diag/postmortem.hpp"
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/kmd/device.hpp"
 #include "sgpu/kmd/present.hpp"
@@ -88,6 +89,14 @@ struct SchedulerOptions {
   /// Fault injection for tests: runs after Patch, before SubmitCommand, on every render packet
   /// (DMA buffer bytes, submission range); models a packet that slipped past validation.
   std::function<void(void* dma, std::uint32_t start, std::uint32_t end)> after_patch;
+  /// Post-mortem capture (sgpu/diag/postmortem.hpp): called at every recovery (fault or TDR)
+  /// and at a fatal fault or hang of a paging buffer, before the engine reset, with the fault
+  /// record, the ring, the entry's DMA buffer disassembled with its allocation and patch lists,
+  /// the GART entries involved and the last interrupts. Unset (the default): nothing is
+  /// captured and no interrupt history is kept.
+  std::function<void(const diag::PostMortem&)> postmortem;
+  /// Interrupts the post-mortem's history keeps.
+  std::size_t postmortem_interrupts = 16;
 };
 
 enum class FenceStatus { Pending, Completed, Aborted };
@@ -174,6 +183,8 @@ class Scheduler final : public vidmm::PagingQueue {
     std::uint64_t cancelled_packets = 0;///< packets of guilty contexts dropped
   };
   const Counters& counters() const { return counters_; }
+  /// The last post-mortem taken (only with SchedulerOptions::postmortem set).
+  const std::optional<diag::PostMortem>& last_postmortem() const { return last_postmortem_; }
   /// Packets on the ring / in software queues.
   std::size_t hardware_queue_depth() const;
   std::size_t software_queue_depth() const;
@@ -219,7 +230,10 @@ class Scheduler final : public vidmm::PagingQueue {
   void retire(RingFence hw);
   void apply_mm_completed();
   Status check_timeout();
-  Status recover(std::size_t guilty_index, const std::string& why);
+  Status recover(std::size_t guilty_index, const std::string& why, std::optional<std::uint32_t> stopped_at = {});
+  // post-mortem (postmortem.cpp): both do nothing without SchedulerOptions::postmortem
+  void note_interrupt(const InterruptEvents& events);
+  void take_postmortem(const std::string& why, const HwPacket* packet, std::optional<std::uint32_t> stopped_at);
   Status fatal(Error error);
   Error lost(const ContextState& cs) const;
   ContextState* find(std::uint64_t context_id);
@@ -247,6 +261,8 @@ class Scheduler final : public vidmm::PagingQueue {
   std::uint64_t next_rr_ = 0;          // round-robin position (context id)
   std::optional<Error> fatal_;
   Counters counters_;
+  diag::InterruptHistory interrupts_;
+  std::optional<diag::PostMortem> last_postmortem_;
 };
 
 }  // namespace sgpu::sched
