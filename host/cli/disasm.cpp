@@ -31,7 +31,7 @@ int run_disasm(const DisasmOptions& o) {
   if (o.command_buffer)
     // A user-mode command buffer: Render fills every GPU address from the patch list.
     text.note = [](std::uint32_t, std::uint64_t address) {
-      return address == 0 ? std::string("unpatched") : std::string("unpatched, holds an offset?");
+      return address == 0 ? std::string("unpatched") : std::string("unpatched, but not 0 as CommandList leaves it");
     };
   std::size_t problems = 0;
   for (const auto& p : packets) problems += p.problem != diag::PacketProblem::None;

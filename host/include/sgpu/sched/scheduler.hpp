@@ -41,7 +41,10 @@
 // interrupt is recovered the same way, the faulting packet's context being guilty. More than
 // tdr_limit_count recoveries within tdr_limit_time, a hung or faulting paging packet, a bad
 // LastAbortedFenceId or a failed SubmitCommand put the whole scheduler in its fatal state: every
-// call fails with Errc::DeviceLost naming the cause.
+// call fails with Errc::DeviceLost naming the cause. With SchedulerOptions::postmortem set, each
+// recovery (and a fatal fault or hang) first captures a post-mortem (sgpu/diag/postmortem.hpp:
+// the fault record, the ring, the entry's DMA buffer disassembled, its allocations, the GART
+// entries involved, the last interrupts) while the engine still holds the evidence.
 //
 // Time is the transport's (simulated time on "sim"). Single-threaded: every call runs the ISR,
 // DPC and TDR work it needs while it waits.
