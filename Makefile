@@ -72,7 +72,8 @@ fuzz:
 	  -DSGPU_PEAKRDL=$(abspath $(VENV))/bin/peakrdl
 	cmake --build build-fuzz --target fuzz_render -j $(JOBS)
 	mkdir -p build-fuzz/corpus
-	build-fuzz/bin/fuzz_render -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/corpus
+	python3 tools/progress.py --seconds $(FUZZ_SECONDS) --label fuzz -- \
+	  build-fuzz/bin/fuzz_render -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/corpus
 
 clean:
 	rm -rf $(BUILD) $(BENCH_BUILD) build-asan build-fuzz

@@ -409,6 +409,37 @@ def cpp_flag_value(fv):
     return f"{{0x{flag:02x}, {clear}, {set_}}}"
 
 
+def cpp_table_ref(pkt, key, suffix):
+    """TableRef initialiser of a packet's payload-name or flag-field table (empty: {nullptr, 0})."""
+    n = len(pkt[key])
+    return f"{{packet_tables::k{camel(pkt['name'])}{suffix}, {n}}}" if n else "{nullptr, 0}"
+
+
+def cpp_packet_tables(spec):
+    """The per-packet name tables PacketInfo points at (payload dword names, flag fields and
+    their enumerated values), in namespace packet_tables."""
+    o = ["/// The name tables kPackets points at (one array per packet that has entries).", "namespace packet_tables {"]
+    for p in spec["packet"]:
+        c = camel(p["name"])
+        if p["payload"]:
+            names = ", ".join(f'"{f["name"]}"' for f in p["payload"])
+            o.append(f"inline constexpr std::string_view k{c}Payload[] = {{{names}}};")
+        for fl in p["flags"]:
+            if fl.get("values"):
+                vals = ", ".join(f'{{{v["value"]}, "{v["name"]}"}}' for v in fl["values"])
+                o.append(f"inline constexpr FlagValueName k{c}{camel(fl['name'])}Values[] = {{{vals}}};")
+        if p["flags"]:
+            fields = []
+            for fl in p["flags"]:
+                vals = (f"{{k{c}{camel(fl['name'])}Values, {len(fl['values'])}}}" if fl.get("values")
+                        else "{nullptr, 0}")
+                fields.append(f'{{"{fl["name"]}", {fl["bit"]}, {fwidth(fl)}, {vals}}}')
+            o.append(f"inline constexpr FlagField k{c}Flags[] = {{{', '.join(fields)}}};")
+    o.append("}  // namespace packet_tables")
+    o.append("")
+    return o
+
+
 def gen_cpp(spec):
     o = [f"// {BANNER}", "#pragma once", "", "#include <array>", "#include <cstddef>",
          "#include <cstdint>", "#include <string_view>", "#include <type_traits>", "",
@@ -453,7 +484,38 @@ def gen_cpp(spec):
     o.append("};")
     o.append(f"inline constexpr std::size_t kMaxAddressFields = {MAX_ADDRESS_FIELDS};")
     o.append("")
-    o.append("/// Static facts about one packet type.")
+    o.append("/// A read-only run of `size` table entries (C++17 has no std::span); empty: data == nullptr.")
+    o.append("template <class T>")
+    o.append("struct TableRef {")
+    o.append("  const T* data = nullptr;")
+    o.append("  std::size_t size = 0;")
+    o.append("  constexpr const T* begin() const { return data; }")
+    o.append("  constexpr const T* end() const { return data + size; }")
+    o.append("  constexpr const T& operator[](std::size_t i) const { return data[i]; }")
+    o.append("  constexpr bool empty() const { return size == 0; }")
+    o.append("};")
+    o.append("")
+    o.append("/// One named value of an enumerated flag field (e.g. WAIT_MEM's compare functions).")
+    o.append("struct FlagValueName {")
+    o.append("  std::uint8_t value;")
+    o.append("  std::string_view name;")
+    o.append("};")
+    o.append("")
+    o.append("/// One header flag field of a packet: bits [lsb, lsb + width) of the header's flags byte;")
+    o.append("/// `values` names its enumerated values (empty for a plain flag bit).")
+    o.append("struct FlagField {")
+    o.append("  std::string_view name;")
+    o.append("  std::uint8_t lsb;")
+    o.append("  std::uint8_t width;")
+    o.append("  TableRef<FlagValueName> values;")
+    o.append("  constexpr std::uint8_t mask() const { return static_cast<std::uint8_t>(((1u << width) - 1u) << lsb); }")
+    o.append("  constexpr std::uint8_t get(std::uint8_t packet_flags) const { return static_cast<std::uint8_t>((packet_flags & mask()) >> lsb); }")
+    o.append("};")
+    o.append("")
+    o.append("/// Static facts about one packet type. `payload` names dwords 1.. of the fixed part (in order,")
+    o.append("/// a _lo dword followed by its _hi dword for 64-bit fields); `variable` names the variable part")
+    o.append("/// that follows it (empty if the packet has none); `flag_fields` its header flags. Together")
+    o.append("/// with `addresses` this is everything a decoder needs: a new packet needs no decoder code.")
     o.append("struct PacketInfo {")
     o.append("  Opcode opcode;")
     o.append("  std::string_view name;")
@@ -463,8 +525,12 @@ def gen_cpp(spec):
     o.append("  std::uint8_t flags_mask;  ///< flag bits the packet defines")
     o.append("  std::uint8_t address_count;  ///< GPU address fields (unprivileged packets)")
     o.append("  std::array<AddressField, kMaxAddressFields> addresses;")
+    o.append("  TableRef<std::string_view> payload;")
+    o.append("  std::string_view variable;")
+    o.append("  TableRef<FlagField> flag_fields;")
     o.append("};")
     o.append("")
+    o += cpp_packet_tables(spec)
     o.append(f"inline constexpr std::array<PacketInfo, {len(spec['packet'])}> kPackets{{{{")
     for p in spec["packet"]:
         mask = sum(fmask(fl) for fl in p["flags"])
@@ -481,7 +547,9 @@ def gen_cpp(spec):
                  f"{'true' if p['privileged'] else 'false'}, 0x{mask:02x}, {len(ads)},")
         o.append(f"     {{{{{fields[0]},")
         o += [f"       {x}," for x in fields[1:-1]]
-        o.append(f"       {fields[-1]}}}}}}},")
+        o.append(f"       {fields[-1]}}}}},")
+        o.append(f"     {cpp_table_ref(p, 'payload', 'Payload')}, \"{p.get('variable', {}).get('name', '')}\", "
+                 f"{cpp_table_ref(p, 'flags', 'Flags')}}},")
     o.append("}};")
     o.append("")
     o.append("/// The packet with this opcode, or nullptr for an unknown opcode.")
@@ -544,6 +612,13 @@ def gen_cpp(spec):
         o.append(f"inline constexpr std::uint32_t k{camel(fl['name'])} = 1u << {fl['bit']};  ///< {fl['desc']}")
     rmask = sum(1 << fl["bit"] for fl in spec["ring_entry"]["flags"])
     o.append(f"inline constexpr std::uint32_t kDefined = 0x{rmask:x};")
+    o.append("/// Each flag bit with its name, for decoders.")
+    o.append("struct Named {")
+    o.append("  std::uint32_t bit;")
+    o.append("  std::string_view name;")
+    o.append("};")
+    names = ", ".join(f'{{1u << {fl["bit"]}, "{fl["name"]}"}}' for fl in spec["ring_entry"]["flags"])
+    o.append(f"inline constexpr std::array<Named, {len(spec['ring_entry']['flags'])}> kNames{{{{{names}}}}};")
     o.append("}  // namespace ring_flags")
     o.append("")
     o += cpp_struct("Writeback", spec["writeback"], "The write-back record at WB_ADDR.")

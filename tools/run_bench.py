@@ -2,8 +2,12 @@
 """Runs every registered benchmark (one executable per line of LIST) and prints their JSON
 objects merged into one on stdout; also writes it to OUT. A metric reported twice is an error."""
 import json
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from progress import Progress  # noqa: E402
 
 
 def main():
@@ -12,8 +16,13 @@ def main():
     merged = {}
     with open(sys.argv[1]) as f:
         benches = [line.strip() for line in f if line.strip()]
+    # On a terminal: one status line with the time left; elsewhere (CI, logs): a line per bench.
+    progress = Progress("bench", len(benches), min_interval=0)
     for i, exe in enumerate(benches, 1):
-        print(f"bench [{i}/{len(benches)}] {exe}", file=sys.stderr, flush=True)
+        if progress.enabled:
+            progress.update(i - 1, f"running {os.path.basename(exe)}")
+        else:
+            print(f"bench [{i}/{len(benches)}] {exe}", file=sys.stderr, flush=True)
         try:
             out = subprocess.run([exe], check=True, capture_output=True, text=True, timeout=1800).stdout
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
@@ -25,6 +34,8 @@ def main():
             if not isinstance(value, (int, float)):
                 sys.exit(f"run_bench: metric {key} of {exe} is not a number")
             merged[key] = value
+    progress.update(len(benches))
+    progress.finish()
     text = json.dumps(dict(sorted(merged.items())), indent=2)
     with open(sys.argv[2], "w") as f:
         f.write(text + "\n")

@@ -68,6 +68,23 @@ class GenAbiChecks(unittest.TestCase):
         # A field named like a keyword gets a suffix (WAIT_MEM's `ref`).
         self.assertIn("logic [31:0] ref_value;", sv)
 
+    def test_the_cpp_packet_table_names_payload_variable_part_flags_and_values(self):
+        spec = load()
+        cpp = gen_abi.gen_cpp(spec)
+        for p in spec["packet"]:
+            c = gen_abi.camel(p["name"])
+            if p["payload"]:
+                names = ", ".join(f'"{f["name"]}"' for f in p["payload"])
+                self.assertIn(f"inline constexpr std::string_view k{c}Payload[] = {{{names}}};", cpp)
+                self.assertIn(f"{{packet_tables::k{c}Payload, {len(p['payload'])}}}", cpp)
+            self.assertIn(f'"{p.get("variable", {}).get("name", "")}", ', cpp)
+            for fl in p["flags"]:
+                self.assertIn(f'{{"{fl["name"]}", {fl["bit"]}, {gen_abi.fwidth(fl)}, ', cpp)
+                for v in fl.get("values", []):
+                    self.assertIn(f'{{{v["value"]}, "{v["name"]}"}}', cpp)
+        for fl in spec["ring_entry"]["flags"]:
+            self.assertIn(f'{{1u << {fl["bit"]}, "{fl["name"]}"}}', cpp)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -24,6 +24,15 @@ struct DemoOptions {
   bool no_reference = false;               ///< skip the comparison with the C++ reference model
   unsigned tdr_us = 1000;                  ///< TdrDelay for the demo, microseconds of device time
   unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
+  std::string postmortem_dir;              ///< write a post-mortem per fault/TDR here ("" = none)
+};
+
+struct DisasmOptions {
+  std::string path;                  ///< raw little-endian dwords (docs/debugging.md)
+  std::size_t offset = 0;            ///< first byte to decode (4-aligned)
+  std::optional<std::size_t> end;    ///< byte after the last (default: the file's end)
+  bool command_buffer = false;       ///< a UMD command buffer: addresses are unpatched
+  bool raw = false;                  ///< also print every packet's dwords, all of them
 };
 
 /// Opens the transport and the device, or prints the error and returns nullopt.
@@ -31,6 +40,8 @@ std::optional<Device> open_device(const CommonOptions& options);
 
 int run_info(const CommonOptions& options);
 int run_demo(const CommonOptions& options, const DemoOptions& demo);
+/// `sgpu disasm FILE`: no device needed.
+int run_disasm(const DisasmOptions& options);
 /// `sgpu list`: the PCI functions that may be a softgpu card (the "pcie" backend's options say
 /// which IDs count and where sysfs is); `all` lists every other function too.
 int run_list(const CommonOptions& options, bool all);

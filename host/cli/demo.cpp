@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "cli.hpp"
 #include "png.hpp"
 #include "reference.hpp"
+#include "sgpu/diag/postmortem.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/transport/timed.hpp"
 #include "sim/sim_device.hpp"
@@ -81,6 +83,15 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   sched::RuntimeOptions ro;
   ro.scheduler.tdr_delay = std::chrono::microseconds(demo.tdr_us);
   ro.scheduler.preempt_timeout = std::chrono::microseconds(demo.tdr_us) / 4;
+  // --postmortem: one dump per recovery, written when the scheduler takes it (before the reset).
+  std::vector<std::string> postmortems;
+  std::string postmortem_error;
+  if (!demo.postmortem_dir.empty())
+    ro.scheduler.postmortem = [&](const diag::PostMortem& pm) {
+      auto files = diag::write_files(pm, demo.postmortem_dir, fmt::format("postmortem-{}", postmortems.size() + 1));
+      if (!files) postmortem_error = files.error().message;
+      else postmortems.push_back(files->back());  // the .txt
+    };
   auto rt = sched::Runtime::open(std::move(timed_owner), ro);
   if (!rt) {
     fmt::print(stderr, "sgpu demo: cannot bring up the driver stack: {}\n", to_string(rt.error()));
@@ -150,6 +161,12 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
              r.hang_recovered ? "recovered (submission aborted, every other context completed)" : "NOT RECOVERED",
              r.hang_context_error);
     failures += !r.hang_recovered;
+  }
+  if (!demo.postmortem_dir.empty()) {
+    rep.line("postmortem: {} written to {}{}{}", postmortems.size(), demo.postmortem_dir,
+             postmortems.empty() ? "" : fmt::format(" (first: {})", postmortems.front()),
+             postmortem_error.empty() ? "" : "; WRITING FAILED: " + postmortem_error);
+    failures += !postmortem_error.empty() || (wo.inject_hang && postmortems.empty());
   }
   rep.line("copies:    {} x 64 KiB on the copy context {}", wo.copy_chunks, r.copies_ok ? "arrived intact" : "CORRUPT");
   failures += !r.copies_ok;

@@ -2,6 +2,7 @@
 //
 //   sgpu info                  what the device reports (ID, capabilities, segments)
 //   sgpu demo                  the demo workload through the driver stack; writes the frame as a PNG
+//   sgpu disasm FILE           a DMA buffer or command buffer dump as named packets
 //   sgpu list                  PCI functions that may be a softgpu card (libpciaccess)
 //   sgpu bind-vfio <address>   hand a card to vfio-pci (unbind-vfio gives it back)
 //
@@ -96,6 +97,18 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
 
+  demo_cmd->add_option("--postmortem", demo.postmortem_dir,
+                       "Write a post-mortem (JSON, text, DMA buffer dump) per fault or hang recovery to this directory");
+  sgpu::cli::DisasmOptions disasm;
+  auto* disasm_cmd = app.add_subcommand("disasm", "Disassemble a DMA buffer or command buffer dump (raw little-endian "
+                                                  "dwords, e.g. a post-mortem's .dma.bin); needs no device");
+  disasm_cmd->add_option("file", disasm.path, "The dump file")->required();
+  disasm_cmd->add_option("--offset", disasm.offset, "First byte to decode (a multiple of 4)")->capture_default_str();
+  disasm_cmd->add_option("--end", disasm.end, "Byte after the last to decode (default: the end of the file)");
+  disasm_cmd->add_flag("--command-buffer", disasm.command_buffer,
+                       "The file is a user-mode command buffer: GPU addresses are unpatched");
+  disasm_cmd->add_flag("--raw", disasm.raw, "Also print each packet's dwords");
+
   bool list_all = false;
   auto* list = app.add_subcommand("list", "List PCI functions that may be a softgpu card: address, IDs, driver, "
                                           "IOMMU group, link, and whether BAR0 answers with the softgpu magic");
@@ -122,6 +135,7 @@ int main(int argc, char** argv) {
   try {
     if (*info) return sgpu::cli::run_info(common);
     if (*demo_cmd) return sgpu::cli::run_demo(common, demo);
+    if (*disasm_cmd) return sgpu::cli::run_disasm(disasm);
     if (*list) return sgpu::cli::run_list(common, list_all);
     if (*bind) return sgpu::cli::run_bind(common, address, true);
     if (*unbind) return sgpu::cli::run_bind(common, address, false);

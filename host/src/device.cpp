@@ -498,6 +498,12 @@ Result<InterruptEvents> Device::acknowledge_interrupts() {
 
 const std::optional<FaultRecord>& Device::latched_fault() const { return s_->fault; }
 
+abi::RingEntry Device::ring_entry(std::uint32_t index) const {
+  abi::RingEntry e{};
+  std::memcpy(&e, s_->control.bytes() + std::size_t{index & s_->mask()} * sizeof e, sizeof e);
+  return e;
+}
+
 namespace {
 Error no_preemption() { return Error::unsupported("device has no preemption (CAP_FEATURES.preemption = 0)"); }
 }  // namespace

@@ -20,6 +20,7 @@
 #include "Vsgpu_cp_decode_tb_top.h"
 #include "common/test_seed.hpp"
 #include "model/exec.hpp"
+#include "sgpu/diag/progress.hpp"
 #include "sgpu/gen/abi.hpp"
 
 using namespace sgpu;
@@ -122,13 +123,17 @@ TEST_CASE("header check: all 2^32 header values (SGPU_SOAK)", "[cp][soak]") {
   }
   Sweep sw;
   std::uint32_t header = 0;
+  diag::Progress progress("header sweep", std::uint64_t{1} << 32);  // quiet unless on a terminal
   do {
+    if ((header & 0xfffff) == 0) progress.update(header);
     // Privilege and room vary with the header so every combination meets many headers.
     const bool priv = ((header >> 5) ^ (header >> 13) ^ (header >> 21)) & 1u;
     const std::uint32_t dwords = header >> 16;
     const std::uint32_t left = (header & 0x100) ? kBufLeftMax : (dwords == 0 ? 0 : dwords - (header >> 9 & 1u));
     sw.check(header, priv, left);
   } while (++header != 0);
+  progress.update(std::uint64_t{1} << 32);
+  progress.finish();
   for (const auto& m : sw.mismatches) INFO(m);
   CHECK(sw.checked == (std::uint64_t{1} << 32));
   REQUIRE(sw.mismatches.empty());

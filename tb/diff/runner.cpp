@@ -319,6 +319,7 @@ RunResult Runner::run() {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   auto& rng = gen_.rng();
   while (result_.ok && model_.model().stats().packets < config_.packets) {
+    if (config_.on_progress) config_.on_progress(model_.model().stats().packets);
     const StepPlan step = gen_.next_step(tail_);
     ++result_.steps;
     const std::string where = "step " + std::to_string(result_.steps);

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "diff/generator.hpp"
@@ -19,6 +20,8 @@ struct RunConfig {
   GeneratorConfig gen;
   /// Compare the whole data region every this many steps (and always at the end).
   unsigned memory_compare_interval = 64;
+  /// Called after every step with the packets decoded so far (soak runs draw progress with it).
+  std::function<void(std::uint64_t packets)> on_progress;
 };
 
 struct RunResult {

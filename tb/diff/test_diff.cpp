@@ -15,6 +15,7 @@
 
 #include "common/test_seed.hpp"
 #include "diff/runner.hpp"
+#include "sgpu/diag/progress.hpp"
 #include "sgpu/gen/sgpu_reg_enums.hpp"
 
 using namespace sgpu;
@@ -64,6 +65,8 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
   std::uint64_t gart_steps = 0, dummy_reads = 0;
   std::uint64_t retire_watchdog_steps = 0, retire_watchdog_faults = 0, retire_watchdog_retired = 0;
   std::uint64_t writeback_errors = 0;
+  // A status line with the time left on a terminal (soak runs take hours); quiet in CTest and CI.
+  diag::Progress progress("diff", std::size(kFlavours) * packets);
   for (std::size_t i = 0; i < std::size(kFlavours); ++i) {
     const Flavour& f = kFlavours[i];
     RunConfig cfg;
@@ -76,7 +79,10 @@ TEST_CASE("model and RTL agree on random rings", "[diff]") {
     cfg.gen.ring_log2 = f.ring_log2;
     cfg.gen.watchdog_cycles = f.watchdog;
     cfg.gen.retire_watchdog_latency = f.retire_watchdog ? f.write_latency : 0;
+    cfg.on_progress = [&progress, i, packets](std::uint64_t done) { progress.update(i * packets + done); };
     const RunResult r = run_differential(cfg);
+    progress.update((i + 1) * packets);
+    if (i + 1 == std::size(kFlavours)) progress.finish();
     INFO("configuration: " << f.name << "; reproduce with SGPU_SEED=" << base_seed);
     INFO(r.summary());
     std::fprintf(stderr, "[diff] %s: %s\n", f.name, r.summary().c_str());

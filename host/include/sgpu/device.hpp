@@ -185,6 +185,9 @@ class Device {
   std::uint32_t ring_head() const;
   /// Ring tail as last written to the doorbell.
   std::uint32_t ring_tail() const;
+  /// The ring entry in slot `index` (modulo the ring size) as it is in host memory (no MMIO);
+  /// slots are cleared at every reset (diagnostics: diag/postmortem.hpp).
+  abi::RingEntry ring_entry(std::uint32_t index) const;
 
   /// The fault record if the engine is stopped on a fault, else nullopt.
   Result<std::optional<FaultRecord>> fault();

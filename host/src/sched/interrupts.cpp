@@ -26,6 +26,7 @@ Status Scheduler::step(std::chrono::nanoseconds deadline) {
     if (!ev) return fatal(std::move(ev).error());
     if (ev->any()) {
       ++counters_.interrupts;
+      note_interrupt(*ev);
       SGPU_RETURN_IF_ERROR(isr_and_dpc(*ev));
     }
   } else if (!hw_.empty()) {
@@ -48,9 +49,11 @@ Status Scheduler::isr_and_dpc(const InterruptEvents& ev) {
       if (rec.fence != 0 && hw_[i].fence == rec.fence) idx = i, found = true;
     for (std::size_t i = 0; i < hw_.size() && !found; ++i)
       if (hw_[i].ring_index == rec.ring_index) idx = i, found = true;
-    if (hw_.empty())
+    if (hw_.empty()) {
+      take_postmortem("device fault with no packet on the ring: " + to_string(rec), nullptr, {});
       return fatal(
           Error::make(Errc::DeviceFault, Touched::Hardware, "fault with no packet on the ring: {}", to_string(rec)));
+    }
     return recover(idx, "device fault: " + to_string(rec));
   }
   return ok_status();
@@ -111,12 +114,16 @@ Status Scheduler::check_timeout() {
   const std::string why = fmt::format("ring fence {} ({}) ran longer than TdrDelay {} us", head.fence,
                                       head.context == 0 ? std::string("paging") : fmt::format("context {}", head.context),
                                       us(options_.tdr_delay));
-  if (head.context == 0) return fatal(Error{Errc::Timeout, why + " (a hung paging packet)", Touched::Hardware});
+  if (head.context == 0) {
+    take_postmortem(why + " (a hung paging packet)", &head, {});
+    return fatal(Error{Errc::Timeout, why + " (a hung paging packet)", Touched::Hardware});
+  }
 
   const auto still_there = [&] {
     return std::find_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.fence == head.fence; }) != hw_.end();
   };
   std::size_t guilty = 0;
+  std::optional<std::uint32_t> stopped_at;  // where the preempted engine stopped in the hung entry
   if (options_.use_preemption && device_.info().has_preemption) {
     // DxgkDdiPreemptCommand; the PreemptionFenceId is the next ring fence (not consumed).
     const RingFence pf = last_ring_fence_.next();
@@ -129,7 +136,10 @@ Status Scheduler::check_timeout() {
       if (!*line) continue;
       auto ev = device_.acknowledge_interrupts();
       if (!ev) return fatal(std::move(ev).error());
-      if (ev->any()) ++counters_.interrupts;
+      if (ev->any()) {
+        ++counters_.interrupts;
+        note_interrupt(*ev);
+      }
       if (ev->fault) return isr_and_dpc(*ev);  // a fault wins: recovered as a fault
       if (ev->dma_completed) SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), false));
       preempted = ev->preempted;
@@ -146,6 +156,7 @@ Status Scheduler::check_timeout() {
         head_since_ = t.now();
         return ok_status();
       }
+      if (st->in_entry && st->ring_index == head.ring_index) stopped_at = st->offset;
     } else {
       ++counters_.preempt_timeouts;
       if (!still_there()) {
@@ -158,12 +169,13 @@ Status Scheduler::check_timeout() {
   }
   for (std::size_t i = 0; i < hw_.size(); ++i)
     if (hw_[i].fence == head.fence) guilty = i;
-  return recover(guilty, why);
+  return recover(guilty, why, stopped_at);
 }
 
-Status Scheduler::recover(std::size_t guilty_index, const std::string& why) {
+Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std::optional<std::uint32_t> stopped_at) {
   Transport& t = device_.transport();
   const HwPacket guilty_packet = hw_.at(guilty_index);
+  take_postmortem(why, &guilty_packet, stopped_at);  // before the reset clears the fault record
   if (guilty_packet.context == 0)
     return fatal(Error::make(Errc::DeviceFault, Touched::Hardware, "paging packet (ring fence {}) failed: {}",
                              guilty_packet.fence, why));

@@ -43,7 +43,8 @@ Scheduler::Scheduler(Device& device, kmd::Adapter& adapter, KernelWindow& window
       options_(std::move(options)),
       limiter_(options_.tdr_limit_count, options_.tdr_limit_time),
       last_ring_fence_(std::max(device.completed_fence(), device.last_submitted_fence())),
-      dma_buffer_segment_(adapter.dma_buffer_segment()) {
+      dma_buffer_segment_(adapter.dma_buffer_segment()),
+      interrupts_(options_.postmortem_interrupts) {
   // The ring is ours from now on; numbering continues after what the device already carried.
   // Everything already retired counts as reported: reports start after it.
   const RingFence done = device_.completed_fence();

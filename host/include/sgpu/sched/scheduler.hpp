@@ -41,7 +41,10 @@
 // interrupt is recovered the same way, the faulting packet's context being guilty. More than
 // tdr_limit_count recoveries within tdr_limit_time, a hung or faulting paging packet, a bad
 // LastAbortedFenceId or a failed SubmitCommand put the whole scheduler in its fatal state: every
-// call fails with Errc::DeviceLost naming the cause.
+// call fails with Errc::DeviceLost naming the cause. With SchedulerOptions::postmortem set, each
+// recovery (and a fatal fault or hang) first captures a post-mortem (sgpu/diag/postmortem.hpp:
+// the fault record, the ring, the entry's DMA buffer disassembled, its allocations, the GART
+// entries involved, the last interrupts) while the engine still holds the evidence.
 //
 // Time is the transport's (simulated time on "sim"). Single-threaded: every call runs the ISR,
 // DPC and TDR work it needs while it waits.
@@ -59,6 +62,7 @@
 #include <vector>
 
 #include "sgpu/device.hpp"
+#include "sgpu/diag/postmortem.hpp"
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/kmd/device.hpp"
 #include "sgpu/kmd/present.hpp"
@@ -88,6 +92,14 @@ struct SchedulerOptions {
   /// Fault injection for tests: runs after Patch, before SubmitCommand, on every render packet
   /// (DMA buffer bytes, submission range); models a packet that slipped past validation.
   std::function<void(void* dma, std::uint32_t start, std::uint32_t end)> after_patch;
+  /// Post-mortem capture (sgpu/diag/postmortem.hpp): called at every recovery (fault or TDR)
+  /// and at a fatal fault or hang of a paging buffer, before the engine reset, with the fault
+  /// record, the ring, the entry's DMA buffer disassembled with its allocation and patch lists,
+  /// the GART entries involved and the last interrupts. Unset (the default): nothing is
+  /// captured and no interrupt history is kept.
+  std::function<void(const diag::PostMortem&)> postmortem;
+  /// Interrupts the post-mortem's history keeps.
+  std::size_t postmortem_interrupts = 16;
 };
 
 enum class FenceStatus { Pending, Completed, Aborted };
@@ -174,6 +186,8 @@ class Scheduler final : public vidmm::PagingQueue {
     std::uint64_t cancelled_packets = 0;///< packets of guilty contexts dropped
   };
   const Counters& counters() const { return counters_; }
+  /// The last post-mortem taken (only with SchedulerOptions::postmortem set).
+  const std::optional<diag::PostMortem>& last_postmortem() const { return last_postmortem_; }
   /// Packets on the ring / in software queues.
   std::size_t hardware_queue_depth() const;
   std::size_t software_queue_depth() const;
@@ -219,7 +233,10 @@ class Scheduler final : public vidmm::PagingQueue {
   void retire(RingFence hw);
   void apply_mm_completed();
   Status check_timeout();
-  Status recover(std::size_t guilty_index, const std::string& why);
+  Status recover(std::size_t guilty_index, const std::string& why, std::optional<std::uint32_t> stopped_at = {});
+  // post-mortem (postmortem.cpp): both do nothing without SchedulerOptions::postmortem
+  void note_interrupt(const InterruptEvents& events);
+  void take_postmortem(const std::string& why, const HwPacket* packet, std::optional<std::uint32_t> stopped_at);
   Status fatal(Error error);
   Error lost(const ContextState& cs) const;
   ContextState* find(std::uint64_t context_id);
@@ -247,6 +264,8 @@ class Scheduler final : public vidmm::PagingQueue {
   std::uint64_t next_rr_ = 0;          // round-robin position (context id)
   std::optional<Error> fatal_;
   Counters counters_;
+  diag::InterruptHistory interrupts_;
+  std::optional<diag::PostMortem> last_postmortem_;
 };
 
 }  // namespace sgpu::sched

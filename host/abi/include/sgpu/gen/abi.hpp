@@ -62,7 +62,38 @@ struct AddressField {
 };
 inline constexpr std::size_t kMaxAddressFields = 2;
 
-/// Static facts about one packet type.
+/// A read-only run of `size` table entries (C++17 has no std::span); empty: data == nullptr.
+template <class T>
+struct TableRef {
+  const T* data = nullptr;
+  std::size_t size = 0;
+  constexpr const T* begin() const { return data; }
+  constexpr const T* end() const { return data + size; }
+  constexpr const T& operator[](std::size_t i) const { return data[i]; }
+  constexpr bool empty() const { return size == 0; }
+};
+
+/// One named value of an enumerated flag field (e.g. WAIT_MEM's compare functions).
+struct FlagValueName {
+  std::uint8_t value;
+  std::string_view name;
+};
+
+/// One header flag field of a packet: bits [lsb, lsb + width) of the header's flags byte;
+/// `values` names its enumerated values (empty for a plain flag bit).
+struct FlagField {
+  std::string_view name;
+  std::uint8_t lsb;
+  std::uint8_t width;
+  TableRef<FlagValueName> values;
+  constexpr std::uint8_t mask() const { return static_cast<std::uint8_t>(((1u << width) - 1u) << lsb); }
+  constexpr std::uint8_t get(std::uint8_t packet_flags) const { return static_cast<std::uint8_t>((packet_flags & mask()) >> lsb); }
+};
+
+/// Static facts about one packet type. `payload` names dwords 1.. of the fixed part (in order,
+/// a _lo dword followed by its _hi dword for 64-bit fields); `variable` names the variable part
+/// that follows it (empty if the packet has none); `flag_fields` its header flags. Together
+/// with `addresses` this is everything a decoder needs: a new packet needs no decoder code.
 struct PacketInfo {
   Opcode opcode;
   std::string_view name;
@@ -72,54 +103,94 @@ struct PacketInfo {
   std::uint8_t flags_mask;  ///< flag bits the packet defines
   std::uint8_t address_count;  ///< GPU address fields (unprivileged packets)
   std::array<AddressField, kMaxAddressFields> addresses;
+  TableRef<std::string_view> payload;
+  std::string_view variable;
+  TableRef<FlagField> flag_fields;
 };
+
+/// The name tables kPackets points at (one array per packet that has entries).
+namespace packet_tables {
+inline constexpr std::string_view kWriteDataPayload[] = {"addr_lo", "addr_hi"};
+inline constexpr std::string_view kFencePayload[] = {"addr_lo", "addr_hi", "value_lo", "value_hi"};
+inline constexpr FlagField kFenceFlags[] = {{"irq", 0, 1, {nullptr, 0}}, {"value64", 1, 1, {nullptr, 0}}};
+inline constexpr std::string_view kCopyPayload[] = {"src_lo", "src_hi", "dst_lo", "dst_hi", "bytes"};
+inline constexpr std::string_view kFillPayload[] = {"dst_lo", "dst_hi", "bytes", "pattern"};
+inline constexpr std::string_view kBlitRectPayload[] = {"src_lo", "src_hi", "dst_lo", "dst_hi", "width", "height", "src_pitch", "dst_pitch"};
+inline constexpr std::string_view kFillRectPayload[] = {"dst_lo", "dst_hi", "width", "height", "dst_pitch", "pattern"};
+inline constexpr std::string_view kTlbInvalidatePayload[] = {"first_page", "count"};
+inline constexpr FlagField kTlbInvalidateFlags[] = {{"all", 0, 1, {nullptr, 0}}};
+inline constexpr std::string_view kMapPayload[] = {"first_page", "count", "pte_flags"};
+inline constexpr std::string_view kUnmapPayload[] = {"first_page", "count", "dummy_lo", "dummy_hi"};
+inline constexpr std::string_view kReadPhysicalPayload[] = {"src_lo", "src_hi", "dst_lo", "dst_hi", "bytes"};
+inline constexpr std::string_view kWritePhysicalPayload[] = {"addr_lo", "addr_hi"};
+inline constexpr std::string_view kWaitMemPayload[] = {"addr_lo", "addr_hi", "ref", "mask", "interval"};
+inline constexpr FlagValueName kWaitMemFuncValues[] = {{0, "ALWAYS"}, {1, "LT"}, {2, "LE"}, {3, "EQ"}, {4, "NE"}, {5, "GE"}, {6, "GT"}, {7, "NEVER"}};
+inline constexpr FlagField kWaitMemFlags[] = {{"func", 0, 3, {kWaitMemFuncValues, 8}}};
+inline constexpr std::string_view kTimestampPayload[] = {"addr_lo", "addr_hi"};
+inline constexpr std::string_view kIndirectPayload[] = {"addr_lo", "addr_hi", "bytes"};
+}  // namespace packet_tables
 
 inline constexpr std::array<PacketInfo, 15> kPackets{{
     {Opcode::Nop, "NOP", 1, 65535, false, 0x00, 0,
      {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {nullptr, 0}, "", {nullptr, 0}},
     {Opcode::WriteData, "WRITE_DATA", 4, 65535, false, 0x00, 1,
      {{{1, AddressAccess::Write, "addr", ExtentKind::Variable, {{3, 0, 0}}, {0x00, 0, 0}, {0x00, 4, 4}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kWriteDataPayload, 2}, "data", {nullptr, 0}},
     {Opcode::Fence, "FENCE", 5, 5, false, 0x03, 1,
      {{{1, AddressAccess::Write, "addr", ExtentKind::Constant, {{0, 0, 0}}, {0x02, 4, 8}, {0x02, 4, 8}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kFencePayload, 4}, "", {packet_tables::kFenceFlags, 2}},
     {Opcode::Copy, "COPY", 6, 6, false, 0x00, 2,
      {{{1, AddressAccess::Read, "src", ExtentKind::Field, {{5, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {3, AddressAccess::Write, "dst", ExtentKind::Field, {{5, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {3, AddressAccess::Write, "dst", ExtentKind::Field, {{5, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kCopyPayload, 5}, "", {nullptr, 0}},
     {Opcode::Fill, "FILL", 5, 5, false, 0x00, 1,
      {{{1, AddressAccess::Write, "dst", ExtentKind::Field, {{3, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kFillPayload, 4}, "", {nullptr, 0}},
     {Opcode::BlitRect, "BLIT_RECT", 9, 9, false, 0x00, 2,
      {{{1, AddressAccess::Read, "src", ExtentKind::Rect, {{5, 6, 7}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {3, AddressAccess::Write, "dst", ExtentKind::Rect, {{5, 6, 8}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {3, AddressAccess::Write, "dst", ExtentKind::Rect, {{5, 6, 8}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kBlitRectPayload, 8}, "", {nullptr, 0}},
     {Opcode::FillRect, "FILL_RECT", 7, 7, false, 0x00, 1,
      {{{1, AddressAccess::Write, "dst", ExtentKind::Rect, {{3, 4, 5}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kFillRectPayload, 6}, "", {nullptr, 0}},
     {Opcode::TlbInvalidate, "TLB_INVALIDATE", 3, 3, true, 0x01, 0,
      {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kTlbInvalidatePayload, 2}, "", {packet_tables::kTlbInvalidateFlags, 1}},
     {Opcode::Map, "MAP", 4, 65535, true, 0x00, 0,
      {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kMapPayload, 3}, "bus_addr", {nullptr, 0}},
     {Opcode::Unmap, "UNMAP", 5, 5, true, 0x00, 0,
      {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kUnmapPayload, 4}, "", {nullptr, 0}},
     {Opcode::ReadPhysical, "READ_PHYSICAL", 6, 6, true, 0x00, 0,
      {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kReadPhysicalPayload, 5}, "", {nullptr, 0}},
     {Opcode::WritePhysical, "WRITE_PHYSICAL", 4, 65535, true, 0x00, 0,
      {{{0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kWritePhysicalPayload, 2}, "data", {nullptr, 0}},
     {Opcode::WaitMem, "WAIT_MEM", 6, 6, false, 0x07, 1,
      {{{1, AddressAccess::Read, "addr", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 4, 4}, {0x00, 4, 4}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kWaitMemPayload, 5}, "", {packet_tables::kWaitMemFlags, 1}},
     {Opcode::Timestamp, "TIMESTAMP", 3, 3, false, 0x00, 1,
      {{{1, AddressAccess::Write, "addr", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 8, 8}, {0x00, 8, 8}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kTimestampPayload, 2}, "", {nullptr, 0}},
     {Opcode::Indirect, "INDIRECT", 4, 4, false, 0x00, 1,
      {{{1, AddressAccess::Execute, "addr", ExtentKind::Field, {{3, 0, 0}}, {0x00, 0, 0}, {0x00, 4, 4}},
-       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}}},
+       {0, AddressAccess::Read, "", ExtentKind::Constant, {{0, 0, 0}}, {0x00, 0, 0}, {0x00, 1, 1}}}},
+     {packet_tables::kIndirectPayload, 3}, "", {nullptr, 0}},
 }};
 
 /// The packet with this opcode, or nullptr for an unknown opcode.
@@ -286,6 +357,12 @@ inline constexpr std::uint32_t kPaging = 1u << 1;  ///< Paging buffer built by t
 inline constexpr std::uint32_t kPresent = 1u << 2;  ///< The buffer presents a frame.
 inline constexpr std::uint32_t kNullRender = 1u << 3;  ///< Execute nothing but still retire the fence.
 inline constexpr std::uint32_t kDefined = 0xf;
+/// Each flag bit with its name, for decoders.
+struct Named {
+  std::uint32_t bit;
+  std::string_view name;
+};
+inline constexpr std::array<Named, 4> kNames{{{1u << 0, "privileged"}, {1u << 1, "paging"}, {1u << 2, "present"}, {1u << 3, "null_render"}}};
 }  // namespace ring_flags
 
 /// The write-back record at WB_ADDR.
