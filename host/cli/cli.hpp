@@ -24,6 +24,9 @@ struct DemoOptions {
   bool no_reference = false;               ///< skip the comparison with the C++ reference model
   unsigned tdr_us = 1000;                  ///< TdrDelay for the demo, microseconds of device time
   unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
+  /// --trace [FILE]: the timeline trace (Chrome/Perfetto JSON) to FILE, or beside the PNG
+  /// (<png stem>.trace.json) when FILE is empty; its picture goes beside it (.timeline.svg).
+  std::optional<std::string> trace_path;
 };
 
 /// Opens the transport and the device, or prints the error and returns nullopt.

@@ -15,8 +15,10 @@
 #include "png.hpp"
 #include "reference.hpp"
 #include "sgpu/sched/runtime.hpp"
+#include "sgpu/trace/timeline.hpp"
 #include "sgpu/transport/timed.hpp"
 #include "sim/sim_device.hpp"
+#include "timeline_svg.hpp"
 #include "workload.hpp"
 
 namespace sgpu::cli {
@@ -89,6 +91,8 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   demo::WorkloadOptions wo;
   wo.inject_hang = !demo.no_hang;
   wo.timeout = std::chrono::milliseconds(demo.timeout_ms);
+  trace::Timeline timeline;
+  if (demo.trace_path) wo.trace = &timeline;
   const auto inside0 = timed.inside();
   const auto work0 = Clock::now();
   auto result = demo::run_workload(**rt, wo);
@@ -177,6 +181,21 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
                                              : "DIFFERS from the C++ reference model: " + diff);
       failures += !diff.empty();
     }
+  }
+  if (demo.trace_path) {
+    const std::string stem = png.size() > 4 && png.substr(png.size() - 4) == ".png" ? png.substr(0, png.size() - 4) : png;
+    const std::string json = demo.trace_path->empty() ? stem + ".trace.json" : *demo.trace_path;
+    const std::string base = json.size() > 5 && json.substr(json.size() - 5) == ".json" ? json.substr(0, json.size() - 5) : json;
+    const std::string svg = (base.size() > 6 && base.substr(base.size() - 6) == ".trace" ? base.substr(0, base.size() - 6) : base) +
+                            ".timeline.svg";
+    for (Status s : {timeline.write(json), demo::write_timeline_svg(svg, timeline)}) {
+      if (!s) {
+        fmt::print(stderr, "sgpu demo: {}\n", to_string(s.error()));
+        return 1;
+      }
+    }
+    rep.line("trace:     {} events written to {} (open it in ui.perfetto.dev or chrome://tracing), picture {}",
+             timeline.events().size(), json, svg);
   }
   const double wall_s = std::chrono::duration<double>(work_wall).count();
   rep.line("time:      {} device cycles = {} simulated in {:.2f} s wall ({:.0f} simulated cycles per second); "
