@@ -300,6 +300,16 @@ TEST_CASE("timestamp bracket: Patch points the TIMESTAMPs in range at the landin
     REQUIRE_FALSE(misaligned);
     CHECK(misaligned.error().message.find("not 8-byte aligned") != std::string::npos);
   }
+  SECTION("a bracket offset that does not hold a TIMESTAMP is refused and nothing is written") {
+    auto pa = patch_args(rig, *out, args.dma_size);
+    pa.timestamp_address = landing;
+    rig.dma.dwords()[0] = abi::make_header(abi::Opcode::Nop, 3, 0);
+    const auto before = rig.dma.first(out->dma_bytes);
+    auto r = kmd::patch(pa);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("not the timestamp bracket's TIMESTAMP") != std::string::npos);
+    CHECK(rig.dma.first(out->dma_bytes) == before);
+  }
 }
 
 TEST_CASE("timestamp bracket: the paging encoder brackets the operations before the closing FENCE", "[trace][paging]") {

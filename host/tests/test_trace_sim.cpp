@@ -13,6 +13,7 @@
 
 #include "sgpu/trace/timeline.hpp"
 #include "tb_transports.hpp"
+#include "timeline_svg.hpp"
 #include "workload.hpp"
 
 using namespace sgpu;
@@ -171,4 +172,21 @@ TEST_CASE("trace of the demo on the Verilated RTL: tracks, device execution time
     });
     CHECK(preempted);
   }
+}
+
+TEST_CASE("timeline picture: an SVG with one row per track, errors name the path", "[trace][demo]") {
+  trace::Timeline tl;
+  tl.name_context(5, "context 1 (render) queue");
+  tl.slice(trace::Track::context_queue(5), "Render", trace::TracePoint::host(std::chrono::nanoseconds{0}),
+           trace::TracePoint::host(std::chrono::nanoseconds{2000}));
+  tl.instant(trace::Track::of(trace::TrackKind::Interrupts), "TDR: engine reset",
+             trace::TracePoint::host(std::chrono::nanoseconds{1000}));
+  const std::string svg = demo::timeline_svg(tl);
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("context 1 (render) queue") != std::string::npos);
+  CHECK(svg.find("interrupts, reports and TDR") != std::string::npos);
+  CHECK(svg.find("<title>TDR: engine reset</title>") != std::string::npos);
+  auto bad = demo::write_timeline_svg("/nonexistent-dir/t.svg", tl);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("/nonexistent-dir/t.svg") != std::string::npos);
 }
