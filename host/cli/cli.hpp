@@ -25,6 +25,9 @@ struct DemoOptions {
   unsigned tdr_us = 1000;                  ///< TdrDelay for the demo, microseconds of device time
   unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
   std::string postmortem_dir;              ///< write a post-mortem per fault/TDR here ("" = none)
+  /// --trace [FILE]: the timeline trace (Chrome/Perfetto JSON) to FILE, or beside the PNG
+  /// (<png stem>.trace.json) when FILE is empty; its picture goes beside it (.timeline.svg).
+  std::optional<std::string> trace_path;
 };
 
 struct DisasmOptions {

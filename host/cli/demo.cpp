@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,10 @@
 #include "reference.hpp"
 #include "sgpu/diag/postmortem.hpp"
 #include "sgpu/sched/runtime.hpp"
+#include "sgpu/trace/timeline.hpp"
 #include "sgpu/transport/timed.hpp"
 #include "sim/sim_device.hpp"
+#include "timeline_svg.hpp"
 #include "workload.hpp"
 
 namespace sgpu::cli {
@@ -100,6 +103,8 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   demo::WorkloadOptions wo;
   wo.inject_hang = !demo.no_hang;
   wo.timeout = std::chrono::milliseconds(demo.timeout_ms);
+  trace::Timeline timeline;
+  if (demo.trace_path) wo.trace = &timeline;
   const auto inside0 = timed.inside();
   const auto work0 = Clock::now();
   auto result = demo::run_workload(**rt, wo);
@@ -194,6 +199,23 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
                                              : "DIFFERS from the C++ reference model: " + diff);
       failures += !diff.empty();
     }
+  }
+  if (demo.trace_path) {
+    // x.png -> x.trace.json; the picture drops ".json" and ".trace": x.timeline.svg.
+    namespace fs = std::filesystem;
+    const std::string json =
+        demo.trace_path->empty() ? fs::path(png).replace_extension(".trace.json").string() : *demo.trace_path;
+    fs::path picture = fs::path(json).replace_extension();
+    if (picture.extension() == ".trace") picture.replace_extension();
+    const std::string svg = picture.string() + ".timeline.svg";
+    for (Status s : {timeline.write(json), demo::write_timeline_svg(svg, timeline)}) {
+      if (!s) {
+        fmt::print(stderr, "sgpu demo: {}\n", to_string(s.error()));
+        return 1;
+      }
+    }
+    rep.line("trace:     {} events written to {} (open it in ui.perfetto.dev or chrome://tracing), picture {}",
+             timeline.events().size(), json, svg);
   }
   const double wall_s = std::chrono::duration<double>(work_wall).count();
   rep.line("time:      {} device cycles = {} simulated in {:.2f} s wall ({:.0f} simulated cycles per second); "

@@ -96,6 +96,12 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--timeout-ms", demo.timeout_ms, "Longest wait for one fence, milliseconds of device time")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
+  std::string trace_path;
+  auto* trace_opt = demo_cmd->add_option("--trace", trace_path,
+                                         "Write the timeline trace (open it in ui.perfetto.dev or chrome://tracing) to "
+                                         "this file, or without a file beside the PNG; a picture of it (.timeline.svg) "
+                                         "goes beside it")
+                        ->expected(0, 1);
 
   demo_cmd->add_option("--postmortem", demo.postmortem_dir,
                        "Write a post-mortem (JSON, text, DMA buffer dump) per fault or hang recovery to this directory");
@@ -120,6 +126,7 @@ int main(int argc, char** argv) {
   unbind->add_option("address", address, "domain:bus:device.function")->required();
 
   CLI11_PARSE(app, argc, argv);
+  if (trace_opt->count() > 0) demo.trace_path = trace_path;
   board.clock_hz = clock_mhz * 1e6;
   for (const std::string& id : pci_ids) card.extra_ids.push_back(sgpu::pcie::parse_pci_id(id).value());
   sgpu::tb::set_board(registry, board);

@@ -37,7 +37,12 @@ class Run {
     if (!c0) return at("cycle counter", c0.error());
     auto dev = rt_.adapter().create_device({});
     if (!dev) return at("create device", dev.error());
-    SGPU_RETURN_IF_ERROR(body(*dev));
+    if (o_.trace) {
+      if (Status st = s_.set_trace(o_.trace); !st) return at("start the trace", st.error());
+    }
+    Status body_status = body(*dev);
+    if (o_.trace) (void)s_.set_trace(nullptr);
+    SGPU_RETURN_IF_ERROR(body_status);
     auto c1 = rt_.device().cycle_counter();
     if (!c1) return at("cycle counter", c1.error());
     report_.cycles = *c1 - *c0;
@@ -50,6 +55,10 @@ class Run {
  private:
   std::chrono::nanoseconds now() { return rt_.device().transport().now(); }
   void step(std::string what, SubmissionId fence = {}) { report_.steps.push_back({std::move(what), now(), fence}); }
+  void name(const kmd::Context& ctx, const char* role) {
+    if (o_.trace) o_.trace->name_context(ctx.id(), fmt::format("context {} ({}) queue", ++named_, role));
+  }
+  unsigned named_ = 0;
 
   Result<kmd::Allocation> allocate(kmd::Device& dev, std::uint64_t bytes, const char* what) {
     auto a = dev.create_allocation(info(rt_.adapter(), bytes));
@@ -77,6 +86,9 @@ class Run {
     auto present = rt_.create_context(dev);
     for (auto* c : {&render, &copy, &present})
       if (!*c) return at("create context", c->error());
+    name((*render)->get(), "render");
+    name((*copy)->get(), "copy");
+    name((*present)->get(), "present");
     auto frame = allocate(dev, g.frame_bytes(), "back buffer");
     auto primary = allocate(dev, g.frame_bytes(), "primary");
     auto sprite = allocate(dev, g.sprite_bytes(), "sprite");
@@ -117,6 +129,7 @@ class Run {
       auto h = rt_.create_context(dev);
       if (!h) return at("create context", h.error());
       hang = std::move(*h);
+      name(hang->get(), "hang");
       SGPU_ASSIGN_OR_RETURN(word, allocate(dev, 4096, "hang word"));
       umd::CommandList stuck;
       SGPU_RETURN_IF_ERROR(stuck.wait(word->handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 64));

@@ -17,6 +17,7 @@
 #include "scene.hpp"
 #include "sgpu/result.hpp"
 #include "sgpu/sched/runtime.hpp"
+#include "sgpu/trace/timeline.hpp"
 
 namespace sgpu::demo {
 
@@ -25,6 +26,9 @@ struct WorkloadOptions {
   bool inject_hang = true;
   std::uint32_t copy_chunks = 8;  ///< 64 KiB copies the copy context streams
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(50);  ///< per wait, device time
+  /// Records the timeline (Scheduler::set_trace for the workload's duration, contexts named by
+  /// role); null = no tracing.
+  trace::Recorder* trace = nullptr;
 };
 
 /// One line of the report: what happened, when (simulated time) and its submission (0: none).

@@ -82,10 +82,18 @@ inline PatchLocation output_entry(const abi::PacketInfo& p, unsigned f, std::uin
   return o;
 }
 
-/// Ends a pass: on the final one appends the submission fence (a FENCE with value64, address and
-/// value 0 until Patch fills them in) and records it in the private data; an earlier pass
-/// records that its buffer has no fence (the private data is reused from buffer to buffer).
-Status finish_pass(void* dma_buffer, std::uint32_t dma_capacity, void* private_data, bool final_pass,
+/// Starts a pass. Returns the capacity room_for() works with: the DMA buffer, or with the
+/// timestamp bracket (render.hpp) the bytes below the landing area less the closing TIMESTAMP,
+/// after writing the opening TIMESTAMP (address 0 until Patch) at offset 0. InvalidArgument when
+/// the buffer cannot hold the bracket and the fence.
+Result<std::uint32_t> begin_pass(const char* ddi, void* dma_buffer, std::uint32_t dma_size, bool timestamps,
+                                 RenderOutput& out);
+
+/// Ends a pass: with the timestamp bracket, the closing TIMESTAMP; on the final pass the
+/// submission fence (a FENCE with value64, address and value 0 until Patch fills them in); both
+/// recorded in the private data (an earlier pass records that its buffer has no fence: the
+/// private data is reused from buffer to buffer).
+Status finish_pass(void* dma_buffer, std::uint32_t dma_size, void* private_data, bool final_pass, bool timestamps,
                    RenderOutput& out);
 
 }  // namespace sgpu::kmd::detail

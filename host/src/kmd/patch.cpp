@@ -131,7 +131,38 @@ Result<PatchOutput> patch(const PatchArgs& a) {
       return Error::invalid("patch: submission fence address {:#x} is not 8-byte aligned", a.fence_address);
   }
 
+  // The timestamp bracket's packets in this range: the opening one at 0, the closing one.
+  const bool bracket = priv.magic == RenderPrivateData::kMagic && (priv.flags & RenderPrivateData::kHasTimestamps);
+  std::uint32_t stamps[2] = {0, priv.timestamp_end_offset};
+  std::uint32_t stamp_count = 0;
+  if (bracket) {
+    const auto& ts = *abi::find_packet(static_cast<std::uint8_t>(abi::Opcode::Timestamp));
+    std::uint32_t in_range[2];
+    for (std::uint32_t off : stamps)
+      if (off >= a.dma_start && off < a.dma_end) in_range[stamp_count++] = off;
+    for (std::uint32_t k = 0; k < stamp_count; ++k) {
+      const std::uint32_t off = in_range[k];
+      std::uint32_t header = 0;
+      if (off % 4 == 0 && std::uint64_t{off} + 4 * ts.min_dwords <= a.dma_end) std::memcpy(&header, dma + off, 4);
+      if (abi::header_opcode(header) != static_cast<std::uint8_t>(abi::Opcode::Timestamp))
+        return Error::invalid("patch: offset {} holds header {:#010x}, not the timestamp bracket's TIMESTAMP", off,
+                              header);
+    }
+    if (stamp_count > 0 && (a.timestamp_address == 0 || a.timestamp_address % 8 != 0))
+      return Error::invalid(
+          "patch: the DMA buffer carries the timestamp bracket but the timestamp address {:#x} is {}", a.timestamp_address,
+          a.timestamp_address == 0 ? "0 (its TIMESTAMPs would write to address 0)" : "not 8-byte aligned");
+    stamps[0] = in_range[0];
+    stamps[1] = stamp_count > 1 ? in_range[1] : 0;
+  }
+
   PatchOutput out;
+  for (std::uint32_t k = 0; k < stamp_count; ++k) {
+    // Opening (offset 0) -> the landing area's first slot, closing -> the second.
+    const std::uint64_t slot = stamps[k] == 0 ? 0 : 8;
+    store64(dma, stamps[k] + 4ull * abi::payload::timestamp::kAddrLo, a.timestamp_address + slot);
+  }
+  out.timestamps_written = stamp_count;
   for (std::uint32_t i = a.patch_start; i < end; ++i) {
     const PatchLocation& e = a.patch_list[i];
     const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];

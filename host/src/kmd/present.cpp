@@ -96,10 +96,11 @@ Result<RenderOutput> present(const PresentArgs& a) {
 
   const abi::PacketInfo& p = packet_info(blt ? abi::Opcode::BlitRect : abi::Opcode::FillRect);
   const std::uint32_t bytes = p.min_dwords * 4;
-  const std::uint32_t dma_capacity = a.dma_size & ~3u;
   const std::uint32_t fence_bytes = submission_fence_bytes();
   const std::uint64_t bpp = a.dst.bytes_per_pixel;
   RenderOutput out;
+  SGPU_ASSIGN_OR_RETURN(const std::uint32_t dma_capacity,
+                        begin_pass("present", a.dma_buffer, a.dma_size, a.reserve_timestamps, out));
   bool final_pass = true;
 
   for (std::uint32_t i = a.multipass_offset; i < count; ++i) {
@@ -170,7 +171,7 @@ Result<RenderOutput> present(const PresentArgs& a) {
     ++out.packets;
   }
 
-  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, dma_capacity, a.private_data, final_pass, out));
+  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, a.dma_size, a.private_data, final_pass, a.reserve_timestamps, out));
   return out;
 }
 

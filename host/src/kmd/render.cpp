@@ -366,13 +366,18 @@ Status translate_packet(RenderState& s, const Packet& pk) {
 
 std::uint32_t submission_fence_bytes() { return packet_info(abi::Opcode::Fence).min_dwords * 4; }
 
+std::uint32_t timestamp_reserve_bytes() {
+  return 2 * packet_info(abi::Opcode::Timestamp).min_dwords * 4 + 16 + 7;  // packets, landing area, its alignment
+}
+
 Result<RenderOutput> render(const RenderArgs& a) {
   SGPU_RETURN_IF_ERROR(check_render_call(a));
   const CommandBuffer cmd{static_cast<const std::byte*>(a.command), a.command_length};
   SGPU_RETURN_IF_ERROR(check_multipass_offset(a.multipass_offset, cmd));
   SGPU_ASSIGN_OR_RETURN(auto patches, read_patch_list(a));
 
-  RenderState s{a, cmd, std::move(patches), a.dma_size & ~3u, RenderOutput{}};
+  RenderState s{a, cmd, std::move(patches), 0, RenderOutput{}};
+  SGPU_ASSIGN_OR_RETURN(s.dma_capacity, begin_pass("render", a.dma_buffer, a.dma_size, a.reserve_timestamps, s.out));
   bool final_pass = true;
   for (std::uint32_t off = a.multipass_offset; off < cmd.length;) {
     SGPU_ASSIGN_OR_RETURN(auto pk, decode_header(cmd, off));
@@ -386,7 +391,7 @@ Result<RenderOutput> render(const RenderArgs& a) {
     off += pk.bytes();
   }
 
-  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, s.dma_capacity, a.private_data, final_pass, s.out));
+  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, a.dma_size, a.private_data, final_pass, a.reserve_timestamps, s.out));
   return s.out;
 }
 

@@ -35,8 +35,8 @@ Status validate_common(const Adapter& adapter, const char* what, std::uint32_t d
   if (dma_size < cs.min_dma_buffer_bytes())
     return Error::invalid(
         "{}.DmaBufferSize {} is smaller than the largest non-splittable packet ({} bytes) plus "
-        "a Present of one RECT ({} bytes)",
-        what, dma_size, cs.largest_packet_bytes, cs.present_rect_bytes);
+        "a Present of one RECT ({} bytes) plus the timestamp bracket of a traced pass ({} bytes)",
+        what, dma_size, cs.largest_packet_bytes, cs.present_rect_bytes, cs.timestamp_bracket_bytes);
   if (dma_size % 4 != 0) return Error::invalid("{}.DmaBufferSize {} is not a multiple of 4", what, dma_size);
   if (alloc_list < cs.present_allocations)
     return Error::invalid("{}.AllocationListSize {} cannot hold a Present ({} entries)", what, alloc_list,
@@ -54,7 +54,7 @@ CommandSizes command_sizes() {
   for (const auto& p : abi::kPackets) largest = std::max(largest, p.max_dwords * 4u);
   // A Present of one RECT is one rectangle blit or colour fill, then a fence.
   const std::uint32_t rect = std::max(packet_bytes("BLIT_RECT"), packet_bytes("FILL_RECT"));
-  return CommandSizes{largest, rect + packet_bytes("FENCE"), 3, 2};
+  return CommandSizes{largest, rect + packet_bytes("FENCE"), 3, 2, timestamp_reserve_bytes()};
 }
 
 DxgkDeviceInfo DefaultSizingPolicy::device_info(const Adapter& adapter, CreateDeviceFlags flags) const {

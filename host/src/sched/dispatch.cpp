@@ -1,5 +1,6 @@
 // The pump: software queues → residency → (split) → Patch → SubmitCommand.
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -7,6 +8,7 @@
 #include "sgpu/kmd/patch.hpp"
 #include "sgpu/sched/split.hpp"
 #include "sgpu/sched/submit_command.hpp"
+#include "sgpu/trace/timeline.hpp"
 
 namespace sgpu::sched {
 
@@ -109,7 +111,24 @@ Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) 
   };
 
   const auto all = referenced(pass.patches, work->patch_start, work->patch_end);
+  const auto t0 = trace_ ? now() : std::chrono::nanoseconds{};
+  if (trace_ && !work->queue_traced) {
+    work->queue_traced = true;
+    trace_->slice(trace::Track::context_queue(cs.context->id()), "queued", trace::TracePoint::host(work->queued_at),
+                  trace::TracePoint::host(t0), {{"submission", static_cast<std::int64_t>(pass.submission.value())}});
+  }
+  const std::uint64_t paging_before = executor_ ? executor_->counters().buffers : 0;
   auto placed = make_resident(cs, pass, all);
+  if (trace_) {
+    trace_->slice(trace::Track::context_queue(cs.context->id()), "residency", trace::TracePoint::host(t0),
+                  trace::TracePoint::host(now()),
+                  {{"submission", static_cast<std::int64_t>(pass.submission.value())},
+                   {"allocations", static_cast<std::int64_t>(all.size())},
+                   {"paging_buffers",
+                    static_cast<std::int64_t>((executor_ ? executor_->counters().buffers : 0) - paging_before)},
+                   {"fits", placed ? std::int64_t{1} : std::int64_t{0}}});
+    trace_memory();
+  }
   if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
   if (placed) {
     Status s = submit_portion(cs, *work, work->dma_end, work->patch_end, all);
@@ -189,10 +208,23 @@ Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma
   pa.patch_length = patch_end - work.patch_start;
   pa.fence_address = window_.fence_slot_gpu(cs.slot);
   if (pass.ring_flags & SubmitCommandFlags::kPresent) pa.flags.value |= kmd::PatchFlags::kPresent;
-  const auto patch = [this, &pa](RingFence fence) -> Status {
+  if (pass.timestamps) {
+    pa.timestamp_address = timestamp_address(pass);
+    // The portion that starts the pass (again, after a recovery) starts with a clean landing area.
+    if (work.dma_start == 0)
+      std::memset(static_cast<std::byte*>(pa.dma_buffer) + kmd::timestamp_landing_offset(pa.dma_size), 0, 16);
+  }
+  const std::uint64_t context = cs.context->id();
+  const auto patch = [this, &pa, context](RingFence fence) -> Status {
     pa.submission_fence = fence;
     ++counters_.patches;
+    const auto t0 = trace_ ? now() : std::chrono::nanoseconds{};
     SGPU_RETURN_IF_ERROR(kmd::patch(pa));
+    if (trace_)
+      trace_->slice(trace::Track::context_queue(context), "Patch", trace::TracePoint::host(t0),
+                    trace::TracePoint::host(now()),
+                    {{"fence", static_cast<std::int64_t>(fence.value())},
+                     {"patch_locations", static_cast<std::int64_t>(pa.patch_length)}});
     if (options_.after_patch) options_.after_patch(pa.dma_buffer, pa.dma_start, pa.dma_end);
     return ok_status();
   };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "scheduler_state.hpp"
+#include "sgpu/trace/timeline.hpp"
 
 namespace sgpu::sched {
 
@@ -54,8 +55,21 @@ Result<RingFence> Scheduler::emit(HwPacket packet, const Stamp& stamp, const std
     }
   }
   packet.ring_index = device_.ring_tail();
+  const auto t0 = trace_ ? now() : std::chrono::nanoseconds{};
   if (Status s = submit_command(device_, submit_args(packet)); !s) return fatal(std::move(s).error()).error();
   if (!resubmission) last_ring_fence_ = packet.fence;
+  if (trace_) {
+    packet.written_at = now();
+    trace_->slice(trace::Track::of(trace::TrackKind::Ring),
+                  packet.is_paging() ? fmt::format("paging fence {}", packet.fence)
+                                     : fmt::format("fence {} (context {})", packet.fence, packet.context),
+                  trace::TracePoint::host(t0), trace::TracePoint::host(packet.written_at),
+                  {{"fence", static_cast<std::int64_t>(packet.fence.value())},
+                   {"context", static_cast<std::int64_t>(packet.context)},
+                   {"ring_index", static_cast<std::int64_t>(packet.ring_index)},
+                   {"kind", std::string(packet.is_paging() ? "paging" : "render")},
+                   {"resubmission", std::int64_t{resubmission}}});
+  }
 
   reporter_.note_submitted(packet.fence);
   if (used)
@@ -64,6 +78,7 @@ Result<RingFence> Scheduler::emit(HwPacket packet, const Stamp& stamp, const std
   if (packet.pass) ++packet.pass->on_ring;
   const RingFence fence = packet.fence;
   hw_.push_back(std::move(packet));
+  if (trace_) trace_ring_occupancy();
   return fence;
 }
 

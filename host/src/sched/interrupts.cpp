@@ -6,6 +6,7 @@
 
 #include "scheduler_state.hpp"
 #include "sgpu/sched/submit_command.hpp"
+#include "sgpu/trace/timeline.hpp"
 
 namespace sgpu::sched {
 
@@ -27,6 +28,13 @@ Status Scheduler::step(std::chrono::nanoseconds deadline) {
     if (ev->any()) {
       ++counters_.interrupts;
       note_interrupt(*ev);
+      if (trace_) {
+        trace_calibrate();
+        trace_->instant(trace::Track::of(trace::TrackKind::Interrupts), "interrupt", trace::TracePoint::host(t.now()),
+                        {{"dma_completed", std::int64_t{ev->dma_completed}},
+                         {"preempted", std::int64_t{ev->preempted}},
+                         {"fault", std::int64_t{ev->fault}}});
+      }
       SGPU_RETURN_IF_ERROR(isr_and_dpc(*ev));
     }
   } else if (!hw_.empty()) {
@@ -42,6 +50,9 @@ Status Scheduler::isr_and_dpc(const InterruptEvents& ev) {
     const auto& f = device_.latched_fault();
     FaultRecord rec = f ? *f : FaultRecord{};
     reporter_.on_faulted(rec.fence);
+    if (trace_)
+      trace_->instant(trace::Track::of(trace::TrackKind::Interrupts), "DMA_FAULTED", trace::TracePoint::host(now()),
+                      {{"fence", static_cast<std::int64_t>(rec.fence.value())}, {"fault", to_string(rec)}});
     // The faulting packet: by fence, else by ring index, else the head.
     std::size_t idx = 0;
     bool found = false;
@@ -81,6 +92,7 @@ void Scheduler::retire(RingFence hw) {
     HwPacket p = std::move(hw_.front());
     hw_.pop_front();
     head_changed = true;
+    if (trace_) trace_retired(p);
     if (!p.pass) continue;  // paging: the executor is waiting for it
     Pass& pass = *p.pass;
     if (--pass.on_ring != 0 || pass.queued != 0) continue;
@@ -93,6 +105,7 @@ void Scheduler::retire(RingFence hw) {
     }
   }
   if (head_changed) head_since_ = device_.transport().now();
+  if (trace_ && head_changed) trace_ring_occupancy();
   mm_completed_pending_ = std::max(mm_completed_pending_, hw);
   apply_mm_completed();
 }
@@ -128,6 +141,10 @@ Status Scheduler::check_timeout() {
     // DxgkDdiPreemptCommand; the PreemptionFenceId is the next ring fence (not consumed).
     const RingFence pf = last_ring_fence_.next();
     if (Status s = device_.request_preemption(pf); !s) return fatal(std::move(s).error());
+    if (trace_)
+      trace_tdr("preempt request", {{"fence", static_cast<std::int64_t>(head.fence.value())},
+                                    {"context", static_cast<std::int64_t>(head.context)},
+                                    {"preemption_fence", static_cast<std::int64_t>(pf.value())}});
     const auto until = t.now() + options_.preempt_timeout;
     bool preempted = false;
     while (!preempted && t.now() < until) {
@@ -149,6 +166,10 @@ Status Scheduler::check_timeout() {
       auto st = device_.preemption_state();
       if (!st) return fatal(std::move(st).error());
       reporter_.on_preempted(st->preemption_fence, st->last_completed);
+      if (trace_)
+        trace_->instant(trace::Track::of(trace::TrackKind::Interrupts), "DMA_PREEMPTED", trace::TracePoint::host(now()),
+                        {{"preemption_fence", static_cast<std::int64_t>(st->preemption_fence.value())},
+                         {"last_completed", static_cast<std::int64_t>(st->last_completed.value())}});
       SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), false));
       if (!still_there()) {
         // The packet finished after all (slow, not hung): carry on.
@@ -159,6 +180,7 @@ Status Scheduler::check_timeout() {
       if (st->in_entry && st->ring_index == head.ring_index) stopped_at = st->offset;
     } else {
       ++counters_.preempt_timeouts;
+      if (trace_) trace_tdr("preemption not answered", {{"fence", static_cast<std::int64_t>(head.fence.value())}});
       if (!still_there()) {
         // Retired while the request was pending: the stop will come at the next boundary and
         // is cleared by the next reset or resume; treat the engine as healthy for now.
@@ -188,6 +210,11 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std:
   if (Status s = check_last_aborted(last_aborted, completed, last_submitted); !s) return fatal(std::move(s).error());
   reporter_.on_reset(last_aborted);
   ++counters_.recoveries;
+  if (trace_)
+    trace_tdr("engine reset", {{"guilty_fence", static_cast<std::int64_t>(guilty_packet.fence.value())},
+                               {"context", static_cast<std::int64_t>(guilty_packet.context)},
+                               {"last_aborted", static_cast<std::int64_t>(last_aborted.value())},
+                               {"completed", static_cast<std::int64_t>(completed.value())}});
   SGPU_RETURN_IF_ERROR(report_and_retire(completed, false));
   if (!limiter_.record(t.now()))
     return fatal(Error::make(Errc::DeviceLost, Touched::Hardware,
@@ -202,6 +229,11 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std:
 
   std::vector<HwPacket> paging;
   std::map<std::uint64_t, std::vector<HwPacket>> requeue;
+  if (trace_)
+    for (const auto& p : hw_)
+      trace_aborted(p, p.context == 0                             ? "resubmitted with its fence"
+                       : guilty && p.context == guilty->context->id() ? "cancelled: its context is lost"
+                                                                      : "requeued for a new fence");
   for (auto& p : hw_) {
     if (p.context == 0) {
       paging.push_back(p);
@@ -232,9 +264,16 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std:
       w->patch_start = it->patch_start;
       w->patch_end = it->patch_end;
       ++pass.queued;
+      if (trace_) w->queued_at = now();
       cs->queue.push_front(std::move(w));
       ++counters_.requeued_packets;
     }
+  }
+  if (trace_) {
+    std::int64_t requeued = 0;
+    for (const auto& [ctx, list] : requeue) requeued += static_cast<std::int64_t>(list.size());
+    trace_tdr("resubmission", {{"render_packets_requeued", requeued},
+                               {"paging_packets_resubmitted", static_cast<std::int64_t>(paging.size())}});
   }
 
   // The guilty context: in error, its queue cancelled, its submissions aborted.
@@ -257,6 +296,9 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std:
       it = pending_.erase(it);
     }
     guilty->pending = 0;
+    if (trace_)
+      trace_tdr("context lost", {{"context", static_cast<std::int64_t>(guilty->context->id())},
+                                 {"fence", static_cast<std::int64_t>(guilty_packet.fence.value())}});
   }
 
   // Paging packets first, with their original fences (they are still > the completed fence);

@@ -1,11 +1,13 @@
 // Scheduler: creation, contexts, the submission path (Render/Present into pooled DMA buffers)
 // and the waiting calls. The pump is in dispatch.cpp, interrupts and recovery in interrupts.cpp.
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
 #include "scheduler_state.hpp"
 #include "sgpu/sched/submit_command.hpp"
+#include "sgpu/trace/timeline.hpp"
 
 namespace sgpu::sched {
 
@@ -256,9 +258,19 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
     pass->patches = context.patch_location_lists().acquire();
     pass->patches.resize(std::max<std::size_t>(pass->patches.capacity(), context.info().patch_location_list_size));
     pass->ring_flags = ring_flags;
+    pass->timestamps = trace_ != nullptr;
     passes.push_back(pass);
 
+    if (trace_) pass->render_begin = now();
     auto out = one_pass(*pass, offset);
+    if (trace_) {
+      pass->render_end = now();
+      kmd::RenderPrivateData priv;
+      if (out && pass->buffer.private_data.size() >= sizeof priv) {
+        std::memcpy(&priv, pass->buffer.private_data.data(), sizeof priv);
+        pass->timestamp_end_offset = priv.timestamp_end_offset;
+      }
+    }
     if (!out) {
       give_back_all();
       Error e = std::move(out).error();
@@ -297,6 +309,7 @@ Result<SubmissionId> Scheduler::submit(kmd::Context& context, const umd::Command
     a.patch_out_size = static_cast<std::uint32_t>(pass.patches.size());
     a.multipass_offset = offset;
     a.max_slot_id = adapter_.caps().max_allocation_list_slot_id;
+    a.reserve_timestamps = pass.timestamps;
     return kmd::render(a);
   });
 }
@@ -324,6 +337,7 @@ Result<SubmissionId> Scheduler::present(kmd::Context& context, const PresentRequ
     a.dst_rect = r.dst_rect;
     a.sub_rects = r.sub_rects.empty() ? nullptr : r.sub_rects.data();
     a.sub_rect_count = static_cast<std::uint32_t>(r.sub_rects.size());
+    a.reserve_timestamps = pass.timestamps;
     return kmd::present(a);
   });
 }
@@ -345,6 +359,15 @@ Result<SubmissionId> Scheduler::queue_passes(ContextState& cs, std::vector<std::
     w->patch_start = 0;
     w->patch_end = p->patch_count;
     p->queued = 1;
+    if (trace_) {
+      w->queued_at = now();
+      const bool present = (p->ring_flags & SubmitCommandFlags::kPresent) != 0;
+      trace_->slice(trace::Track::context_queue(cs.context->id()), present ? "Present" : "Render",
+                    trace::TracePoint::host(p->render_begin), trace::TracePoint::host(p->render_end),
+                    {{"submission", static_cast<std::int64_t>(id.value())},
+                     {"dma_bytes", static_cast<std::int64_t>(p->dma_bytes)},
+                     {"patch_locations", static_cast<std::int64_t>(p->patch_count)}});
+    }
     cs.queue.push_back(std::move(w));
   }
   ++counters_.submissions;

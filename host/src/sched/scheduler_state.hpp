@@ -1,6 +1,7 @@
 // The scheduler's private records, shared by scheduler.cpp, dispatch.cpp and interrupts.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -24,6 +25,11 @@ struct Scheduler::Pass {
   std::uint32_t queued = 0;       // Work items in a software queue
   std::uint32_t on_ring = 0;      // HwPackets on the ring
   bool released = false;
+  // tracing: the pass carries the timestamp bracket (kmd/render.hpp)
+  bool timestamps = false;
+  std::uint32_t timestamp_end_offset = 0;  // the closing TIMESTAMP
+  std::uint64_t device_begin = 0;          // cycles the opening one wrote (0: not yet)
+  std::chrono::nanoseconds render_begin{}, render_end{};
 };
 
 /// A range of a pass still to be put on the ring (a whole pass, the rest of a split one, or a
@@ -32,6 +38,8 @@ struct Scheduler::Work {
   std::shared_ptr<Pass> pass;
   std::uint32_t dma_start = 0, dma_end = 0;
   std::uint32_t patch_start = 0, patch_end = 0;
+  std::chrono::nanoseconds queued_at{};  // tracing: when it entered the software queue
+  bool queue_traced = false;             // tracing: its wait in the queue was reported
 };
 
 /// One ring entry the scheduler made: what emit() put on the ring and recovery may put back.
@@ -44,6 +52,7 @@ struct Scheduler::HwPacket {
   std::uint32_t dma_start = 0, dma_end = 0, patch_start = 0, patch_end = 0;
   // paging: the buffer as the DeviceExecutor handed it over (resubmitted as is: it carries its fence)
   vidmm::PagingSubmission paging;
+  std::chrono::nanoseconds written_at{};  // tracing: when its ring entry was written
 
   bool is_paging() const { return pass == nullptr; }
 };

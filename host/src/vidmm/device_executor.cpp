@@ -1,6 +1,7 @@
 #include "sgpu/vidmm/device_executor.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include <fmt/format.h>
@@ -164,8 +165,9 @@ PagingTarget paging_target(Device& device, std::vector<kmd::SegmentDescriptor> s
   return t;
 }
 
-std::size_t paging_buffer_bytes(const PagingBuffer& buffer) {
+std::size_t paging_buffer_bytes(const PagingBuffer& buffer, bool timestamps) {
   std::size_t bytes = kPacketBytes;  // FENCE
+  if (timestamps) bytes += 2 * kPacketBytes + 16 + 8;  // TIMESTAMPs, the landing area and its alignment
   for (const auto& op : buffer.operations) {
     if (auto* x = std::get_if<TransferOp>(&op)) bytes += kPacketBytes * chunks(x->transfer_size);
     else if (auto* f = std::get_if<FillOp>(&op)) bytes += kPacketBytes * chunks(f->fill_size);
@@ -183,13 +185,18 @@ Status validate_paging_buffer(const PagingTarget& target, const PagingBuffer& bu
 }
 
 Result<std::uint32_t> encode_paging_buffer(const PagingTarget& t, const PagingBuffer& buffer, void* cpu,
-                                           std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value) {
+                                           std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value,
+                                           std::uint64_t timestamp_addr) {
   SGPU_RETURN_IF_ERROR(validate_paging_buffer(t, buffer));
-  if (bytes < paging_buffer_bytes(buffer))
+  const bool timestamps = timestamp_addr != 0;
+  if (timestamps && timestamp_addr % 8 != 0)
+    return Error::invalid("device executor: timestamp address {:#x} is not 8-byte aligned", timestamp_addr);
+  if (bytes < paging_buffer_bytes(buffer, timestamps))
     return Error::invalid(
         "device executor: DMA buffer of {} bytes is smaller than the {} bytes the paging buffer needs", bytes,
-        paging_buffer_bytes(buffer));
+        paging_buffer_bytes(buffer, timestamps));
   PacketWriter w(cpu, bytes);
+  if (timestamps) SGPU_RETURN_IF_ERROR(w.timestamp(timestamp_addr));
   for (const auto& op : buffer.operations) {
     if (auto* x = std::get_if<TransferOp>(&op)) {
       const std::uint64_t src = *address(t, op, "source", x->source, x->transfer_size);
@@ -218,6 +225,7 @@ Result<std::uint32_t> encode_paging_buffer(const PagingTarget& t, const PagingBu
     }
     // DISCARD_CONTENT: nothing to do on the device.
   }
+  if (timestamps) SGPU_RETURN_IF_ERROR(w.timestamp(timestamp_addr + 8));
   SGPU_RETURN_IF_ERROR(w.fence(fence_addr, fence_value, abi::fence_flags::kValue64));
   return w.offset();
 }
@@ -256,7 +264,7 @@ Status DeviceExecutor::set_buffer_pool(kmd::DmaBufferPool* pool) {
 Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   if (buffer.empty()) return ok_status();
   SGPU_RETURN_IF_ERROR(validate_paging_buffer(target_, buffer));
-  const std::size_t need = (paging_buffer_bytes(buffer) + 4095) & ~std::size_t{4095};
+  const std::size_t need = (paging_buffer_bytes(buffer, timestamps_) + 4095) & ~std::size_t{4095};
   std::optional<kmd::DmaBuffer> pooled;
   if (pool_) {
     SGPU_ASSIGN_OR_RETURN(pooled, pool_->acquire(need));
@@ -266,7 +274,12 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   }
   DmaMemory& memory = pooled ? pooled->memory : *buffer_;
   // The closing FENCE is encoded with value 0; the queue's stamp writes the ring fence into it.
-  auto encoded = encode_paging_buffer(target_, buffer, memory.cpu(), memory.size(), fence_record_.bus_addr(), 0);
+  // Tracing: the timestamp bracket lands in the buffer's last 16 bytes (system memory, reached
+  // at its bus address like the rest of this privileged buffer), cleared first.
+  const std::size_t landing = timestamps_ ? ((memory.size() & ~std::size_t{7}) - 16) : 0;
+  if (timestamps_) std::memset(static_cast<std::byte*>(memory.cpu()) + landing, 0, 16);
+  auto encoded = encode_paging_buffer(target_, buffer, memory.cpu(), timestamps_ ? landing : memory.size(),
+                                      fence_record_.bus_addr(), 0, timestamps_ ? memory.bus_addr() + landing : 0);
   if (!encoded) {
     if (pooled) (void)pool_->release(std::move(*pooled));  // untouched by the device
     return std::move(encoded).error();
@@ -277,7 +290,7 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
     return PacketWriter(memory.cpu(), memory.size(), fence_packet)
         .fence(fence_record_.bus_addr(), fence.value(), abi::fence_flags::kValue64);
   };
-  const PagingSubmission submission{&memory, end, options_.context_id};
+  const PagingSubmission submission{&memory, end, options_.context_id, static_cast<std::uint32_t>(landing)};
   DevicePagingQueue direct(device_);
   PagingQueue& queue = queue_ ? *queue_ : direct;
   auto submitted = queue.submit_paging(submission, stamp);

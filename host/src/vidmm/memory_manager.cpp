@@ -367,6 +367,7 @@ Status MemoryManager::evict_one(std::uint32_t index, PagingBuffer& pb, bool allo
   Record& r = records_[index];
   Segment& from = segments_[r.segment - 1];
   SGPU_RETURN_IF_ERROR(ensure_backing(r));
+  ++evictions_;
   if (from.desc.is_aperture()) {  // the bytes already live in the backing store
     release_range(r, pb);
     return ok_status();

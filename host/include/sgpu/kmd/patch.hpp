@@ -7,7 +7,10 @@
 // times on the same buffer (after preemption, after the allocations moved): each run overwrites
 // the same dwords. When the submission's range [dma_start, dma_end) contains the submission-fence
 // packet Render recorded in the private data, Patch writes its address (fence_address) and value
-// (submission_fence).
+// (submission_fence). Likewise the timestamp bracket (render.hpp): the opening TIMESTAMP (offset
+// 0) and the closing one, when in range, get timestamp_address and timestamp_address + 8; a
+// buffer that carries the bracket without a timestamp_address is refused (its TIMESTAMPs would
+// write to address 0).
 //
 // Patch must not fail in the driver model (bug check 0x119/3 otherwise), so everything it relies
 // on is checked by Render; patch() still checks every entry of the range before writing any
@@ -55,12 +58,16 @@ struct PatchArgs {
   std::uint32_t patch_length = 0;  ///< PatchLocationListSubmissionLength
   RingFence submission_fence;      ///< SubmissionFenceId
   std::uint64_t fence_address = 0;     ///< GPU address the submission fence is written to
+  /// GPU address of the DMA buffer's timestamp landing area (kmd::timestamp_landing_offset), for
+  /// a buffer Render or Present gave the timestamp bracket (tracing); 0 otherwise.
+  std::uint64_t timestamp_address = 0;
   PatchFlags flags;
 };
 
 struct PatchOutput {
   std::uint32_t patched = 0;       ///< address fields written
   bool fence_written = false;      ///< the submission-fence packet was in range and filled in
+  std::uint32_t timestamps_written = 0;  ///< TIMESTAMPs of the bracket in range and filled in
 };
 
 Result<PatchOutput> patch(const PatchArgs& args);

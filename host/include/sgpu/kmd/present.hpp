@@ -42,6 +42,7 @@ struct PresentArgs {
   Rect src_rect, dst_rect;           ///< no stretching: equal sizes
   const Rect* sub_rects = nullptr;   ///< in destination coordinates, clipped to dst_rect
   std::uint32_t sub_rect_count = 0;  ///< 0 = the whole dst_rect
+  bool reserve_timestamps = false;   ///< tracing: the timestamp bracket, as RenderArgs (render.hpp)
 };
 /// DxgkDdiPresent: one BLIT_RECT or FILL_RECT per sub-rectangle, patch entries for the source
 /// (index 1) and destination (index 2), pre-patched like Render, then the submission-fence

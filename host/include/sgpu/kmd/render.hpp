@@ -23,6 +23,12 @@
 // When the final pass completes, Render appends the submission-fence packet (a FENCE with the
 // value64 flag; address and value 0) and records its offset in the DMA buffer's private data
 // (RenderPrivateData); Patch fills it in.
+//
+// Timestamp bracket (tracing, RenderArgs::reserve_timestamps): every pass then starts with a
+// TIMESTAMP packet and ends with one (before the submission fence on the final pass), both with
+// address 0 until Patch fills in the DMA buffer's landing area (its last 16 bytes, below every
+// packet: timestamp_landing_offset()): the engine itself writes when it started and finished the
+// buffer. Without the flag the DMA buffer is byte for byte what it is without tracing.
 #pragma once
 
 #include <cstddef>
@@ -58,8 +64,10 @@ struct RenderPrivateData {
   std::uint32_t magic = 0;
   std::uint32_t fence_offset = 0;  ///< byte offset of the submission-fence FENCE packet
   std::uint32_t flags = 0;         ///< kHasFence once the final pass wrote the fence packet
-  std::uint32_t reserved = 0;
+  /// kHasTimestamps: byte offset of the closing TIMESTAMP (the opening one is at offset 0).
+  std::uint32_t timestamp_end_offset = 0;
   static constexpr std::uint32_t kHasFence = 1;
+  static constexpr std::uint32_t kHasTimestamps = 2;  ///< the pass carries the timestamp bracket
 };
 
 /// DXGKARG_RENDER.
@@ -80,6 +88,8 @@ struct RenderArgs {
   /// complete == false set it to the command byte offset to continue from.
   std::uint32_t multipass_offset = 0;
   std::uint32_t max_slot_id = 256;          ///< DXGK_DRIVERCAPS.MaxAllocationListSlotId
+  /// Tracing: reserve the timestamp bracket (header comment) in this pass.
+  bool reserve_timestamps = false;
 };
 
 /// What one Render (or Present) call produced.
@@ -124,5 +134,13 @@ Result<RenderOutput> render(const RenderArgs& args);
 
 /// How many bytes present()/render() need after the last packet for the submission fence.
 std::uint32_t submission_fence_bytes();
+
+/// The timestamp bracket's landing area in a DMA buffer of `dma_size` bytes: 16 bytes (opening
+/// then closing timestamp), 8-byte aligned, at the end of the buffer. Needs dma_size >= 16.
+inline std::uint32_t timestamp_landing_offset(std::uint32_t dma_size) { return (dma_size & ~7u) - 16; }
+/// What the timestamp bracket takes from a DMA buffer at most: two TIMESTAMP packets, the landing
+/// area and its alignment. DMA buffer sizes (kmd/sizing.hpp) include it, so tracing can be turned
+/// on at any time.
+std::uint32_t timestamp_reserve_bytes();
 
 }  // namespace sgpu::kmd

@@ -84,7 +84,12 @@ struct CommandSizes {
   std::uint32_t present_rect_bytes;       ///< one Present of a RECT: blit/fill rect + fence
   std::uint32_t present_allocations;      ///< list entries of a Present: NULL, source, destination
   std::uint32_t present_patch_locations;  ///< addresses a Present patches: source and destination
-  std::uint32_t min_dma_buffer_bytes() const { return largest_packet_bytes + present_rect_bytes; }
+  /// The timestamp bracket a traced pass reserves (kmd::timestamp_reserve_bytes, render.hpp), so
+  /// every DMA buffer still holds the longest packet when tracing is turned on.
+  std::uint32_t timestamp_bracket_bytes;
+  std::uint32_t min_dma_buffer_bytes() const {
+    return largest_packet_bytes + present_rect_bytes + timestamp_bracket_bytes;
+  }
 };
 CommandSizes command_sizes();
 

@@ -48,6 +48,13 @@
 //
 // Time is the transport's (simulated time on "sim"). Single-threaded: every call runs the ISR,
 // DPC and TDR work it needs while it waits.
+//
+// Tracing (set_trace, sgpu/trace/timeline.hpp): with a recorder, every pass rendered from then
+// on carries the timestamp bracket (kmd/render.hpp: the engine writes the cycle counter when it
+// starts and when it finishes the DMA buffer), paging buffers too (DeviceExecutor::set_timestamps),
+// and the trace points below report each step of a submission, interrupts, reports and TDR steps.
+// Without one (the default) each trace point is a null test: DMA buffers and register traffic
+// are those of an untraced scheduler.
 #pragma once
 
 #include <chrono>
@@ -74,6 +81,10 @@
 #include "sgpu/types.hpp"
 #include "sgpu/umd/command_list.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
+
+namespace sgpu::trace {
+class Recorder;
+}
 
 namespace sgpu::sched {
 
@@ -159,6 +170,13 @@ class Scheduler final : public vidmm::PagingQueue {
   Result<RingFence> submit_paging(const vidmm::PagingSubmission& submission, const vidmm::PagingStamp& stamp) override;
   Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) override;
 
+  // ---- tracing
+  /// Starts (recorder) or stops (nullptr) the timeline trace. The recorder must outlive the
+  /// scheduler or be removed first. Reads the device's cycle counter to place device
+  /// timestamps on the transport's time axis (and again at every interrupt while tracing).
+  Status set_trace(trace::Recorder* recorder);
+  trace::Recorder* trace() const { return trace_; }
+
   // ---- observation
   /// The last ring fence emitted (0 before the first).
   RingFence last_ring_fence() const { return last_ring_fence_; }
@@ -241,6 +259,15 @@ class Scheduler final : public vidmm::PagingQueue {
   Error lost(const ContextState& cs) const;
   ContextState* find(std::uint64_t context_id);
   const ContextState* find(std::uint64_t context_id) const;
+  // trace points (trace_points.cpp); called only when trace_ is set
+  std::chrono::nanoseconds now() const { return device_.transport().now(); }
+  std::uint64_t timestamp_address(const Pass& pass) const;
+  void trace_calibrate();
+  void trace_ring_occupancy();
+  void trace_memory();
+  void trace_retired(HwPacket& packet);
+  void trace_aborted(const HwPacket& packet, const char* why);
+  void trace_tdr(const char* step, std::vector<std::pair<std::string, std::int64_t>> args);
 
   Device& device_;
   kmd::Adapter& adapter_;
@@ -266,6 +293,7 @@ class Scheduler final : public vidmm::PagingQueue {
   Counters counters_;
   diag::InterruptHistory interrupts_;
   std::optional<diag::PostMortem> last_postmortem_;
+  trace::Recorder* trace_ = nullptr;  // null: tracing off
 };
 
 }  // namespace sgpu::sched

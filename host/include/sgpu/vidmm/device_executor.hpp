@@ -59,17 +59,22 @@ struct PagingTarget {
 /// The PagingTarget of an opened device: its aperture (if any) and `segments`.
 PagingTarget paging_target(Device& device, std::vector<kmd::SegmentDescriptor> segments);
 
-/// Upper bound of the bytes encode_paging_buffer() writes for `buffer` (fence included).
-std::size_t paging_buffer_bytes(const PagingBuffer& buffer);
+/// Upper bound of the bytes encode_paging_buffer() writes for `buffer` (fence included; with
+/// `timestamps`, the timestamp bracket and its 16-byte landing area too).
+std::size_t paging_buffer_bytes(const PagingBuffer& buffer, bool timestamps = false);
 
 /// Checks every operation of `buffer` against `target` (typed errors naming the operation and
 /// the field, hardware_touched == false).
 Status validate_paging_buffer(const PagingTarget& target, const PagingBuffer& buffer);
 
 /// Validates, then encodes `buffer` into [cpu, cpu + bytes) followed by a FENCE writing
-/// `fence_value` (64-bit) to `fence_addr`. Returns the bytes written.
+/// `fence_value` (64-bit) to `fence_addr`. Returns the bytes written. With a `timestamp_addr`
+/// (tracing; 8-byte aligned), the operations are bracketed by two TIMESTAMPs writing to
+/// timestamp_addr and timestamp_addr + 8 (the engine's start and end of the buffer), the
+/// closing one before the FENCE.
 Result<std::uint32_t> encode_paging_buffer(const PagingTarget& target, const PagingBuffer& buffer, void* cpu,
-                                           std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value);
+                                           std::size_t bytes, std::uint64_t fence_addr, std::uint64_t fence_value,
+                                           std::uint64_t timestamp_addr = 0);
 
 /// A paging buffer ready for the ring: bytes [0, end_offset) of a system-memory DMA buffer (the
 /// entry is paging + privileged, so the device fetches it at its bus address), run under
@@ -78,6 +83,9 @@ struct PagingSubmission {
   const DmaMemory* buffer = nullptr;
   std::uint32_t end_offset = 0;
   std::uint32_t context_id = 0;
+  /// Tracing: byte offset of the timestamp bracket's landing area in `buffer` (start, end:
+  /// 2 x 64-bit device cycles, 0 until written); 0 = no bracket.
+  std::uint32_t timestamp_landing = 0;
 };
 
 /// Writes the ring fence a paging buffer was given into the buffer itself (its closing FENCE
@@ -127,6 +135,9 @@ class DeviceExecutor final : public PagingExecutor {
   /// failed is kept by the executor (the engine may still hold it), not given back.
   Status set_buffer_pool(kmd::DmaBufferPool* pool);
   kmd::DmaBufferPool* buffer_pool() const { return pool_; }
+  /// Tracing: bracket every paging buffer with TIMESTAMPs into its own landing area (the last
+  /// 16 bytes of the buffer; PagingSubmission::timestamp_landing). Off: buffers as without it.
+  void set_timestamps(bool on) { timestamps_ = on; }
 
   struct Counters {
     std::uint64_t buffers = 0;           ///< submitted paging buffers
@@ -149,6 +160,7 @@ class DeviceExecutor final : public PagingExecutor {
   PagingQueue* queue_ = nullptr;
   kmd::DmaBufferPool* pool_ = nullptr;
   std::vector<DmaMemory> stranded_;  ///< pool buffers of failed paging, kept until destruction
+  bool timestamps_ = false;
   Counters counters_;
 };
 

@@ -135,6 +135,8 @@ class MemoryManager {
   std::uint64_t page_size() const { return config_.page_size; }
   /// Backing stores kept alive until the GPU is done with destroyed allocations.
   std::size_t deferred_frees() const { return deferred_.size(); }
+  /// Allocations moved out of their segment to make room (or by evict()), since creation.
+  std::uint64_t evictions() const { return evictions_; }
 
  private:
   struct Record;
@@ -174,6 +176,7 @@ class MemoryManager {
   std::uint64_t aperture_committed_ = 0;
   std::uint64_t stamp_ = 0;
   std::size_t live_ = 0;
+  std::uint64_t evictions_ = 0;
   RingFence completed_;
 };
 
