@@ -28,6 +28,8 @@ module sgpu_gart_tb_top #(
   // Fetch engine.
   input  wire logic                   abort_i,
   output      logic                   busy_o,
+  /// The fetch engine's data buffer in beats (its default), for bounds that depend on it.
+  output      logic [31:0]            buffer_beats_o,
   input  wire logic                   req_valid_i,
   output      logic                   req_ready_o,
   input  wire logic [63:0]            req_addr_i,
@@ -111,6 +113,8 @@ module sgpu_gart_tb_top #(
   axi_rd_req_t fetch_rd_req, walk_rd_req, rd_req;
   axi_rd_rsp_t fetch_rd_rsp, walk_rd_rsp, rd_rsp;
   `SGPU_AXI_FLAT_RD(rd_req, rd_rsp)
+
+  assign buffer_beats_o = 32'(sgpu_dma_pkg::DefaultBufferBeats);
 
   sgpu_dma_rd #(
     .DataWidth   (DataWidth),

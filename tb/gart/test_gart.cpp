@@ -97,10 +97,11 @@ TEST_CASE("prefetch: streaming through consecutive pages walks each line once", 
   REQUIRE(h.fetches()[0].data.size() == n * 4096);
   h.check_fetch_data(h.fetches()[0], [&](uint64_t a) { return bus_of(h, a); }, n * 4096);
   CHECK(h.perf_lookups() == n);
-  // The first page misses; the engine's look-ahead (its own buffers plus the arbiter's answer
-  // FIFO) may reach the next line while its prefetch is still in flight: that lookup waits for
-  // the prefetch (counted as a miss) but never walks again.
-  CHECK(h.perf_misses() <= 2);
+  // The first page misses; the engine's look-ahead (its data buffer: 4096 beats = one 8-page line
+  // at 64 bits, plus the arbiter's answer FIFO) reaches each next line while its prefetch is
+  // still in flight: that lookup waits for the prefetch (counted as a miss, hidden behind the
+  // buffered data: gart_stream_ratio) but never walks again. At most one miss per line.
+  CHECK(h.perf_misses() <= n / 8);
   CHECK(h.perf_walks() == n / 8);
   REQUIRE(h.ok());
 }
@@ -146,7 +147,8 @@ TEST_CASE("invalidation while other pages stream: the remapped page changes, the
   const uint64_t inv_cycles = h.cycle() - t0;
   // At most one walk (queued behind the stream's reads in the memory: latency + a buffer of
   // data) plus the sweep.
-  CHECK(inv_cycles < 64 + 512 + 100);
+  const uint64_t buffer_beats = h.top().buffer_beats_o;
+  CHECK(inv_cycles < 64 + buffer_beats + 100);
   REQUIRE_FALSE(h.fetch_idle());  // the stream is still running
   h.fetch(GartHarness::ap_addr(40), 256);
   REQUIRE(h.run_until_idle());
