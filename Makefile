@@ -1,6 +1,6 @@
 # softgpu: the two commands are `make demo` and `make test`; everything else is below.
 #
-#   make demo     install what is missing, build, run the simulated device through libsgpu
+#   make demo     install what the demo needs, build the sgpu CLI only, run the simulated device through libsgpu
 #   make test     lint, generated-files check and every test (CTest)
 #   make bench    optimised build, run the benchmarks, print one JSON object
 #   make lint     verilator --lint-only -Wall on the RTL
