@@ -17,6 +17,7 @@
 #include "png.hpp"
 #include "reference.hpp"
 #include "sgpu/diag/postmortem.hpp"
+#include "sgpu/diag/progress.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/trace/timeline.hpp"
 #include "sgpu/transport/timed.hpp"
@@ -105,10 +106,14 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   wo.timeout = std::chrono::milliseconds(demo.timeout_ms);
   trace::Timeline timeline;
   if (demo.trace_path) wo.trace = &timeline;
+  // A status line on a terminal (the demo takes minutes on the board and SystemC backends).
+  diag::Progress progress("demo", demo::expected_steps(wo));
+  if (progress.enabled()) wo.on_step = [&](std::size_t done, std::size_t) { progress.update(done); };
   const auto inside0 = timed.inside();
   const auto work0 = Clock::now();
   auto result = demo::run_workload(**rt, wo);
   const auto work_wall = Clock::now() - work0;
+  progress.finish();  // ends the line before the report
   if (!result) {
     fmt::print(stderr, "sgpu demo: FAILED: {}\n", to_string(result.error()));
     return 1;

@@ -54,7 +54,10 @@ class Run {
 
  private:
   std::chrono::nanoseconds now() { return rt_.device().transport().now(); }
-  void step(std::string what, SubmissionId fence = {}) { report_.steps.push_back({std::move(what), now(), fence}); }
+  void step(std::string what, SubmissionId fence = {}) {
+    report_.steps.push_back({std::move(what), now(), fence});
+    if (o_.on_step) o_.on_step(report_.steps.size(), expected_steps(o_));
+  }
   void name(const kmd::Context& ctx, const char* role) {
     if (o_.trace) o_.trace->name_context(ctx.id(), fmt::format("context {} ({}) queue", ++named_, role));
   }
@@ -193,6 +196,12 @@ class Run {
 };
 
 }  // namespace
+
+std::size_t expected_steps(const WorkloadOptions& options) {
+  // Set-up; background, sprites, copy pattern, copy chunks and present submitted; render, copy
+  // and present completed; read-back. The hang adds its submission and its recovery.
+  return 10 + (options.inject_hang ? 2 : 0);
+}
 
 Result<WorkloadReport> run_workload(sched::Runtime& runtime, const WorkloadOptions& options) {
   return Run(runtime, options).go();

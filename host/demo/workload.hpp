@@ -10,7 +10,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,9 @@ struct WorkloadOptions {
   /// Records the timeline (Scheduler::set_trace for the workload's duration, contexts named by
   /// role); null = no tracing.
   trace::Recorder* trace = nullptr;
+  /// Called after each report step with the steps done and expected_steps() (a long run's
+  /// progress line: `sgpu demo` draws one on a terminal); empty = not called.
+  std::function<void(std::size_t done, std::size_t total)> on_step;
 };
 
 /// One line of the report: what happened, when (simulated time) and its submission (0: none).
@@ -50,6 +55,9 @@ struct WorkloadReport {
   std::chrono::nanoseconds simulated{};  ///< transport time of the whole workload
   std::uint64_t cycles = 0;              ///< device cycle counter over the workload
 };
+
+/// The report steps a successful run_workload(options) records (its progress total).
+std::size_t expected_steps(const WorkloadOptions& options);
 
 /// Runs the workload. Errors name the step that failed.
 Result<WorkloadReport> run_workload(sched::Runtime& runtime, const WorkloadOptions& options);

@@ -73,8 +73,17 @@ TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model'
   auto rt = sched::Runtime::open(std::move(*transport), std::move(ro));
   if (!rt) FAIL(to_string(rt.error()));
   demo::WorkloadOptions wo;
+  std::vector<std::pair<std::size_t, std::size_t>> progress;
+  wo.on_step = [&](std::size_t done, std::size_t total) { progress.emplace_back(done, total); };
   auto r = demo::run_workload(**rt, wo);
   if (!r) FAIL(to_string(r.error()));
+  // The progress total is the steps the run records, each reported once, in order.
+  REQUIRE(progress.size() == r->steps.size());
+  CHECK(r->steps.size() == demo::expected_steps(wo));
+  for (std::size_t i = 0; i < progress.size(); ++i) {
+    CHECK(progress[i].first == i + 1);
+    CHECK(progress[i].second == demo::expected_steps(wo));
+  }
   auto ref = demo::reference_frame(wo.geometry, registry);
   if (!ref) FAIL(to_string(ref.error()));
   REQUIRE(r->frame.size() == ref->size());
