@@ -161,6 +161,10 @@ int main() {
   const double patch_s = best_seconds([&] { return static_cast<bool>(kmd::patch(pa)); });
   const double patch_ratio = memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(PatchLocation)) / patch_s;
 
+  if (std::getenv("SGPU_BENCH_VERBOSE"))
+    std::fprintf(stderr, "render %.1f us (memcpy %.1f us, %u bytes), patch %.1f us (memcpy %.1f us, %u entries)\n",
+                 render_s * 1e6, memcpy_seconds(big.command_bytes()) * 1e6, big.command_bytes(), patch_s * 1e6,
+                 memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(PatchLocation)) * 1e6, p.out.patch_count);
   nlohmann::json out;
   out["render_vs_memcpy"] = render_ratio;
   out["patch_vs_memcpy"] = patch_ratio;
