@@ -6,6 +6,7 @@
 //   patch_vs_memcpy   Patch throughput (patch-location-list bytes applied per second) divided by
 //                     memcpy of the same bytes; 65 536 entries (32 768 COPY packets)
 // Ratios > 1 mean faster than the copy. Best of several runs, so noise only lowers them.
+// SGPU_BENCH_VERBOSE=1 also prints the absolute times to stderr (what docs/benchmarks.md quotes).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
