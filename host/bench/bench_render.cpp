@@ -6,6 +6,7 @@
 //   patch_vs_memcpy   Patch throughput (patch-location-list bytes applied per second) divided by
 //                     memcpy of the same bytes; 65 536 entries (32 768 COPY packets)
 // Ratios > 1 mean faster than the copy. Best of several runs, so noise only lowers them.
+// SGPU_BENCH_VERBOSE=1 also prints the absolute times to stderr (what docs/benchmarks.md quotes).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -161,6 +162,10 @@ int main() {
   const double patch_s = best_seconds([&] { return static_cast<bool>(kmd::patch(pa)); });
   const double patch_ratio = memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(PatchLocation)) / patch_s;
 
+  if (std::getenv("SGPU_BENCH_VERBOSE"))
+    std::fprintf(stderr, "render %.1f us (memcpy %.1f us, %u bytes), patch %.1f us (memcpy %.1f us, %u entries)\n",
+                 render_s * 1e6, memcpy_seconds(big.command_bytes()) * 1e6, big.command_bytes(), patch_s * 1e6,
+                 memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(PatchLocation)) * 1e6, p.out.patch_count);
   nlohmann::json out;
   out["render_vs_memcpy"] = render_ratio;
   out["patch_vs_memcpy"] = patch_ratio;

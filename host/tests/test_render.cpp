@@ -2,6 +2,8 @@
 // output patch list, multipass and the submission fence.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -196,13 +198,16 @@ struct Passes {
   std::size_t count = 0;
 };
 
-Passes run_passes(RenderRig& rig, std::uint32_t dma_size, std::uint32_t patch_out_size) {
+/// `with_cursor`: each pass gets the previous one's resume cursor (else only MultipassOffset).
+Passes run_passes(RenderRig& rig, std::uint32_t dma_size, std::uint32_t patch_out_size, bool with_cursor = true) {
   Passes p;
   std::uint32_t offset = 0;
+  kmd::RenderCursor resume;
   for (;;) {
     auto a = rig.args(dma_size);
     a.patch_out_size = patch_out_size;
     a.multipass_offset = offset;
+    a.resume = resume;
     auto r = kmd::render(a);
     REQUIRE(r);
     ++p.count;
@@ -222,7 +227,10 @@ Passes run_passes(RenderRig& rig, std::uint32_t dma_size, std::uint32_t patch_ou
     p.privs.push_back(rig.priv());
     if (r->complete) break;
     CHECK(r->multipass_offset > offset);
+    CHECK(r->resume.command_offset == r->multipass_offset);
+    CHECK(r->resume.check != 0);
     offset = r->multipass_offset;
+    if (with_cursor) resume = r->resume;
   }
   return p;
 }
@@ -262,6 +270,101 @@ TEST_CASE("render: a small DMA buffer forces passes whose concatenation equals o
     return n;
   };
   CHECK(fences(many.bytes) == 1);
+}
+
+TEST_CASE("render: passes with and without the resume cursor produce the same bytes and entries", "[render]") {
+  const auto cl = every_op();
+  RenderRig rig(cl);
+  const std::uint32_t small = 4 * info(abi::Opcode::BlitRect).min_dwords + kmd::submission_fence_bytes() + 8;
+  const Passes cursor = run_passes(rig, small, 1024, true);
+  const Passes walk = run_passes(rig, small, 1024, false);
+  CHECK(cursor.count == walk.count);
+  CHECK(cursor.bytes == walk.bytes);
+  REQUIRE(cursor.patches.size() == walk.patches.size());
+  for (std::size_t i = 0; i < walk.patches.size(); ++i) {
+    CHECK(cursor.patches[i].patch_offset == walk.patches[i].patch_offset);
+    CHECK(cursor.patches[i].allocation_offset == walk.patches[i].allocation_offset);
+  }
+}
+
+TEST_CASE("render: an input patch list out of PatchOffset order renders as the sorted list does", "[render]") {
+  const auto cl = every_op();
+  RenderRig rig(cl);
+  const Passes in_order = run_passes(rig, 64 * 1024, 1024);
+  std::reverse(rig.patch_in.begin(), rig.patch_in.end());
+  const std::uint32_t small = 4 * info(abi::Opcode::BlitRect).min_dwords + kmd::submission_fence_bytes() + 8;
+  for (std::uint32_t dma_size : {64u * 1024, small}) {
+    INFO("DMA buffer " << dma_size);
+    const Passes reversed = run_passes(rig, dma_size, 1024);
+    CHECK(reversed.bytes == in_order.bytes);
+    REQUIRE(reversed.patches.size() == in_order.patches.size());
+    for (std::size_t i = 0; i < in_order.patches.size(); ++i) {
+      CHECK(reversed.patches[i].patch_offset == in_order.patches[i].patch_offset);
+      CHECK(reversed.patches[i].allocation_offset == in_order.patches[i].allocation_offset);
+    }
+  }
+}
+
+TEST_CASE("render: a resume cursor Render did not issue for this call is refused and writes nothing", "[render]") {
+  const auto cl = every_op();
+  RenderRig rig(cl);
+  const std::uint32_t small = 4 * info(abi::Opcode::BlitRect).min_dwords + kmd::submission_fence_bytes() + 8;
+  auto a = rig.args(small);
+  auto first = kmd::render(a);
+  REQUIRE(first);
+  REQUIRE_FALSE(first->complete);
+  const kmd::RenderCursor good = first->resume;
+  a.multipass_offset = first->multipass_offset;
+
+  const auto refused = [&](kmd::RenderCursor c, const std::string& needle) {
+    a.resume = c;
+    std::memset(rig.dma.data(), 0x5a, 64 * 1024);
+    std::fill(reinterpret_cast<std::byte*>(rig.patch_out.data()),
+              reinterpret_cast<std::byte*>(rig.patch_out.data() + rig.patch_out.size()), std::byte{0x5a});
+    check_error(kmd::render(a), Errc::InvalidArgument, needle);
+    const auto dma = rig.dma.first(64 * 1024);
+    CHECK(std::all_of(dma.begin(), dma.end(), [](std::uint32_t d) { return d == 0x5a5a5a5au; }));
+    CHECK(std::all_of(rig.patch_out.begin(), rig.patch_out.end(),
+                      [](const PatchLocation& e) { return e.patch_offset == 0x5a5a5a5au; }));
+  };
+  SECTION("another offset") {
+    kmd::RenderCursor c = good;
+    c.command_offset += 4;
+    refused(c, "resume cursor is for command offset");
+  }
+  SECTION("another patch entry") {
+    kmd::RenderCursor c = good;
+    c.patch_index += 1;
+    refused(c, "was not issued by Render");
+  }
+  SECTION("a patch entry past the list") {
+    kmd::RenderCursor c = good;
+    c.patch_index = static_cast<std::uint32_t>(rig.patch_in.size()) + 1;
+    refused(c, "was not issued by Render");
+  }
+  SECTION("unknown flags") {
+    kmd::RenderCursor c = good;
+    c.flags |= 2;
+    refused(c, "was not issued by Render");
+  }
+  SECTION("a forged check value") {
+    kmd::RenderCursor c = good;
+    c.check ^= 1;
+    refused(c, "was not issued by Render");
+  }
+  SECTION("a cursor for another command buffer of the same bytes") {
+    RenderRig other(cl);
+    auto b = other.args(small);
+    auto r = kmd::render(b);
+    REQUIRE(r);
+    refused(r->resume, "was not issued by Render");
+  }
+  SECTION("the issued cursor continues") {
+    a.resume = good;
+    auto r = kmd::render(a);
+    REQUIRE(r);
+    CHECK(r->packets > 0);
+  }
 }
 
 TEST_CASE("render: a too-small output patch list also triggers multipass", "[render]") {

@@ -34,7 +34,7 @@ struct Access {
 /// long, already checked against the packet's min/max), as spec/abi.toml describes the field
 /// (`extent`, `align`; abi::AddressField). The ABI generator refuses an address field without
 /// both, so a new packet cannot slip through Render or Patch unchecked.
-inline Access access_of(const abi::AddressField& field, const std::uint32_t* pkt, std::uint32_t dwords) {
+[[gnu::always_inline]] inline Access access_of(const abi::AddressField& field, const std::uint32_t* pkt, std::uint32_t dwords) {
   const std::uint8_t flags = abi::header_flags(pkt[0]);
   const auto& d = field.extent_dwords;
   std::uint64_t extent = 0;

@@ -24,17 +24,25 @@ constexpr std::uint32_t kSlotIdMask = 0x00ffffffu;
 // ------------------------------------------------------------------------------------ Render
 // render() runs these steps in order; each checks one thing and names what it refused.
 //   check_render_call      the call's own arguments, before anything is read or written
-//   check_multipass_offset a continuing pass starts on a packet boundary
-//   read_patch_list        the input patch list, read once, ordered by PatchOffset
+//   start_pass             where a continuing pass starts: the resume cursor (checked in O(1)) or
+//                          MultipassOffset proved a packet boundary by walking the headers
+//   copy_pass              one memcpy of the command bytes this pass can hold into the DMA buffer;
+//                          every later check reads the copy, so the user cannot change what was
+//                          validated
 //   per packet:
 //     decode_header        what the packet is, how long, whether it is allowed at all
 //     check_room           room in this pass, or end the pass here (multipass)
-//     copy_packet          copy into the DMA buffer; every later check reads the copy
 //     bind_patch_entries   the input entries that patch this packet, one per address field
 //     patch_field          per address field: the entry, the access against its allocation,
 //                          the pre-patched address
 //     emit_patch_entries   the output patch-location entries
+//   check_unused_entries   the final pass: no input entry is left over
 //   finish_pass            the submission fence and the private data
+//
+// The input patch list is read in list order, each entry once, as long as it is in PatchOffset
+// order (a CommandList writes it so). An entry out of order, or any refusal, runs the call again
+// with a sorted copy of the list (what every call did before the fast path), which decides: the
+// result, and what a refusal names, are the same either way.
 
 /// Index of the input patch entry for each address field of one packet.
 constexpr std::uint32_t kNoEntry = ~0u;
@@ -52,13 +60,52 @@ struct CommandBuffer {
   }
 };
 
-/// The input patch list, read once (user memory), with its entry indices in PatchOffset order.
+/// The input patch list (user memory) in PatchOffset order, each entry read once.
+///  - in order: the user's list as it is; `next` holds the entry at `cursor` once read;
+///  - sorted: a copy of the list (read once) and its indices in PatchOffset order.
 struct InputPatchList {
-  std::vector<PatchLocation> entries;
-  std::vector<std::uint32_t> by_offset;
-  /// Packets are translated in offset order, so binding walks by_offset once: the first entry
-  /// not yet looked at.
-  std::size_t cursor = 0;
+  const PatchLocation* user = nullptr;
+  std::uint32_t size = 0;
+  bool sorted = false;
+  std::vector<PatchLocation> entries;    ///< sorted: the copy
+  std::vector<std::uint32_t> by_offset;  ///< sorted: entry indices in PatchOffset order
+  /// Packets are translated in offset order, so binding walks the list once: the position (in
+  /// PatchOffset order) of the first entry not yet bound.
+  std::uint32_t cursor = 0;
+  /// In order: `next` is entry `cursor`, already read; `floor` is the PatchOffset the next entry
+  /// must not be below (the last one bound, or where the pass starts).
+  bool have_next = false;
+  PatchLocation next;
+  std::uint32_t floor = 0;
+  /// In order: an entry below `floor` was found; the call starts over with the sorted copy.
+  bool out_of_order = false;
+
+  /// The entry at `cursor` and its index in the user's list, or false at the end of the list (or,
+  /// in order, at an entry out of order: out_of_order says which).
+  bool peek(std::uint32_t& index, PatchLocation& e) {
+    if (cursor >= size) return false;
+    if (sorted) {
+      index = by_offset[cursor];
+      e = entries[index];
+      return true;
+    }
+    if (!have_next) {
+      next = user[cursor];
+      have_next = true;
+    }
+    if (next.patch_offset < floor) {
+      out_of_order = true;
+      return false;
+    }
+    index = cursor;
+    e = next;
+    return true;
+  }
+  void advance(std::uint32_t patch_offset) {
+    ++cursor;
+    have_next = false;
+    floor = patch_offset;
+  }
 };
 
 /// One packet of the command buffer as its (checked) header describes it.
@@ -72,12 +119,22 @@ struct Packet {
   std::uint64_t end() const { return offset + 4ull * dwords; }
 };
 
+/// The input entries bound to one packet's address fields: their indices and their contents, as
+/// read once from the list.
+struct Binding {
+  EntryOf index;
+  std::array<PatchLocation, abi::kMaxAddressFields> entry;
+};
+
 /// What one render() call reads and produces; the per-packet steps work on it.
 struct RenderState {
   const RenderArgs& args;
   CommandBuffer cmd;
   InputPatchList patches;
   std::uint32_t dma_capacity = 0;
+  /// The command bytes copied into the DMA buffer at `copied_at`: [start, start + copied).
+  std::uint32_t copied = 0;
+  std::uint32_t copied_at = 0;
   RenderOutput out;
 };
 
@@ -96,14 +153,35 @@ Status check_render_call(const RenderArgs& a) {
   return ok_status();
 }
 
-/// An earlier pass stopped on a packet boundary: walk the headers to see that this is one.
+/// The check value of a cursor: what it says, mixed with which command buffer and patch list it
+/// was issued for (splitmix64 steps). It catches a cursor from another call, a stale one and a
+/// changed one (a caller's mistake), never 0 (0 = no cursor).
+std::uint64_t cursor_check(const RenderArgs& a, std::uint32_t offset, std::uint32_t patch_index, std::uint32_t flags) {
+  const std::uint64_t words[] = {
+      reinterpret_cast<std::uintptr_t>(a.command), a.command_length, reinterpret_cast<std::uintptr_t>(a.patch_in),
+      a.patch_in_size, (std::uint64_t{offset} << 32) | patch_index, flags};
+  std::uint64_t h = 0x53475055'52534f52ull;  // "RSORUPGS"
+  for (std::uint64_t w : words) {
+    h += w + 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+  }
+  return h != 0 ? h : 1;
+}
+
+RenderCursor make_cursor(const RenderArgs& a, std::uint32_t offset, std::uint32_t patch_index, bool sorted) {
+  RenderCursor c;
+  c.command_offset = offset;
+  c.patch_index = patch_index;
+  c.flags = sorted ? RenderCursor::kSortedList : 0;
+  c.check = cursor_check(a, offset, patch_index, c.flags);
+  return c;
+}
+
+/// Without a cursor: an earlier pass stopped on a packet boundary; walk the headers to see that
+/// this is one (O(offset): what the cursor saves).
 Status check_multipass_offset(std::uint32_t multipass_offset, const CommandBuffer& cmd) {
-  if (multipass_offset == 0) return ok_status();
-  if (multipass_offset % 4 != 0 || multipass_offset >= cmd.length)
-    return Error::invalid(
-        "render: MultipassOffset {} is not a 4-byte aligned offset inside the {}-byte "
-        "command buffer",
-        multipass_offset, cmd.length);
   std::uint64_t off = 0;
   while (off < multipass_offset) {
     const std::uint32_t dwords = abi::header_dwords(cmd.dword(static_cast<std::uint32_t>(off)));
@@ -122,23 +200,38 @@ Status check_multipass_offset(std::uint32_t multipass_offset, const CommandBuffe
   return ok_status();
 }
 
-Result<InputPatchList> read_patch_list(const RenderArgs& a) {
-  InputPatchList in;
+/// The resume cursor names this call's MultipassOffset and was issued by Render for this command
+/// buffer and patch list.
+Status check_cursor(const RenderArgs& a) {
+  const RenderCursor& c = a.resume;
+  if (c.command_offset != a.multipass_offset)
+    return Error::invalid("render: the resume cursor is for command offset {} but MultipassOffset is {}",
+                          c.command_offset, a.multipass_offset);
+  if ((c.flags & ~RenderCursor::kSortedList) != 0 || c.patch_index > a.patch_in_size ||
+      c.check != cursor_check(a, c.command_offset, c.patch_index, c.flags))
+    return Error::invalid(
+        "render: the resume cursor (command offset {}, patch entry {}, check {:#018x}) was not issued by Render "
+        "for this {}-byte command buffer and {}-entry patch list",
+        c.command_offset, c.patch_index, c.check, a.command_length, a.patch_in_size);
+  return ok_status();
+}
+
+/// The sorted copy of the input list (what an out-of-order list needs), the cursor at the first
+/// entry at or past `start`. Every entry below the command length lies in some packet and is
+/// checked with it (in this pass or an earlier one); one at or past it patches nothing.
+Status sort_patch_list(const RenderArgs& a, std::uint32_t start, InputPatchList& in) {
+  in.sorted = true;
   in.entries.assign(a.patch_in, a.patch_in + a.patch_in_size);
   in.by_offset.resize(in.entries.size());
   std::iota(in.by_offset.begin(), in.by_offset.end(), 0u);
   const auto by_patch_offset = [&](std::uint32_t x, std::uint32_t y) {
     return in.entries[x].patch_offset < in.entries[y].patch_offset;
   };
-  // A CommandList writes its entries in stream order: sorting is then only a check.
-  if (!std::is_sorted(in.by_offset.begin(), in.by_offset.end(), by_patch_offset))
-    std::stable_sort(in.by_offset.begin(), in.by_offset.end(), by_patch_offset);
-  in.cursor = static_cast<std::size_t>(
-      std::lower_bound(in.by_offset.begin(), in.by_offset.end(), a.multipass_offset,
+  std::stable_sort(in.by_offset.begin(), in.by_offset.end(), by_patch_offset);
+  in.cursor = static_cast<std::uint32_t>(
+      std::lower_bound(in.by_offset.begin(), in.by_offset.end(), start,
                        [&](std::uint32_t i, std::uint32_t o) { return in.entries[i].patch_offset < o; }) -
       in.by_offset.begin());
-  // Packets tile [0, len), so an entry below len lies in some packet and is checked with it (in
-  // this pass or an earlier one); one at or past len patches nothing.
   for (std::uint32_t i = 0; i < in.entries.size(); ++i) {
     if (in.entries[i].patch_offset >= a.command_length)
       return Error::invalid(
@@ -146,14 +239,54 @@ Result<InputPatchList> read_patch_list(const RenderArgs& a) {
           "buffer",
           i, in.entries[i].patch_offset, a.command_length);
   }
-  return in;
+  return ok_status();
+}
+
+/// Where this pass starts in the command buffer and in the input list. In order, a continuing
+/// pass needs the entry before the cursor to lie before MultipassOffset (the cursor is then where
+/// the sorted copy's search would put it); anything else takes the sorted copy.
+Status start_pass(const RenderArgs& a, const CommandBuffer& cmd, bool sorted, InputPatchList& in) {
+  in.user = a.patch_in;
+  in.size = a.patch_in_size;
+  const std::uint32_t start = a.multipass_offset;
+  if (start != 0) {
+    if (start % 4 != 0 || start >= cmd.length)
+      return Error::invalid(
+          "render: MultipassOffset {} is not a 4-byte aligned offset inside the {}-byte "
+          "command buffer",
+          start, cmd.length);
+    if (a.resume.check != 0) {
+      SGPU_RETURN_IF_ERROR(check_cursor(a));
+    } else {
+      SGPU_RETURN_IF_ERROR(check_multipass_offset(start, cmd));
+      sorted = true;  // no cursor: find the first entry of the pass in a sorted copy
+    }
+    sorted = sorted || (a.resume.flags & RenderCursor::kSortedList) != 0;
+  }
+  if (!sorted && start != 0) {
+    in.cursor = a.resume.patch_index;
+    in.floor = start;
+    if (in.cursor > 0 && a.patch_in[in.cursor - 1].patch_offset >= start) sorted = true;
+  }
+  if (sorted) return sort_patch_list(a, start, in);
+  return ok_status();
+}
+
+/// Copies the command bytes from `off` that this pass can hold into the DMA buffer at the pass's
+/// current end, in one memcpy: the packets are then checked, pre-patched and listed in place.
+void copy_pass(RenderState& s, std::uint32_t off) {
+  const std::uint32_t room = s.dma_capacity > s.out.dma_bytes ? s.dma_capacity - s.out.dma_bytes : 0;
+  s.copied = std::min(s.cmd.length - off, room);
+  s.copied_at = s.out.dma_bytes;
+  std::memcpy(static_cast<std::byte*>(s.args.dma_buffer) + s.copied_at, s.cmd.bytes + off, s.copied);
 }
 
 /// The header alone: what the packet is, how long, whether it is allowed at all.
-Result<Packet> decode_header(const CommandBuffer& cmd, std::uint32_t off) {
+/// `header` is read from the DMA buffer's copy of the command buffer (`length` bytes).
+Result<Packet> decode_header(std::uint32_t header_dword, std::uint32_t off, std::uint32_t length) {
   Packet pk;
   pk.offset = off;
-  pk.header = cmd.dword(off);
+  pk.header = header_dword;
   pk.dwords = abi::header_dwords(pk.header);
   const std::uint32_t header = pk.header;
   const std::uint8_t opcode = abi::header_opcode(header);
@@ -179,11 +312,11 @@ Result<Packet> decode_header(const CommandBuffer& cmd, std::uint32_t off) {
   if (pk.dwords < p->min_dwords || pk.dwords > p->max_dwords)
     return Error::invalid("render: command offset {}: {} with dwords = {}; the packet takes {} to {} dwords", off,
                           p->name, pk.dwords, p->min_dwords, p->max_dwords);
-  if (pk.end() > cmd.length)
+  if (pk.end() > length)
     return Error::invalid(
         "render: command offset {}: {} of {} dwords ends at byte {}, past the end of the "
         "{}-byte command buffer",
-        off, p->name, pk.dwords, pk.end(), cmd.length);
+        off, p->name, pk.dwords, pk.end(), length);
   const std::uint8_t flags = abi::header_flags(header);
   if ((flags & ~p->flags_mask) != 0)
     return Error::invalid("render: command offset {}: {} sets undefined flag bits {:#04x} (defined: {:#04x})", off,
@@ -206,26 +339,17 @@ Result<bool> check_room(const RenderState& s, const Packet& pk) {
   return false;
 }
 
-/// Copies the packet into the DMA buffer; every later check reads the copy, so the user cannot
-/// change what was validated.
-std::uint32_t* copy_packet(RenderState& s, const Packet& pk) {
-  std::uint32_t* pkt = static_cast<std::uint32_t*>(s.args.dma_buffer) + s.out.dma_bytes / 4;
-  std::memcpy(pkt, s.cmd.bytes + pk.offset, pk.bytes());
-  pkt[0] = pk.header;
-  return pkt;
-}
-
 /// The input entries whose PatchOffset lies in the packet, bound to its address fields: each on
 /// a field's low dword, at most one per field (a field without one is refused by patch_field).
-Result<EntryOf> bind_patch_entries(InputPatchList& in, const Packet& pk) {
+/// False when the list turned out of order (in.out_of_order): the call starts over sorted.
+Result<bool> bind_patch_entries(InputPatchList& in, const Packet& pk, Binding& b) {
   const abi::PacketInfo* p = pk.info;
-  EntryOf entry_of;
-  entry_of.fill(kNoEntry);
+  b.index.fill(kNoEntry);
   // Everything before the cursor belongs to earlier packets (they tile the buffer).
-  for (; in.cursor < in.by_offset.size() && in.entries[in.by_offset[in.cursor]].patch_offset < pk.end();
-       ++in.cursor) {
-    const std::uint32_t i = in.by_offset[in.cursor];
-    const std::uint32_t patch_offset = in.entries[i].patch_offset;
+  std::uint32_t i;
+  PatchLocation e;
+  while (in.peek(i, e) && e.patch_offset < pk.end()) {
+    const std::uint32_t patch_offset = e.patch_offset;
     const std::uint32_t rel = patch_offset - pk.offset;
     if (rel % 4 != 0)
       return Error::invalid(
@@ -239,20 +363,22 @@ Result<EntryOf> bind_patch_entries(InputPatchList& in, const Packet& pk) {
           "render: patch entry {}: PatchOffset {} is dword {} of {} at command offset {}, "
           "not the low dword of an address field",
           i, patch_offset, rel / 4, p->name, pk.offset);
-    if (entry_of[f] != kNoEntry)
+    if (b.index[f] != kNoEntry)
       return Error::invalid(
           "render: patch entries {} and {} both patch {} field '{}' at command offset {} "
           "(PatchOffset {})",
-          entry_of[f], i, p->name, p->addresses[f].name, pk.offset, patch_offset);
-    entry_of[f] = i;
+          b.index[f], i, p->name, p->addresses[f].name, pk.offset, patch_offset);
+    b.index[f] = i;
+    b.entry[f] = e;
+    in.advance(patch_offset);
   }
-  return entry_of;
+  return !in.out_of_order;
 }
 
 /// The input entry `i` bound to address field `f`: it exists, names a non-null allocation-list
 /// element, and its SlotId (and the slot the output uses) are allowed. Returns that element.
 Result<const DxgkAllocationListEntry*> check_patch_entry(const RenderState& s, const Packet& pk, unsigned f,
-                                                         std::uint32_t i) {
+                                                         std::uint32_t i, const PatchLocation& e) {
   const RenderArgs& a = s.args;
   const abi::PacketInfo* p = pk.info;
   if (i == kNoEntry)
@@ -260,7 +386,6 @@ Result<const DxgkAllocationListEntry*> check_patch_entry(const RenderState& s, c
         "render: command offset {}: {} address field '{}' (PatchOffset {}) has no "
         "patch-location entry",
         pk.offset, p->name, p->addresses[f].name, pk.offset + 4 * p->addresses[f].dword);
-  const PatchLocation& e = s.patches.entries[i];
   if (e.allocation_index >= a.allocation_list_size)
     return Error::invalid(
         "render: patch entry {}: AllocationIndex {} is past the {}-element allocation "
@@ -331,9 +456,10 @@ Result<std::uint64_t> prepatch_address(const Packet& pk, unsigned f, std::uint32
 
 /// One address field of the copied packet `pkt`: its entry, the access against the allocation,
 /// then the pre-patched address written into the copy.
-Status patch_field(const RenderState& s, const Packet& pk, std::uint32_t* pkt, unsigned f, std::uint32_t i) {
-  SGPU_ASSIGN_OR_RETURN(auto al, check_patch_entry(s, pk, f, i));
-  const PatchLocation& e = s.patches.entries[i];
+Status patch_field(const RenderState& s, const Packet& pk, std::uint32_t* pkt, unsigned f, const Binding& b) {
+  const std::uint32_t i = b.index[f];
+  const PatchLocation& e = b.entry[f];
+  SGPU_ASSIGN_OR_RETURN(auto al, check_patch_entry(s, pk, f, i, e));
   const abi::AddressField& field = pk.info->addresses[f];
   const Access acc = access_of(field, pkt, pk.dwords);
   SGPU_RETURN_IF_ERROR(check_access(pk, f, i, e, *al, acc));
@@ -343,23 +469,73 @@ Status patch_field(const RenderState& s, const Packet& pk, std::uint32_t* pkt, u
 }
 
 /// One output entry per address field of the packet just written at out.dma_bytes.
-void emit_patch_entries(RenderState& s, const Packet& pk, const EntryOf& entry_of) {
+void emit_patch_entries(RenderState& s, const Packet& pk, const Binding& b) {
   for (unsigned f = 0; f < pk.info->address_count; ++f) {
-    const PatchLocation& e = s.patches.entries[entry_of[f]];
+    const PatchLocation& e = b.entry[f];
     s.args.patch_out[s.out.patch_count++] =
         output_entry(*pk.info, f, e.allocation_index, e.allocation_offset, s.out.dma_bytes);
   }
 }
 
-/// Copy, bind, check and pre-patch, list: one packet from the command buffer to the DMA buffer.
-Status translate_packet(RenderState& s, const Packet& pk) {
-  std::uint32_t* pkt = copy_packet(s, pk);
-  SGPU_ASSIGN_OR_RETURN(auto entry_of, bind_patch_entries(s.patches, pk));
-  for (unsigned f = 0; f < pk.info->address_count; ++f) SGPU_RETURN_IF_ERROR(patch_field(s, pk, pkt, f, entry_of[f]));
-  emit_patch_entries(s, pk, entry_of);
+/// Bind, check and pre-patch, list: one packet, already copied to out.dma_bytes. False when the
+/// input list turned out of order (the call starts over sorted).
+Result<bool> translate_packet(RenderState& s, const Packet& pk) {
+  auto* pkt = static_cast<std::uint32_t*>(s.args.dma_buffer) + s.out.dma_bytes / 4;
+  Binding b;
+  SGPU_ASSIGN_OR_RETURN(bool in_order, bind_patch_entries(s.patches, pk, b));
+  if (!in_order) return false;
+  for (unsigned f = 0; f < pk.info->address_count; ++f) SGPU_RETURN_IF_ERROR(patch_field(s, pk, pkt, f, b));
+  emit_patch_entries(s, pk, b);
   s.out.dma_bytes += pk.bytes();
   ++s.out.packets;
-  return ok_status();
+  return true;
+}
+
+/// The final pass: every input entry was bound to a packet. (The sorted copy checked this
+/// before the first packet.) False when the list turned out of order.
+Result<bool> check_unused_entries(InputPatchList& in, std::uint32_t length) {
+  std::uint32_t i;
+  PatchLocation e;
+  if (in.sorted || !in.peek(i, e)) return !in.out_of_order;
+  return Error::invalid("render: patch entry {} is unused: PatchOffset {} lies past the {}-byte command buffer", i,
+                        e.patch_offset, length);
+}
+
+/// One try of render(): in list order unless `sorted`; false when the list turned out of order.
+Result<bool> render_pass(const RenderArgs& a, bool sorted, RenderOutput& result) {
+  const CommandBuffer cmd{static_cast<const std::byte*>(a.command), a.command_length};
+  RenderState s{a, cmd, InputPatchList{}, 0, 0, 0, RenderOutput{}};
+  SGPU_RETURN_IF_ERROR(start_pass(a, cmd, sorted, s.patches));
+  SGPU_ASSIGN_OR_RETURN(s.dma_capacity, begin_pass("render", a.dma_buffer, a.dma_size, a.reserve_timestamps, s.out));
+  const std::uint32_t start = a.multipass_offset;
+  copy_pass(s, start);
+  const auto* dma = static_cast<const std::byte*>(a.dma_buffer);
+  bool final_pass = true;
+  for (std::uint32_t off = start; off < cmd.length;) {
+    // Inside the copy: dma_bytes + 4 <= dma_capacity always (the fence's room) and off < length.
+    std::uint32_t header;
+    std::memcpy(&header, dma + s.out.dma_bytes, 4);
+    SGPU_ASSIGN_OR_RETURN(auto pk, decode_header(header, off, cmd.length));
+    SGPU_ASSIGN_OR_RETURN(auto room, check_room(s, pk));
+    if (!room) {
+      s.out.multipass_offset = off;
+      final_pass = false;
+      break;
+    }
+    SGPU_ASSIGN_OR_RETURN(bool in_order, translate_packet(s, pk));
+    if (!in_order) return false;
+    off += pk.bytes();
+  }
+  if (final_pass) {
+    SGPU_ASSIGN_OR_RETURN(bool in_order, check_unused_entries(s.patches, cmd.length));
+    if (!in_order) return false;
+  } else {
+    s.out.resume = make_cursor(a, s.out.multipass_offset, s.patches.cursor, s.patches.sorted);
+  }
+
+  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, a.dma_size, a.private_data, final_pass, a.reserve_timestamps, s.out));
+  result = s.out;
+  return true;
 }
 
 }  // namespace
@@ -372,27 +548,13 @@ std::uint32_t timestamp_reserve_bytes() {
 
 Result<RenderOutput> render(const RenderArgs& a) {
   SGPU_RETURN_IF_ERROR(check_render_call(a));
-  const CommandBuffer cmd{static_cast<const std::byte*>(a.command), a.command_length};
-  SGPU_RETURN_IF_ERROR(check_multipass_offset(a.multipass_offset, cmd));
-  SGPU_ASSIGN_OR_RETURN(auto patches, read_patch_list(a));
-
-  RenderState s{a, cmd, std::move(patches), 0, RenderOutput{}};
-  SGPU_ASSIGN_OR_RETURN(s.dma_capacity, begin_pass("render", a.dma_buffer, a.dma_size, a.reserve_timestamps, s.out));
-  bool final_pass = true;
-  for (std::uint32_t off = a.multipass_offset; off < cmd.length;) {
-    SGPU_ASSIGN_OR_RETURN(auto pk, decode_header(cmd, off));
-    SGPU_ASSIGN_OR_RETURN(auto room, check_room(s, pk));
-    if (!room) {
-      s.out.multipass_offset = off;
-      final_pass = false;
-      break;
-    }
-    SGPU_RETURN_IF_ERROR(translate_packet(s, pk));
-    off += pk.bytes();
-  }
-
-  SGPU_RETURN_IF_ERROR(finish_pass(a.dma_buffer, a.dma_size, a.private_data, final_pass, a.reserve_timestamps, s.out));
-  return s.out;
+  RenderOutput out;
+  if (auto fast = render_pass(a, false, out); fast && *fast) return out;
+  // Out of order, or refused: the sorted copy decides, so that a refusal names what it always
+  // named (an entry later in the list may belong to an earlier packet, the list's unused entries
+  // come first). It cannot turn out of order.
+  SGPU_RETURN_IF_ERROR(render_pass(a, true, out).status());
+  return out;
 }
 
 }  // namespace sgpu::kmd

@@ -293,6 +293,7 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
 Result<SubmissionId> Scheduler::submit(kmd::Context& context, const umd::CommandList& cl) {
   SGPU_ASSIGN_OR_RETURN(auto csr, usable(context));
   if (cl.empty()) return Error::invalid("submit: context {}: the command list is empty", context.id());
+  kmd::RenderCursor resume;  // each pass starts where the previous one stopped, in O(1)
   return run_passes(*csr, cl.allocations(), 0, "submit: Render", [&](Pass& pass, std::uint32_t offset) {
     kmd::RenderArgs a;
     a.command = cl.commands().data();
@@ -308,9 +309,12 @@ Result<SubmissionId> Scheduler::submit(kmd::Context& context, const umd::Command
     a.patch_out = pass.patches.data();
     a.patch_out_size = static_cast<std::uint32_t>(pass.patches.size());
     a.multipass_offset = offset;
+    if (offset != 0) a.resume = resume;
     a.max_slot_id = adapter_.caps().max_allocation_list_slot_id;
     a.reserve_timestamps = pass.timestamps;
-    return kmd::render(a);
+    auto out = kmd::render(a);
+    if (out) resume = out->resume;
+    return out;
   });
 }
 

@@ -70,6 +70,21 @@ struct RenderPrivateData {
   static constexpr std::uint32_t kHasTimestamps = 2;  ///< the pass carries the timestamp bracket
 };
 
+/// Where a pass stopped (RenderOutput::resume), handed back with the next call (RenderArgs::resume)
+/// so that pass starts there at once. Without it a continuing pass walks the packet headers from
+/// offset 0 to prove MultipassOffset a packet boundary and reads the whole input patch list again,
+/// so N passes cost O(N^2). Opaque to the caller: Render refuses (InvalidArgument) a cursor it did
+/// not issue for this command buffer, this input patch list (their addresses and sizes) and this
+/// MultipassOffset. (The check value catches a caller's mistake, not an attacker: the caller is
+/// the kernel. Whatever the cursor, every packet of the pass is still checked in full.)
+struct RenderCursor {
+  std::uint32_t command_offset = 0;  ///< = RenderOutput::multipass_offset
+  std::uint32_t patch_index = 0;     ///< the first input patch entry the pass has not bound
+  std::uint32_t flags = 0;           ///< kSortedList: the list is not in PatchOffset order
+  std::uint64_t check = 0;           ///< 0 = no cursor
+  static constexpr std::uint32_t kSortedList = 1;
+};
+
 /// DXGKARG_RENDER.
 struct RenderArgs {
   const void* command = nullptr;  ///< pCommand: the user command buffer (untrusted)
@@ -87,6 +102,9 @@ struct RenderArgs {
   /// MultipassOffset: 0 on the first call for a command buffer; a call that returned
   /// complete == false set it to the command byte offset to continue from.
   std::uint32_t multipass_offset = 0;
+  /// With multipass_offset: the previous pass's RenderOutput::resume (check = 0: none; the pass
+  /// then proves multipass_offset a packet boundary by walking the headers from offset 0).
+  RenderCursor resume;
   std::uint32_t max_slot_id = 256;          ///< DXGK_DRIVERCAPS.MaxAllocationListSlotId
   /// Tracing: reserve the timestamp bracket (header comment) in this pass.
   bool reserve_timestamps = false;
@@ -101,13 +119,15 @@ struct RenderOutput {
   /// multipass_offset and a fresh DMA buffer / list.
   bool complete = true;
   std::uint32_t multipass_offset = 0;
+  RenderCursor resume;              ///< when !complete: for RenderArgs::resume of the next call
   std::uint32_t packets = 0;        ///< packets translated by this call
 };
 
 /// DxgkDdiRender. Errors (InvalidArgument unless noted), each naming the command byte offset of
 /// the packet and/or the patch-list index:
 ///  - command_length not a multiple of 4, or multipass_offset not on a packet boundary reached by
-///    an earlier pass (checked: it must be < command_length and a multiple of 4);
+///    an earlier pass (checked: it must be < command_length and a multiple of 4, and either the
+///    resume cursor is the one Render issued for it or the headers before it lead to it);
 ///  - a header with dwords = 0, a length past the end of the command buffer, fewer or more dwords
 ///    than the packet's min/max, flag bits the packet does not define;
 ///  - an unknown opcode (PermissionDenied is not used: ILLEGAL_INSTRUCTION maps to InvalidArgument);

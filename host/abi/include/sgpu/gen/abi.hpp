@@ -193,11 +193,22 @@ inline constexpr std::array<PacketInfo, 15> kPackets{{
      {packet_tables::kIndirectPayload, 3}, "", {nullptr, 0}},
 }};
 
+/// kPackets' index for each opcode, kNoPacket for an unknown one: built at compile time so
+/// find_packet, which Render and Patch call per packet, is one load, not a search.
+inline constexpr std::uint8_t kNoPacket = 0xff;
+inline constexpr std::array<std::uint8_t, 256> kPacketIndex = [] {
+  std::array<std::uint8_t, 256> index{};
+  for (auto& i : index) i = kNoPacket;
+  for (std::size_t i = 0; i < kPackets.size(); ++i)
+    index[static_cast<std::uint8_t>(kPackets[i].opcode)] = static_cast<std::uint8_t>(i);
+  return index;
+}();
+static_assert(kPackets.size() < kNoPacket);
+
 /// The packet with this opcode, or nullptr for an unknown opcode.
 constexpr const PacketInfo* find_packet(std::uint8_t opcode) {
-  for (const auto& p : kPackets)
-    if (static_cast<std::uint8_t>(p.opcode) == opcode) return &p;
-  return nullptr;
+  const std::uint8_t i = kPacketIndex[opcode];
+  return i == kNoPacket ? nullptr : &kPackets[i];
 }
 
 /// Dword index of each payload field (the header is dword 0).
