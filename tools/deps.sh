@@ -22,6 +22,7 @@ if ((!demo_only)); then
   packages+=(
     qemu-system-x86 busybox-static cpio   # the pcie VM test (tools/vm)
     openfpgaloader                        # flashing the boards (fpga/scripts)
+    valgrind                              # make bench: sim_instructions_per_cycle (callgrind)
   )
 fi
 

@@ -1,6 +1,6 @@
 // Simulation-speed benchmark of the whole Verilated design driven by libsgpu.
 //
-// Prints one JSON object (see cmake/SgpuBench.cmake):
+// Prints one JSON object (see cmake/SgpuBench.cmake); the fast model (sim::SimModel::Fast):
 //   sim_cycles_per_second        simulated core cycles per wall second while the engine streams
 //                                submissions (ring kept full of 4 KiB DMA buffers)
 //   sim_cycles_per_second_idle   the same with the engine idle (the clock just runs)
@@ -45,7 +45,10 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 int main() {
   sgpu::TransportRegistry registry;
   check(sgpu::tb::register_backends(registry), "register the testbench's backends");
-  const sgpu::sim::SimConfig& options = *registry.options<sgpu::sim::SimConfig>("sim");  // 64-cycle reads, 250 MHz
+  sgpu::sim::SimConfig& options = *registry.options<sgpu::sim::SimConfig>("sim");  // 64-cycle reads, 250 MHz
+  // The fast model, as `sgpu` runs it by default (bench_sim_instructions compares the checked one).
+  options.model = sgpu::sim::SimModel::Fast;
+  options.check_axi = false;
   auto timed_owner = std::make_unique<sgpu::TimedTransport>(check(registry.open("sim"), "open sim"));
   sgpu::TimedTransport* timed = timed_owner.get();
   sgpu::DeviceOptions dopt;

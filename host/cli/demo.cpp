@@ -130,8 +130,8 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   // The simulated board's settings, for the backends that run one.
   const std::string_view backend = dev.transport().name();
   if (const sim::SimConfig* board = tb::board_options(*options.registry, backend))
-    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz)", backend,
-             board->read_latency, board->write_latency, board->clock_hz / 1e6);
+    rep.line("softgpu demo on transport '{}' ({} read / {} write latency cycles, {:.0f} MHz, {} model)", backend,
+             board->read_latency, board->write_latency, board->clock_hz / 1e6, sim::to_string(sim::model_for(*board)));
   else if (backend == "pcie")
     rep.line("softgpu demo on transport 'pcie' (a card; times below are real time)");
   else

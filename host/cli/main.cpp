@@ -57,7 +57,12 @@ int main(int argc, char** argv) {
   app.add_option("--write-latency", board.write_latency,
                  "Host-memory write latency of the simulated device, in core cycles")
       ->capture_default_str();
-  app.add_option("--fst", board.fst_path, "Write an FST waveform of the simulated device to this file");
+  bool checked = false;
+  app.add_flag("--checked", checked,
+               "Simulate the checked model (RTL assertions, AXI protocol checker, waveform support) instead of the "
+               "fast one: several times slower, for debugging");
+  app.add_option("--fst", board.fst_path,
+                 "Write an FST waveform of the simulated device to this file (implies --checked)");
   app.add_option("--seed", board.seed, "Seed for random stalls and X initialisation")->capture_default_str();
   double clock_mhz = board.clock_hz / 1e6;
   app.add_option("--clock-mhz", clock_mhz, "Core clock of the simulated device, MHz")
@@ -128,6 +133,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (trace_opt->count() > 0) demo.trace_path = trace_path;
   board.clock_hz = clock_mhz * 1e6;
+  // The fast model by default; a waveform needs the checked one's trace code (so does $SGPU_FST,
+  // which sim::model_for() honours; the AXI checker then stays off unless --checked).
+  if (!board.fst_path.empty()) checked = true;
+  board.model = checked ? sgpu::sim::SimModel::Checked : sgpu::sim::SimModel::Fast;
+  board.check_axi = checked;
   for (const std::string& id : pci_ids) card.extra_ids.push_back(sgpu::pcie::parse_pci_id(id).value());
   sgpu::tb::set_board(registry, board);
   // pcie-sim runs the simulated board under the same transport (and its flags) as a card.

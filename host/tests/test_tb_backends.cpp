@@ -1,12 +1,23 @@
 // The testbench's transports as programs register them: tb::register_backends adds "sim",
 // "model", "pcie-sim" and, where the co-simulated boards are built, "board", with their own
-// options, once; set_board reaches every backend that runs the simulated board.
+// options, once; set_board reaches every backend that runs the simulated board. The sim board's
+// two model configurations (fast, checked) agree.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "Vsgpu_top.h"
+#include "Vsgpu_top_fast.h"
 #include "backends/backends.hpp"
+#include "common/bench.hpp"
 #include "model/model_transport.hpp"
 #include "pcie/pcie_sim_transport.hpp"
 #include "sgpu/device.hpp"
+#include "sgpu/packet_writer.hpp"
+#include "sim/sim_device.hpp"
 #include "sim/sim_transport.hpp"
 
 using namespace sgpu;
@@ -111,4 +122,81 @@ TEST_CASE("tb backends: a pcie-sim board with a clock that is not positive is re
   REQUIRE_FALSE(t);
   CHECK(t.error().code == Errc::InvalidArgument);
   CHECK_THAT(t.error().message, Catch::Contains("pcie-sim: clock_hz"));
+}
+
+namespace {
+
+// A few submissions of WRITE_DATA + FENCE on a device of the given model: the device cycle
+// counter when the last fence is done and the bytes written.
+struct FastRun {
+  std::uint64_t cycles = 0;
+  std::vector<std::uint32_t> written;
+  sim::SimModel model = sim::SimModel::Checked;
+};
+
+FastRun run_small_workload(sim::SimModel model) {
+  sim::SimConfig board;
+  board.model = model;
+  board.check_axi = model == sim::SimModel::Checked;
+  auto device = std::make_shared<sim::SimDevice>(board);
+  FastRun run;
+  run.model = device->model();
+  auto dev = Device::open(sim::open_sim_transport_over(device), DeviceOptions{});
+  REQUIRE(dev);
+  Transport& t = dev->transport();
+  auto target = t.alloc_dma(4096);
+  REQUIRE(target);
+  std::memset(target->cpu(), 0, 4096);
+  RingFence last;
+  for (std::uint32_t s = 0; s < 4; ++s) {
+    auto buf = t.alloc_dma(4096);
+    REQUIRE(buf);
+    PacketWriter w(*buf);
+    std::vector<std::uint32_t> data(16, 0xC0DE0000u + s);
+    REQUIRE(w.write_data(target->bus_addr() + 64u * s, data.data(), data.size()));
+    REQUIRE(w.fence(target->bus_addr() + 1024 + 8u * s, s, 0));
+    auto fence = dev->submit_next({&*buf, 0, w.offset(), 0, abi::ring_flags::kPrivileged});
+    REQUIRE(fence);
+    last = *fence;
+    REQUIRE(dev->wait_fence(last, std::chrono::milliseconds(10)));
+  }
+  auto cycles = dev->cycle_counter();
+  REQUIRE(cycles);
+  run.cycles = *cycles;
+  const auto* words = static_cast<const std::uint32_t*>(target->cpu());
+  run.written.assign(words, words + 1024 / 4 + 8);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("sim: the fast model (one eval per cycle) runs the checked model's cycles and writes its bytes",
+          "[transport][sim]") {
+  const FastRun checked = run_small_workload(sim::SimModel::Checked);
+  const FastRun fast = run_small_workload(sim::SimModel::Fast);
+  CHECK(checked.model == sim::SimModel::Checked);
+  CHECK(fast.model == sim::SimModel::Fast);
+  CHECK(fast.cycles == checked.cycles);
+  CHECK(fast.written == checked.written);
+  CHECK(fast.written[0] == 0xC0DE0000u);
+  CHECK(fast.written[3 * 16] == 0xC0DE0003u);
+}
+
+TEST_CASE("sim: a waveform selects the checked model, and a fast model refuses one", "[transport][sim]") {
+  sim::SimConfig board;
+  board.model = sim::SimModel::Fast;
+  CHECK(sim::model_for(board) == sim::SimModel::Fast);
+  board.fst_path = "wave.fst";
+  CHECK(sim::model_for(board) == sim::SimModel::Checked);
+  CHECK(sim::to_string(sim::SimModel::Fast) == "fast");
+  CHECK(sim::to_string(sim::SimModel::Checked) == "checked");
+
+  // The fast model has no trace code: a bench of it asked for a waveform throws before it builds.
+  using FastBench = tb::Bench<Vsgpu_top_fast>;
+  CHECK_FALSE(tb::HasTrace<Vsgpu_top_fast>::value);
+  CHECK(tb::HasTrace<Vsgpu_top>::value);
+  FastBench::Options options;
+  options.fst_path = "never-written.fst";
+  CHECK_THROWS_AS(FastBench(options), std::invalid_argument);
+  CHECK_FALSE(std::filesystem::exists("never-written.fst"));
 }

@@ -19,7 +19,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <verilated.h>
@@ -31,22 +34,44 @@
 
 namespace sgpu::tb {
 
+/// Whether model `V` was verilated with trace code (the checked configuration; the fast one has
+/// none, see cmake/SgpuVerilate.cmake).
+template <class V, class = void>
+struct HasTrace : std::false_type {};
+template <class V>
+struct HasTrace<V, std::void_t<decltype(std::declval<V&>().trace(std::declval<VerilatedFstC*>(), 0))>>
+    : std::true_type {};
+
+/// The waveform a bench was asked for: `path`, else $SGPU_FST, else none (empty).
+inline std::string requested_fst(std::string path) {
+  if (path.empty()) {
+    if (const char* env = std::getenv("SGPU_FST"); env != nullptr) path = env;
+  }
+  return path;
+}
+
 /// FST waveform of one Verilated model, written only when SGPU_FST=<path> is set (or a path is
 /// given explicitly), so tests and benchmarks pay nothing by default. The file is closed when
 /// the Trace is destroyed. Dump once per half cycle with the simulation time in ticks.
 template <class V>
 class Trace {
  public:
-  /// `path`: empty = use $SGPU_FST; if that is unset too, tracing is off.
+  /// `path`: empty = use $SGPU_FST; if that is unset too, tracing is off. A waveform asked of a
+  /// model without trace code is an error (std::invalid_argument), not a silent empty file.
   explicit Trace(V& top, std::string path = {}) {
-    if (path.empty()) {
-      if (const char* env = std::getenv("SGPU_FST"); env != nullptr) path = env;
-    }
+    path = requested_fst(std::move(path));
     if (path.empty()) return;
-    top.contextp()->traceEverOn(true);
-    fst_ = std::make_unique<VerilatedFstC>();
-    top.trace(fst_.get(), 99);
-    fst_->open(path.c_str());
+    if constexpr (HasTrace<V>::value) {
+      top.contextp()->traceEverOn(true);
+      fst_ = std::make_unique<VerilatedFstC>();
+      top.trace(fst_.get(), 99);
+      fst_->open(path.c_str());
+    } else {
+      (void)top;
+      throw std::invalid_argument("a waveform (" + path +
+                                  ") was asked of a model built without trace code (the fast configuration); "
+                                  "use the checked model");
+    }
   }
   ~Trace() {
     if (fst_) fst_->close();
@@ -81,6 +106,13 @@ class Bench {
   };
 
   explicit Bench(Options options) : context_(std::make_unique<VerilatedContext>()) {
+    // Refused before the model exists (Trace would refuse too, but a half-built bench's model
+    // would then be torn down without the context handling of ~Bench).
+    if (!HasTrace<V>::value && !requested_fst(options.fst_path).empty()) {
+      throw std::invalid_argument("a waveform (" + requested_fst(options.fst_path) +
+                                  ") was asked of a model built without trace code (the fast configuration); "
+                                  "use the checked model");
+    }
     context_->randReset(options.rand_reset);
     context_->randSeed(static_cast<int>(options.seed & 0x7fffffff));
     context_->assertOn(true);
@@ -112,9 +144,32 @@ class Bench {
   /// Adds an agent (owned by the caller; it must outlive the bench's use of it).
   void add(Agent& agent) { agents_.push_back(&agent); }
 
+  /// Function that makes the model see the next `clk_i = 1; eval()` as a rising edge without a
+  /// `clk_i = 0; eval()` before it (it clears the model's record of the clock's last level).
+  using ClockRearm = void (*)(V&);
+
+  /// One eval() per cycle instead of two: drive(), sample(), then the rising edge. Each eval()
+  /// re-evaluates all logic fed by the DUT's inputs (Verilator 5's input-combinational region
+  /// runs on every call), so the falling-edge eval costs as much as a third of a cycle while
+  /// deciding nothing. Valid only for a DUT none of whose outputs depends combinationally on an
+  /// input (sample() then reads the outputs the last edge left, which are this cycle's): the
+  /// caller vouches for that (sgpu_top: tb/sim/sim_device.cpp). Not with a waveform (one dump
+  /// per cycle would hide the clock).
+  void set_one_eval_per_cycle(ClockRearm rearm) { rearm_ = trace_->enabled() ? nullptr : rearm; }
+
   /// One clock cycle in the documented order.
   void tick() {
     make_current();
+    if (rearm_ != nullptr) {
+      for (Agent* a : agents_) a->drive();
+      for (Agent* a : agents_) a->sample();
+      rearm_(*dut_);
+      dut_->clk_i = 1;
+      dut_->eval();
+      for (Agent* a : agents_) a->edge();
+      ++cycle_;
+      return;
+    }
     for (Agent* a : agents_) a->drive();
     dut_->clk_i = 0;
     dut_->eval();
@@ -185,6 +240,7 @@ class Bench {
   std::unique_ptr<V> dut_;
   std::unique_ptr<Trace<V>> trace_;
   std::vector<Agent*> agents_;
+  ClockRearm rearm_ = nullptr;
   uint64_t cycle_ = 0;
 };
 

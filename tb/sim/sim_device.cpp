@@ -6,14 +6,14 @@
 #include <verilated.h>
 
 #include "Vsgpu_top.h"
+#include "Vsgpu_top_fast.h"
+#include "Vsgpu_top_fast___024root.h"
 #include "common/axi_lite_master.hpp"
 #include "common/axi_memory_agent.hpp"
 #include "common/bench.hpp"
 
 namespace sgpu::sim {
 namespace {
-
-constexpr std::uint64_t kMmioTimeoutCycles = tb::AxiLiteMaster<Vsgpu_top>::kTimeoutCycles;
 
 tb::AxiMemoryModel::Config memory_config(const SimConfig& c) {
   tb::AxiMemoryModel::Config m;
@@ -35,33 +35,84 @@ std::string hex(std::uint64_t v) {
 
 }  // namespace
 
+std::string_view to_string(SimModel model) { return model == SimModel::Fast ? "fast" : "checked"; }
+
+SimModel model_for(const SimConfig& config) {
+  return tb::requested_fst(config.fst_path).empty() ? config.model : SimModel::Checked;
+}
+
+// The board around one model configuration. The clock loops (step, run_until_irq, a register
+// access) are inside, one virtual call per loop rather than per cycle.
 struct SimDevice::Impl {
-  explicit Impl(SimConfig c)
-      : config(std::move(c)),
+  explicit Impl(SimConfig c) : config(std::move(c)) {}
+  virtual ~Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  virtual void reset() = 0;
+  virtual std::uint32_t read(std::uint32_t offset) = 0;
+  virtual void write(std::uint32_t offset, std::uint32_t value) = 0;
+  virtual bool irq() const = 0;
+  virtual void step(std::uint64_t cycles) = 0;
+  virtual bool run_until_irq(std::uint64_t max_cycles) = 0;
+  virtual std::uint64_t cycle() const = 0;
+  virtual tb::AxiMemoryModel& memory_port() = 0;
+
+  SimConfig config;
+  tb::HostMemory memory;
+};
+
+namespace {
+
+template <class V>
+struct Board final : SimDevice::Impl {
+  explicit Board(SimConfig c)
+      : Impl(std::move(c)),
         bench({"sgpu_top", 2, config.seed, config.fst_path}),
-        memory_port(bench.dut(), memory, memory_config(config), {config.check_axi, "axi"}),
+        port(bench.dut(), memory, memory_config(config), {config.check_axi, "axi"}),
         lite(bench.dut()) {
-    bench.add(memory_port);
+    bench.add(port);
     bench.add(lite);
   }
 
-  SimConfig config;
-  tb::Bench<Vsgpu_top> bench;
-  tb::HostMemory memory;
-  tb::AxiMemoryAgent<Vsgpu_top> memory_port;
-  tb::AxiLiteMaster<Vsgpu_top> lite;
+  tb::Bench<V> bench;
+  tb::AxiMemoryAgent<V> port;
+  tb::AxiLiteMaster<V> lite;
+
+  // A real falling edge of the asynchronous reset, so every flop is reset before the first clock.
+  void reset() override { bench.reset(tb::kDeviceResetCycles, 1, /*with_agents=*/true); }
+
+  std::uint32_t read(std::uint32_t offset) override {
+    lite.start_read(offset);
+    return access(offset);
+  }
+  void write(std::uint32_t offset, std::uint32_t value) override {
+    lite.start_write(offset, value);
+    access(offset);
+  }
+  bool irq() const override { return bench.dut().irq_o; }
+  void step(std::uint64_t cycles) override {
+    for (std::uint64_t i = 0; i < cycles; ++i) tick();
+  }
+  bool run_until_irq(std::uint64_t max_cycles) override {
+    const auto& top = bench.dut();
+    for (std::uint64_t i = 0; i < max_cycles && !top.irq_o; ++i) tick();
+    return top.irq_o;
+  }
+  std::uint64_t cycle() const override { return bench.cycle(); }
+  tb::AxiMemoryModel& memory_port() override { return port.model(); }
 
   void tick() {
     bench.tick();
-    if (!memory_port.checker().ok()) {
-      throw SimError("AXI protocol violation on the host-memory port: " +
-                     memory_port.checker().violations().front());
+    if (!port.checker().ok()) {
+      throw SimError("AXI protocol violation on the host-memory port: " + port.checker().violations().front());
     }
   }
 
   // One register access: the clock runs until its response; a response that never comes or a
   // slave error is the simulated hardware's failure.
   std::uint32_t access(std::uint32_t offset) {
+    constexpr std::uint64_t kMmioTimeoutCycles = tb::AxiLiteMaster<V>::kTimeoutCycles;
     const bool write = lite.write();
     for (std::uint64_t n = 0; !lite.done(); ++n) {
       if (n == kMmioTimeoutCycles) {
@@ -79,43 +130,49 @@ struct SimDevice::Impl {
   }
 };
 
-SimDevice::SimDevice(SimConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {
-  // A real falling edge of the asynchronous reset, so every flop is reset before the first clock.
-  impl_->bench.reset(tb::kDeviceResetCycles, 1, /*with_agents=*/true);
+// The fast model runs one eval() per cycle (Bench::set_one_eval_per_cycle): every output of
+// sgpu_top is a flop's (its input-combinational region assigns no output port; the demo's cycle
+// count and frame are those of the two-eval schedule, checked by host.demo and test_sim_device).
+// Verilator 5.006 detects the rising edge against `__Vtrigrprev__TOP__clk_i`, the level at the
+// last eval; another Verilator names it differently and this stops compiling, not silently
+// misbehaving.
+void rearm_clock(Vsgpu_top_fast& top) { top.rootp->__Vtrigrprev__TOP__clk_i = 0; }
+
+std::unique_ptr<SimDevice::Impl> make_board(SimConfig config) {
+  if (model_for(config) == SimModel::Fast) {
+    auto board = std::make_unique<Board<Vsgpu_top_fast>>(std::move(config));
+    board->bench.set_one_eval_per_cycle(&rearm_clock);
+    return board;
+  }
+  return std::make_unique<Board<Vsgpu_top>>(std::move(config));
 }
+
+}  // namespace
+
+SimDevice::SimDevice(SimConfig config) : impl_(make_board(std::move(config))) { impl_->reset(); }
 
 SimDevice::~SimDevice() = default;
 
-std::uint32_t SimDevice::mmio_read32(std::uint32_t offset) {
-  impl_->lite.start_read(offset);
-  return impl_->access(offset);
-}
+std::uint32_t SimDevice::mmio_read32(std::uint32_t offset) { return impl_->read(offset); }
 
-void SimDevice::mmio_write32(std::uint32_t offset, std::uint32_t value) {
-  impl_->lite.start_write(offset, value);
-  impl_->access(offset);
-}
+void SimDevice::mmio_write32(std::uint32_t offset, std::uint32_t value) { impl_->write(offset, value); }
 
 tb::HostMemory& SimDevice::memory() { return impl_->memory; }
 
-bool SimDevice::irq() const { return impl_->bench.dut().irq_o; }
+bool SimDevice::irq() const { return impl_->irq(); }
 
-void SimDevice::step(std::uint64_t cycles) {
-  for (std::uint64_t i = 0; i < cycles; ++i) impl_->tick();
-}
+void SimDevice::step(std::uint64_t cycles) { impl_->step(cycles); }
 
-bool SimDevice::run_until_irq(std::uint64_t max_cycles) {
-  const auto& top = impl_->bench.dut();
-  for (std::uint64_t i = 0; i < max_cycles && !top.irq_o; ++i) impl_->tick();
-  return top.irq_o;
-}
+bool SimDevice::run_until_irq(std::uint64_t max_cycles) { return impl_->run_until_irq(max_cycles); }
 
-std::uint64_t SimDevice::cycle() const { return impl_->bench.cycle(); }
+std::uint64_t SimDevice::cycle() const { return impl_->cycle(); }
 
 const SimConfig& SimDevice::config() const { return impl_->config; }
 
-const tb::AxiMemoryModel& SimDevice::memory_port() const { return impl_->memory_port.model(); }
+SimModel SimDevice::model() const { return model_for(impl_->config); }
 
-tb::AxiMemoryModel& SimDevice::memory_port() { return impl_->memory_port.model(); }
+const tb::AxiMemoryModel& SimDevice::memory_port() const { return impl_->memory_port(); }
+
+tb::AxiMemoryModel& SimDevice::memory_port() { return impl_->memory_port(); }
 
 }  // namespace sgpu::sim

@@ -7,12 +7,24 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "common/axi_memory.hpp"
 #include "common/axi_checker.hpp"
 #include "common/host_memory.hpp"
 
 namespace sgpu::sim {
+
+/// Which Verilated configuration of sgpu_top runs (cmake/SgpuVerilate.cmake, docs/architecture.md).
+enum class SimModel {
+  /// Assertions and trace code compiled in, X assignments random per seed: what the tests use.
+  Checked,
+  /// Neither (and -O3): the same cycles for a fraction of the host instructions. What the CLI,
+  /// the demo and the benchmarks use.
+  Fast,
+};
+
+std::string_view to_string(SimModel model);
 
 struct SimConfig {
   /// Host-memory model timing, in core clocks (see AxiMemoryModel::Config).
@@ -28,7 +40,14 @@ struct SimConfig {
   std::string fst_path;
   /// Run the AXI protocol checker on the host-memory port (throws on a violation).
   bool check_axi = true;
+  /// The model configuration. A waveform (fst_path or SGPU_FST) needs the checked model's trace
+  /// code, so asking for one runs the checked model whatever this says (model_for()).
+  SimModel model = SimModel::Checked;
 };
+
+/// The model a device with this configuration runs: `config.model`, or Checked if a waveform is
+/// asked for.
+SimModel model_for(const SimConfig& config);
 
 /// Thrown when the simulated hardware breaks a rule (AXI protocol, MMIO timeout).
 struct SimError : std::runtime_error {
@@ -58,13 +77,17 @@ class SimDevice {
   /// Clock cycles since construction.
   std::uint64_t cycle() const;
   const SimConfig& config() const;
+  /// The configuration that runs (model_for(config())).
+  SimModel model() const;
 
   /// The host-memory port's model: statistics, and error injection for fault tests.
   const tb::AxiMemoryModel& memory_port() const;
   tb::AxiMemoryModel& memory_port();
 
- private:
+  /// The board around one model configuration (defined and only usable in sim_device.cpp).
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 
