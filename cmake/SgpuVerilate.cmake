@@ -77,6 +77,12 @@ function(sgpu_verilate target)
     target_compile_definitions(sgpu_verilated_runtime PRIVATE
       VM_COVERAGE=0 VM_SC=0 VM_TRACE=1 VM_TRACE_VCD=0 VM_TRACE_FST=1)
     target_compile_options(sgpu_verilated_runtime PRIVATE -O2 -w)
+    if(SGPU_SANITIZE)
+      # GTKWave's FST writer (fstapi.c, inside verilated_fst_c.cpp) stores 32-bit words at odd
+      # addresses on purpose (x86 allows it); UBSan's alignment check is off in Verilator's
+      # runtime only.
+      target_compile_options(sgpu_verilated_runtime PRIVATE -fno-sanitize=alignment)
+    endif()
     target_include_directories(sgpu_verilated_runtime SYSTEM PUBLIC
       ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
     # What verilate() links the model with (zlib for FST, threads) is the runtime's to need.

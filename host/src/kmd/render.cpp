@@ -278,7 +278,9 @@ void copy_pass(RenderState& s, std::uint32_t off) {
   const std::uint32_t room = s.dma_capacity > s.out.dma_bytes ? s.dma_capacity - s.out.dma_bytes : 0;
   s.copied = std::min(s.cmd.length - off, room);
   s.copied_at = s.out.dma_bytes;
-  std::memcpy(static_cast<std::byte*>(s.args.dma_buffer) + s.copied_at, s.cmd.bytes + off, s.copied);
+  // An empty command buffer may come as a null pointer: memcpy must not see it, even for 0 bytes.
+  if (s.copied != 0)
+    std::memcpy(static_cast<std::byte*>(s.args.dma_buffer) + s.copied_at, s.cmd.bytes + off, s.copied);
 }
 
 /// The header alone: what the packet is, how long, whether it is allowed at all.
