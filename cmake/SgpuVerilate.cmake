@@ -79,9 +79,9 @@ function(sgpu_verilate target)
     target_compile_options(sgpu_verilated_runtime PRIVATE -O2 -w)
     if(SGPU_SANITIZE)
       # GTKWave's FST writer (fstapi.c, inside verilated_fst_c.cpp) stores 32-bit words at odd
-      # addresses on purpose (x86 allows it); UBSan's alignment check is off in Verilator's
-      # runtime only.
-      target_compile_options(sgpu_verilated_runtime PRIVATE -fno-sanitize=alignment)
+      # addresses on purpose (x86 allows it) and shifts negative ints left (its variable-length
+      # integer code); those two UBSan checks are off in Verilator's runtime only.
+      target_compile_options(sgpu_verilated_runtime PRIVATE -fno-sanitize=alignment,shift)
     endif()
     target_include_directories(sgpu_verilated_runtime SYSTEM PUBLIC
       ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
