@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "sgpu/file_output.hpp"
+
 namespace sgpu::demo {
 
 namespace {
@@ -149,12 +151,7 @@ std::string timeline_svg(const Timeline& tl, unsigned width) {
 }
 
 Status write_timeline_svg(const std::string& path, const Timeline& timeline, unsigned width) {
-  const std::string text = timeline_svg(timeline, width);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return Error::invalid("timeline picture: cannot open {} for writing", path);
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return Error::invalid("timeline picture: writing {} failed", path);
-  return ok_status();
+  return write_file(path, timeline_svg(timeline, width), "timeline picture");
 }
 
 }  // namespace sgpu::demo

@@ -1,5 +1,6 @@
 // The generic decoder over abi::kPackets: nothing here names a packet.
 #include "sgpu/diag/disasm.hpp"
+#include "sgpu/file_output.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -207,16 +208,11 @@ Result<std::vector<std::uint32_t>> read_dword_file(const std::string& path) {
 }
 
 Status write_dword_file(const std::string& path, const std::vector<std::uint32_t>& dwords) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error::invalid("cannot create dump file '{}'", path);
-  for (const std::uint32_t w : dwords) {
-    const char b[4] = {static_cast<char>(w & 0xff), static_cast<char>((w >> 8) & 0xff),
-                       static_cast<char>((w >> 16) & 0xff), static_cast<char>((w >> 24) & 0xff)};
-    out.write(b, 4);
-  }
-  out.close();
-  if (!out) return Error::invalid("cannot write dump file '{}'", path);
-  return ok_status();
+  std::string bytes;
+  bytes.reserve(4 * dwords.size());
+  for (const std::uint32_t w : dwords)  // little-endian whatever the host
+    for (unsigned shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<char>((w >> shift) & 0xff));
+  return write_file(path, bytes, "dump file");
 }
 
 }  // namespace sgpu::diag

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,6 +10,7 @@
 
 #include "sgpu/aperture.hpp"
 #include "sgpu/gen/sgpu_reg_enums.hpp"
+#include "sgpu/file_output.hpp"
 
 namespace sgpu::diag {
 
@@ -447,10 +447,7 @@ Result<std::vector<std::string>> write_files(const PostMortem& pm, const std::st
   }
   for (const auto& [ext, text] : {std::pair<std::string, std::string>{".json", json_text}, {".txt", to_text(pm)}}) {
     const std::string path = base.string() + ext;
-    std::ofstream out(path, std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return Error::invalid("cannot write post-mortem file '{}'", path);
+    SGPU_RETURN_IF_ERROR(write_file(path, text, "post-mortem"));
     written.push_back(path);
   }
   return written;

@@ -1,5 +1,7 @@
 #include "sgpu/trace/timeline.hpp"
 
+#include "sgpu/file_output.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -190,13 +192,7 @@ std::string Timeline::to_json() const {
 }
 
 Status Timeline::write(const std::string& path) const {
-  const std::string text = to_json();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return Error::invalid("trace: cannot open {} for writing", path);
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) return Error::invalid("trace: writing {} failed", path);
-  return ok_status();
+  return write_file(path, to_json(), "trace");
 }
 
 }  // namespace sgpu::trace
