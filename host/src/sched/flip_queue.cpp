@@ -191,6 +191,7 @@ Result<PresentFence> FlipQueue::present(const PresentRequest& r, std::chrono::na
     return Error::invalid("flip queue: present destination described as {}x{} pitch {} ({} B/pixel); the primaries "
                           "are {}x{} pitch {} ({} B/pixel)", r.dst_desc.width, r.dst_desc.height, r.dst_desc.pitch,
                           r.dst_desc.bytes_per_pixel, s.width, s.height, s.pitch, s.bytes_per_pixel);
+  const auto requested = now();
   SGPU_RETURN_IF_ERROR(acquire(timeout));
   if (r.dst != back())  // a dropped present gave its primary back while we waited
     return Error::invalid("flip queue: the back primary changed to {} while waiting (a present was dropped)", next_);
@@ -199,6 +200,7 @@ Result<PresentFence> FlipQueue::present(const PresentRequest& r, std::chrono::na
   rec.fence = PresentFence{records_.size() + 1};
   rec.submission = sub;
   rec.primary = next_;
+  rec.requested_at = requested;
   rec.presented_at = now();
   records_.push_back(std::move(rec));
   unflipped_.push_back(records_.back().fence);

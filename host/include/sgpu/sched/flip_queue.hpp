@@ -77,7 +77,8 @@ struct FlipRecord {
   SubmissionId submission;  ///< the Present's Scheduler submission
   unsigned primary = 0;     ///< 0 or 1: which primary it wrote
   PresentStatus status = PresentStatus::Rendering;
-  std::chrono::nanoseconds presented_at{};  ///< present() submitted it (transport time)
+  std::chrono::nanoseconds requested_at{};  ///< present() was called (transport time)
+  std::chrono::nanoseconds presented_at{};  ///< present() submitted it, its primary off screen
   std::chrono::nanoseconds armed_at{};      ///< the queue saw the Present complete
   std::chrono::nanoseconds flipped_at{};    ///< the vsync at which it went on screen
   std::uint64_t vsync = 0;                  ///< that vsync's number (1, 2, ...)
