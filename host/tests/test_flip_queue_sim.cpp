@@ -191,6 +191,13 @@ TEST_CASE("flip queue sim: periodic vsync: presenting into the primary on screen
   CHECK(t.error().message.find("present fence 4") != std::string::npos);
   REQUIRE(q.wait(f4, 5ms));
   CHECK(q.frames_presented() == 4);
+  // Every vsync up to now is counted, also those that passed while nothing was armed.
+  Transport& clock = rig.rt->device().transport();
+  REQUIRE(rig.rt->scheduler().run_until(clock.now() + 10 * kPeriod));
+  REQUIRE(q.query(f4));
+  CHECK(q.vsyncs() == static_cast<std::uint64_t>((clock.now() - first_vsync) / kPeriod) + 1);
+  CHECK(q.frames_presented() == 4);
+  CHECK(*q.next_vsync_at() > clock.now());
 }
 
 TEST_CASE("flip queue sim: misuse is refused with a typed error and submits nothing", "[flip][sim]") {

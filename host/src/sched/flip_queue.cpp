@@ -104,8 +104,18 @@ Status FlipQueue::observe() {
   const auto t = now();
   // Vsyncs that passed since the last call: flips armed before them take effect at them (a flip
   // armed now was seen complete only now, after those vsyncs).
-  if (options_.vsync_period.count() > 0)
-    for (; next_vsync_ <= t; next_vsync_ += options_.vsync_period) SGPU_RETURN_IF_ERROR(on_vsync(next_vsync_));
+  const auto period = options_.vsync_period;
+  while (period.count() > 0 && next_vsync_ <= t) {
+    const bool armed = !unflipped_.empty() && records_[unflipped_.front().value() - 1].status == PresentStatus::Armed;
+    if (armed) {
+      SGPU_RETURN_IF_ERROR(on_vsync(next_vsync_));
+      next_vsync_ += period;
+    } else {  // nothing can flip at any of them: count them at once (a long idle, a short period)
+      const std::uint64_t passed = static_cast<std::uint64_t>((t - next_vsync_) / period) + 1;
+      vsyncs_ += passed;
+      next_vsync_ += period * static_cast<std::int64_t>(passed);
+    }
+  }
   for (auto it = unflipped_.begin(); it != unflipped_.end();) {
     FlipRecord& r = records_[it->value() - 1];
     if (r.status == PresentStatus::Rendering) {
