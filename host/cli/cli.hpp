@@ -20,7 +20,7 @@ struct CommonOptions {
 
 struct DemoOptions {
   std::string png_path = "sgpu-demo.png";  ///< the last frame; the report (.txt), the strip (.frames.png) beside it
-  unsigned frames = 4;                     ///< frames presented through the flip queue
+  unsigned frames = 3;                     ///< frames presented through the flip queue
   unsigned vsync_us = 500;                 ///< the display's refresh period, device time
   bool no_hang = false;                    ///< skip the injected hang and its recovery
   bool no_reference = false;               ///< skip the comparison with the C++ reference model

@@ -121,9 +121,14 @@ class Run {
       const std::uint32_t number = n + 1;
       // The previous frame's Present reads the back buffer: it must be done before this frame
       // overwrites it (its flip need not be: that frame stays on screen meanwhile).
-      if (n > 0)
+      // Asking the flip queue right after arms that frame's flip at once (it sees Presents
+      // complete only when called), so it goes on screen at the next vsync.
+      if (n > 0) {
         if (Status st = s_.wait(flips.history()[n - 1].submission, o_.timeout); !st)
           return at(fmt::format("wait for the Present of frame {}", n), st.error());
+        if (auto q = flips.query(flips.history()[n - 1].fence); !q)
+          return at(fmt::format("query the flip of frame {}", n), q.error());
+      }
       // render: the scene, two lists on one context (in order).
       umd::CommandList sprites;
       SGPU_RETURN_IF_ERROR(record_sprites(g, sa, sprites, n));

@@ -34,7 +34,7 @@ struct WorkloadOptions {
   bool inject_hang = true;
   std::uint32_t copy_chunks = 8;  ///< 64 KiB copies the copy context streams
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(50);  ///< per wait, device time
-  std::uint32_t frames = 4;  ///< frames rendered and presented (at least 1)
+  std::uint32_t frames = 3;  ///< frames rendered and presented (at least 1)
   /// The display's refresh period (device time). Far above 60 Hz: a 60 Hz display would leave the
   /// simulated device idle for 16.7 ms per frame, about 4 million simulated cycles.
   std::chrono::nanoseconds vsync_period = std::chrono::microseconds(500);
