@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sgpu/sched/runtime.hpp"
+#include "sgpu/trace/timeline.hpp"
 
 namespace sgpu::sched {
 
@@ -96,6 +97,12 @@ Status FlipQueue::on_vsync(std::chrono::nanoseconds at) {
   screen_ = r.primary;
   screen_fence_ = r.fence;
   ++frames_;
+  // On the present context's row of a timeline trace: when each frame went on screen.
+  if (trace::Recorder* tr = scheduler_.trace())
+    tr->instant(trace::Track::context_queue(context_.id()), "flip (vsync)", trace::TracePoint::host(at),
+                {{"present_fence", static_cast<std::int64_t>(r.fence.value())},
+                 {"primary", static_cast<std::int64_t>(r.primary)},
+                 {"vsync", static_cast<std::int64_t>(vsyncs_)}});
   return options_.capture ? capture(r) : ok_status();
 }
 
