@@ -180,3 +180,19 @@ TEST_CASE("demo PNG strip: errors name the path and what is wrong", "[demo][png]
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message.find("frame 1 has 8 bytes") != std::string::npos);
 }
+
+TEST_CASE("demo workload: zero frames is refused before anything is submitted", "[demo][model]") {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto transport = registry.open("model");
+  REQUIRE(transport);
+  auto rt = sched::Runtime::open(std::move(*transport), {});
+  if (!rt) FAIL(to_string(rt.error()));
+  demo::WorkloadOptions wo;
+  wo.frames = 0;
+  auto r = demo::run_workload(**rt, wo);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::InvalidArgument);
+  CHECK(r.error().message.find("frames") != std::string::npos);
+  CHECK((*rt)->scheduler().counters().submissions == 0);
+}

@@ -280,3 +280,29 @@ TEST_CASE("flip queue sim: a present whose context is lost is dropped: its fence
   CHECK(q.on_screen() == 0u);
   CHECK(q.frames_presented() == 1);
 }
+
+TEST_CASE("flip queue sim: deadlines: a primary that stays on screen and a Present still running time out, named",
+          "[flip][sim]") {
+  Rig rig(200us);
+  FlipQueue& q = *rig.queue;
+  Scheduler& s = rig.rt->scheduler();
+  const PresentFence f1 = rig.present(0xff111111u);
+  // Right after present(): the Present cannot have run yet.
+  auto early = q.wait(f1, 1ns);
+  REQUIRE_FALSE(early);
+  CHECK(early.error().code == Errc::Timeout);
+  CHECK(early.error().message.find("present fence 1") != std::string::npos);
+  rig.present(0xff222222u);
+  // Primary 0 holds frame 1 until frame 2's flip, at the earliest two vsyncs away.
+  const auto submissions = s.counters().submissions;
+  auto held = q.present(Rig::fill(q.back(), 0xff333333u), 1us);
+  REQUIRE_FALSE(held);
+  CHECK(held.error().code == Errc::Timeout);
+  CHECK(held.error().message.find("primary 0") != std::string::npos);
+  CHECK(s.counters().submissions == submissions);
+  auto acq = q.acquire(1us);
+  REQUIRE_FALSE(acq);
+  CHECK(acq.error().code == Errc::Timeout);
+  REQUIRE(q.acquire(5ms));
+  CHECK(q.on_screen() == 1u);
+}
