@@ -42,7 +42,8 @@ build: deps configure
 cli: configure
 	cmake --build $(BUILD) -j $(JOBS) --target sgpu_cli
 
-# Beside the frame: the timeline (demo.trace.json, demo.timeline.svg) and the post-mortem of the
+# demo.png is the last frame on screen; beside it every frame side by side (demo.frames.png), the
+# report (demo.txt), the timeline (demo.trace.json, demo.timeline.svg) and the post-mortem of the
 # injected hang (demo-postmortem/).
 demo: cli
 	$(BUILD)/bin/sgpu demo --png $(BUILD)/demo.png --trace --postmortem $(BUILD)/demo-postmortem

@@ -19,7 +19,9 @@ struct CommonOptions {
 };
 
 struct DemoOptions {
-  std::string png_path = "sgpu-demo.png";  ///< the presented frame; the report goes beside it (.txt)
+  std::string png_path = "sgpu-demo.png";  ///< the last frame; the report (.txt), the strip (.frames.png) beside it
+  unsigned frames = 3;                     ///< frames presented through the flip queue
+  unsigned vsync_us = 500;                 ///< the display's refresh period, device time
   bool no_hang = false;                    ///< skip the injected hang and its recovery
   bool no_reference = false;               ///< skip the comparison with the C++ reference model
   unsigned tdr_us = 1000;                  ///< TdrDelay for the demo, microseconds of device time

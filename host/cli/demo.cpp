@@ -1,8 +1,9 @@
 // `sgpu demo`: the main job. Opens the device through the whole driver stack (Runtime: device,
 // kernel window, memory manager with device paging, scheduler), runs the demo workload (four
-// contexts: render, copy, an injected hang, present), writes the presented frame as a PNG,
-// checks it against the frame the C++ reference model computes from the same command lists, and
-// prints a readable report (also written next to the PNG).
+// contexts: render, copy, an injected hang, present through a flip queue of two primaries at
+// vsync), writes the last frame on screen as a PNG and every frame side by side as a strip,
+// checks each frame against the one the C++ reference model computes from the same command
+// lists, and prints a readable report (also written next to the PNG).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -104,6 +105,8 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   demo::WorkloadOptions wo;
   wo.inject_hang = !demo.no_hang;
   wo.timeout = std::chrono::milliseconds(demo.timeout_ms);
+  wo.frames = demo.frames;
+  wo.vsync_period = std::chrono::microseconds(demo.vsync_us);
   trace::Timeline timeline;
   if (demo.trace_path) wo.trace = &timeline;
   // A status line on a terminal (the demo takes minutes on the board and SystemC backends).
@@ -184,25 +187,55 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
            r.user_fence == demo::kUserFenceValue ? "written" : "WRONG");
   failures += r.user_fence != demo::kUserFenceValue;
 
-  // The frame: PNG, fingerprint, and the reference model's opinion.
+  // The frames: PNGs, fingerprints, and the reference model's opinion of each.
   const std::string png = demo.png_path;
-  if (Status s = demo::write_png(png, r.frame.data(), g.width, g.height, g.pitch()); !s) {
-    fmt::print(stderr, "sgpu demo: {}\n", to_string(s.error()));
-    return 1;
+  const std::string stem = png.size() > 4 && png.substr(png.size() - 4) == ".png" ? png.substr(0, png.size() - 4) : png;
+  const std::string strip = stem + ".frames.png";
+  std::vector<std::vector<std::uint8_t>> shown;
+  for (const auto& f : r.frames) shown.push_back(f.bytes);
+  for (Status s : {demo::write_png(png, r.frame.data(), g.width, g.height, g.pitch()),
+                   demo::write_png_strip(strip, shown, g.width, g.height, g.pitch())}) {
+    if (!s) {
+      fmt::print(stderr, "sgpu demo: {}\n", to_string(s.error()));
+      return 1;
+    }
   }
-  rep.line("frame:     {}x{} A8R8G8B8 presented to the primary, written to {} (fingerprint {:016x})", g.width,
-           g.height, png, fingerprint(r.frame));
+  std::vector<std::vector<std::uint8_t>> reference;
+  std::string reference_error;
   if (!demo.no_reference) {
-    auto ref = demo::reference_frame(g, *options.registry);
-    if (!ref) {
-      rep.line("reference: the C++ model could not compute it: {}", to_string(ref.error()));
+    auto ref = demo::reference_frames(g, *options.registry, static_cast<std::uint32_t>(r.frames.size()));
+    if (ref) reference = std::move(*ref);
+    else reference_error = to_string(ref.error());
+  }
+  rep.line("frames:    {} presented through a flip queue of 2 primaries, vsync every {}: frame counter {} after {} "
+           "vsyncs",
+           r.frames.size(), duration_str(wo.vsync_period), r.frames_presented, r.vsyncs);
+  failures += r.frames_presented != wo.frames || r.frames.size() != wo.frames;
+  rep.line("  {:>5}  {:>13}  {:>7}  {:>10}  {:>18}  {:>17}  {:>16}  {}", "frame", "present fence", "primary",
+           "presented", "waited off-screen", "on screen (vsync)", "fingerprint", "reference model");
+  std::size_t identical = 0;
+  for (const auto& f : r.frames) {
+    std::string verdict = "-";
+    if (!demo.no_reference && f.index < reference.size()) {
+      const std::string diff = compare(f.bytes, reference[f.index], g);
+      verdict = diff.empty() ? "identical" : "DIFFERS: " + diff;
+      identical += diff.empty();
+      failures += !diff.empty();
+    }
+    rep.line("  {:>5}  {:>13}  {:>7}  {:>10}  {:>18}  {:>17}  {:016x}  {}", f.index + 1, f.fence, f.primary,
+             duration_str(f.presented_at - start), duration_str(f.presented_at - f.requested_at),
+             fmt::format("{} ({})", duration_str(f.flipped_at - start), f.vsync), fingerprint(f.bytes), verdict);
+  }
+  rep.line("frame:     {}x{} A8R8G8B8; the last frame on screen written to {}, every frame side by side to {}",
+           g.width, g.height, png, strip);
+  if (!demo.no_reference) {
+    if (!reference_error.empty()) {
+      rep.line("reference: the C++ model could not compute the frames: {}", reference_error);
       ++failures;
     } else {
-      const std::string diff = compare(r.frame, *ref, g);
-      rep.line("reference: {}", diff.empty() ? "identical to the frame the C++ reference model computes from the "
-                                               "same command lists"
-                                             : "DIFFERS from the C++ reference model: " + diff);
-      failures += !diff.empty();
+      rep.line("reference: {} of {} frames identical to the frames the C++ reference model computes from the same "
+               "command lists",
+               identical, r.frames.size());
     }
   }
   if (demo.trace_path) {
@@ -231,9 +264,7 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   rep.line("{}", failures ? fmt::format("demo FAILED ({} checks)", failures) : std::string("demo passed"));
 
   fmt::print("{}", rep.text());
-  const std::string report_path = png.size() > 4 && png.substr(png.size() - 4) == ".png"
-                                      ? png.substr(0, png.size() - 4) + ".txt"
-                                      : png + ".txt";
+  const std::string report_path = stem + ".txt";
   if (std::FILE* f = std::fopen(report_path.c_str(), "w")) {
     std::fputs(rep.text().c_str(), f);
     std::fclose(f);

@@ -89,10 +89,18 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand("info", "Print what the device reports: ID, capabilities, segments");
   auto* demo_cmd = app.add_subcommand(
       "demo", "Run the demo workload through the whole driver stack (render, copy and present contexts, an "
-              "injected hang and its recovery), write the presented frame as a PNG with a report beside it, "
-              "and check the frame against the C++ reference model");
-  demo_cmd->add_option("--png", demo.png_path, "Where to write the presented frame (the report goes to .txt beside it)")
+              "injected hang and its recovery; several frames presented through a flip queue at vsync), write the "
+              "frames as PNGs with a report beside them, and check every frame against the C++ reference model");
+  demo_cmd->add_option("--png", demo.png_path,
+                       "Where to write the last presented frame (the report goes to .txt beside it, every frame side "
+                       "by side to .frames.png)")
       ->capture_default_str();
+  demo_cmd->add_option("--frames", demo.frames, "Frames rendered and presented through the flip queue")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 99u));
+  demo_cmd->add_option("--vsync-us", demo.vsync_us, "The display's refresh period, microseconds of device time")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
   demo_cmd->add_flag("--no-hang", demo.no_hang, "Do not inject the hung submission");
   demo_cmd->add_flag("--no-reference", demo.no_reference, "Do not compare with the C++ reference model");
   demo_cmd->add_option("--tdr-us", demo.tdr_us, "TdrDelay: how long a packet may run, microseconds of device time")

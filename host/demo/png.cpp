@@ -3,6 +3,7 @@
 #include <png.h>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
@@ -67,6 +68,24 @@ Status write_png(const std::string& path, const std::uint8_t* pixels, std::uint3
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
   return ok_status();
+}
+
+Status write_png_strip(const std::string& path, const std::vector<std::vector<std::uint8_t>>& frames,
+                       std::uint32_t width, std::uint32_t height, std::uint32_t pitch, std::uint32_t gap) {
+  if (frames.empty()) return failure(path, "no frames for the strip");
+  if (pitch < width * 4) return failure(path, fmt::format("bad frame geometry {}x{} with pitch {}", width, height, pitch));
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (frames[i].size() < std::size_t{pitch} * height)
+      return failure(path, fmt::format("frame {} has {} bytes, {} rows of {} needed", i, frames[i].size(), height, pitch));
+  const std::uint32_t n = static_cast<std::uint32_t>(frames.size());
+  const std::uint32_t strip_width = n * width + (n - 1) * gap, strip_pitch = strip_width * 4;
+  std::vector<std::uint8_t> strip(std::size_t{strip_pitch} * height, 0);
+  for (std::size_t i = 3; i < strip.size(); i += 4) strip[i] = 0xff;  // the gaps: opaque black
+  for (std::uint32_t f = 0; f < n; ++f)
+    for (std::uint32_t y = 0; y < height; ++y)
+      std::memcpy(strip.data() + std::size_t{y} * strip_pitch + std::size_t{f} * (width + gap) * 4,
+                  frames[f].data() + std::size_t{y} * pitch, std::size_t{width} * 4);
+  return write_png(path, strip.data(), strip_width, height, strip_pitch);
 }
 
 Result<std::vector<std::uint8_t>> read_png(const std::string& path, std::uint32_t& width, std::uint32_t& height) {

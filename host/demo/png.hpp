@@ -15,6 +15,13 @@ namespace sgpu::demo {
 Status write_png(const std::string& path, const std::uint8_t* pixels, std::uint32_t width, std::uint32_t height,
                  std::uint32_t pitch);
 
+/// Writes `frames` (each `height` rows of `width` A8R8G8B8 pixels, rows `pitch` bytes apart) side
+/// by side as one PNG, `gap` black pixels between them: the demo's frame strip (libpng here has no
+/// APNG support, so an animation is a strip). InvalidArgument for no frames, a frame shorter than
+/// height * pitch, or what write_png refuses.
+Status write_png_strip(const std::string& path, const std::vector<std::vector<std::uint8_t>>& frames,
+                       std::uint32_t width, std::uint32_t height, std::uint32_t pitch, std::uint32_t gap = 4);
+
 /// Reads back a PNG written by write_png (for tests): A8R8G8B8 rows of width * 4 bytes.
 Result<std::vector<std::uint8_t>> read_png(const std::string& path, std::uint32_t& width, std::uint32_t& height);
 

@@ -150,9 +150,10 @@ class ModelRun {
   kmd::RenderPrivateData private_;
 };
 
-}  // namespace
-
-Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const TransportRegistry& transports) {
+// Frames first, first + 1, ... first + count - 1: each one is drawn whole (the background covers
+// every row), so a frame does not depend on the ones before it.
+Result<std::vector<std::vector<std::uint8_t>>> run_frames(const SceneGeometry& g, const TransportRegistry& transports,
+                                                          std::uint32_t first, std::uint32_t count) {
   SGPU_ASSIGN_OR_RETURN(auto run, ModelRun::open(transports));
   SceneAllocations a;
   auto frame = run.allocate(g.frame_bytes());
@@ -164,14 +165,33 @@ Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const 
   a.frame = *frame;
   a.sprite = *sprite;
   a.status = *status;
-  umd::CommandList background, sprites;
+  umd::CommandList background;
   SGPU_RETURN_IF_ERROR(record_background(g, a, background));
-  SGPU_RETURN_IF_ERROR(record_sprites(g, a, sprites));
-  SGPU_RETURN_IF_ERROR(run.run_list(background));
-  SGPU_RETURN_IF_ERROR(run.run_list(sprites));
-  SGPU_RETURN_IF_ERROR(run.present(g, a.frame, *primary));
-  const DmaMemory& p = run.memory(*primary);
-  return std::vector<std::uint8_t>(p.as<const std::uint8_t>(), p.as<const std::uint8_t>() + g.frame_bytes());
+  std::vector<std::vector<std::uint8_t>> out;
+  for (std::uint32_t n = first; n < first + count; ++n) {
+    umd::CommandList sprites;
+    SGPU_RETURN_IF_ERROR(record_sprites(g, a, sprites, n));
+    SGPU_RETURN_IF_ERROR(run.run_list(background));
+    SGPU_RETURN_IF_ERROR(run.run_list(sprites));
+    SGPU_RETURN_IF_ERROR(run.present(g, a.frame, *primary));
+    const DmaMemory& p = run.memory(*primary);
+    out.emplace_back(p.as<const std::uint8_t>(), p.as<const std::uint8_t>() + g.frame_bytes());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const TransportRegistry& transports,
+                                                  std::uint32_t frame) {
+  SGPU_ASSIGN_OR_RETURN(auto frames, run_frames(g, transports, frame, 1));
+  return std::move(frames.front());
+}
+
+Result<std::vector<std::vector<std::uint8_t>>> reference_frames(const SceneGeometry& g,
+                                                                const TransportRegistry& transports,
+                                                                std::uint32_t count) {
+  return run_frames(g, transports, 0, count);
 }
 
 }  // namespace sgpu::demo

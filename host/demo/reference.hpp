@@ -1,4 +1,4 @@
-// The demo frame as the C++ reference model computes it: the check `sgpu demo` and its test
+// The demo frames as the C++ reference model computes them: the check `sgpu demo` and its test
 // compare the presented frame against.
 //
 // The scene's command lists go through the same kmd::render (every allocation pre-patched at its
@@ -15,8 +15,14 @@
 
 namespace sgpu::demo {
 
-/// The primary surface after the scene's two lists and the Present blt: frame_bytes() bytes.
-/// Runs on the "model" transport of `transports` (the program registers it: tb/backends).
-Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const TransportRegistry& transports);
+/// The primary surface after the scene's two lists for `frame` (record_sprites) and the Present
+/// blt: frame_bytes() bytes. Runs on the "model" transport of `transports` (the program registers
+/// it: tb/backends).
+Result<std::vector<std::uint8_t>> reference_frame(const SceneGeometry& g, const TransportRegistry& transports,
+                                                  std::uint32_t frame = 0);
+/// Frames 0 .. count - 1 the same way, on one model device (the demo's frame sequence).
+Result<std::vector<std::vector<std::uint8_t>>> reference_frames(const SceneGeometry& g,
+                                                                const TransportRegistry& transports,
+                                                                std::uint32_t count);
 
 }  // namespace sgpu::demo

@@ -47,7 +47,28 @@ Status record_background(const SceneGeometry& g, const SceneAllocations& a, umd:
   return ok_status();
 }
 
-Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::CommandList& cl) {
+namespace {
+
+// A digit as seven 1-pixel segments in a 5 x 9 cell at byte offset `at`: a b c d e f g.
+Status draw_digit(const SceneGeometry& g, AllocationHandle frame, std::uint32_t at, unsigned digit, std::uint32_t colour,
+                  umd::CommandList& cl) {
+  struct Segment {
+    std::uint32_t x, y, w, h;
+  };
+  static constexpr Segment kSegments[7] = {{0, 0, 5, 1}, {4, 0, 1, 5}, {4, 4, 1, 5}, {0, 8, 5, 1},
+                                           {0, 4, 1, 5}, {0, 0, 1, 5}, {0, 4, 5, 1}};
+  static constexpr std::uint8_t kDigits[10] = {0x3f, 0x06, 0x5b, 0x4f, 0x66, 0x6d, 0x7d, 0x07, 0x7f, 0x6f};
+  for (unsigned s = 0; s < 7; ++s) {
+    if (!(kDigits[digit % 10] >> s & 1)) continue;
+    const Segment& seg = kSegments[s];
+    SGPU_RETURN_IF_ERROR(cl.fill_rect(frame, at + seg.y * g.pitch() + seg.x * 4, g.pitch(), seg.w * 4, seg.h, colour));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::CommandList& cl, std::uint32_t frame) {
   // Build the sprite row by row with data writes.
   std::vector<std::uint32_t> row(g.sprite);
   for (std::uint32_t y = 0; y < g.sprite; ++y) {
@@ -59,7 +80,7 @@ Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::Co
   static constexpr std::int32_t kWave[kCopies] = {0, 28, 40, 28, 0, -28};
   for (std::uint32_t i = 0; i < kCopies; ++i) {
     const std::uint32_t x = 12 + i * (g.sprite + 4);
-    const std::uint32_t y = static_cast<std::uint32_t>(static_cast<std::int32_t>(g.height / 2) + kWave[i]);
+    const std::uint32_t y = static_cast<std::uint32_t>(static_cast<std::int32_t>(g.height / 2) + kWave[(i + frame) % kCopies]);
     SGPU_RETURN_IF_ERROR(cl.blit(a.sprite, 0, g.sprite * 4, a.frame, y * g.pitch() + x * 4, g.pitch(), g.sprite * 4,
                                  g.sprite));
   }
@@ -71,8 +92,12 @@ Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::Co
     const std::uint32_t n = std::min(done, 12 - done);
     SGPU_RETURN_IF_ERROR(cl.copy(a.frame, bar_at, a.frame, bar_at + done * g.pitch(), n * g.pitch()));
   }
-  SGPU_RETURN_IF_ERROR(cl.fill_rect(a.frame, (bar + 4) * g.pitch() + 8 * 4, g.pitch(), (g.width - 16) * 4, 4,
+  // The progress strip, and the frame number (frame + 1, two digits) at its right.
+  SGPU_RETURN_IF_ERROR(cl.fill_rect(a.frame, (bar + 4) * g.pitch() + 8 * 4, g.pitch(), (g.width - 40) * 4, 4,
                                     argb(0x40, 0xd0, 0x60)));
+  const std::uint32_t number = (frame + 1) % 100, digits_at = (bar + 1) * g.pitch() + (g.width - 24) * 4;
+  SGPU_RETURN_IF_ERROR(draw_digit(g, a.frame, digits_at, number / 10, argb(0xf0, 0xf0, 0xe0), cl));
+  SGPU_RETURN_IF_ERROR(draw_digit(g, a.frame, digits_at + 8 * 4, number % 10, argb(0xf0, 0xf0, 0xe0), cl));
   // Semaphore: signal with a data write, wait for it (satisfied at once), then the user fence.
   const std::uint32_t go = 1;
   SGPU_RETURN_IF_ERROR(cl.write_data(a.status, kSemaphoreOffset, &go, 1));

@@ -39,8 +39,9 @@ inline constexpr std::uint64_t kUserFenceValue = 0x5350'4755'0000'0001ull;
 /// First list: background gradient bands and a checkerboard panel, copied once further down.
 Status record_background(const SceneGeometry& g, const SceneAllocations& a, umd::CommandList& cl);
 /// Second list: builds the sprite with data writes, blits it along a wave, draws the status bar,
-/// signals the semaphore and waits on it, then writes the user fence.
-Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::CommandList& cl);
+/// signals the semaphore and waits on it, then writes the user fence. `frame` (0, 1, ...) moves
+/// the sprites one step along the wave per frame and is shown as frame + 1 in the status bar.
+Status record_sprites(const SceneGeometry& g, const SceneAllocations& a, umd::CommandList& cl, std::uint32_t frame = 0);
 
 /// A8R8G8B8 colour helpers.
 constexpr std::uint32_t argb(std::uint32_t r, std::uint32_t g, std::uint32_t b, std::uint32_t a = 0xff) {

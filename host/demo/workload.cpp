@@ -84,6 +84,7 @@ class Run {
 
   Status body(kmd::Device& dev) {
     const SceneGeometry& g = o_.geometry;
+    if (o_.frames == 0) return Error::invalid("demo: frames must be at least 1");
     auto render = rt_.create_context(dev);
     auto copy = rt_.create_context(dev);
     auto present = rt_.create_context(dev);
@@ -93,67 +94,76 @@ class Run {
     name((*copy)->get(), "copy");
     name((*present)->get(), "present");
     auto frame = allocate(dev, g.frame_bytes(), "back buffer");
-    auto primary = allocate(dev, g.frame_bytes(), "primary");
     auto sprite = allocate(dev, g.sprite_bytes(), "sprite");
     auto status = allocate(dev, kStatusBytes, "status");
     auto src = allocate(dev, std::uint64_t{kChunk} * o_.copy_chunks, "copy source");
     auto dst = allocate(dev, std::uint64_t{kChunk} * o_.copy_chunks, "copy destination");
-    for (auto* a : {&frame, &primary, &sprite, &status, &src, &dst})
+    for (auto* a : {&frame, &sprite, &status, &src, &dst})
       if (!*a) return std::move(*a).error();
-    step("created 3 contexts and 6 allocations");
+    sched::FlipQueueOptions fo;
+    fo.surface = kmd::SurfaceDesc{g.width, g.height, g.pitch(), 4};
+    fo.vsync_period = o_.vsync_period;
+    fo.capture = true;  // each frame as the display showed it
+    auto flips_or = sched::FlipQueue::create(rt_, dev, (*present)->get(), fo);
+    if (!flips_or) return at("create the flip queue", flips_or.error());
+    sched::FlipQueue& flips = **flips_or;
+    step(fmt::format("created 3 contexts, 5 allocations and a flip queue of 2 primaries (vsync every {} us)",
+                     std::chrono::duration_cast<std::chrono::microseconds>(o_.vsync_period).count()));
 
-    // render: the scene, two lists on one context (in order).
     const SceneAllocations sa{frame->handle(), sprite->handle(), status->handle()};
-    umd::CommandList background, sprites;
+    umd::CommandList background;
     SGPU_RETURN_IF_ERROR(record_background(g, sa, background));
-    SGPU_RETURN_IF_ERROR(record_sprites(g, sa, sprites));
-    SGPU_RETURN_IF_ERROR(
-        submit((*render)->get(), background, fmt::format("render: background ({} ops)", background.operations())));
-    SGPU_ASSIGN_OR_RETURN(
-        const SubmissionId f_sp,
-        submit((*render)->get(), sprites, fmt::format("render: sprites ({} ops)", sprites.operations())));
-
-    // copy: a source pattern, then chunked copies, on its own context.
-    umd::CommandList fill, chunks;
-    SGPU_RETURN_IF_ERROR(fill.fill(src->handle(), 0, kChunk * o_.copy_chunks, 0x9e3779b9u));
-    for (std::uint32_t i = 0; i < o_.copy_chunks; i += 2) {
-      const std::uint32_t word = 0xc0de0000u | i;
-      SGPU_RETURN_IF_ERROR(fill.write_data(src->handle(), i * kChunk, &word, 1));
-    }
-    for (std::uint32_t i = 0; i < o_.copy_chunks; ++i)
-      SGPU_RETURN_IF_ERROR(chunks.copy(src->handle(), i * kChunk, dst->handle(), i * kChunk, kChunk));
-    SGPU_RETURN_IF_ERROR(submit((*copy)->get(), fill, "copy: source pattern"));
-
-    // hang: a wait nobody satisfies, between the copy context's two submissions.
     std::unique_ptr<sched::ScheduledContext> hang;
     std::optional<kmd::Allocation> word;
     SubmissionId f_hang;
-    if (o_.inject_hang) {
-      auto h = rt_.create_context(dev);
-      if (!h) return at("create context", h.error());
-      hang = std::move(*h);
-      name(hang->get(), "hang");
-      SGPU_ASSIGN_OR_RETURN(word, allocate(dev, 4096, "hang word"));
-      umd::CommandList stuck;
-      SGPU_RETURN_IF_ERROR(stuck.wait(word->handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 64));
-      SGPU_ASSIGN_OR_RETURN(f_hang, submit(hang->get(), stuck, "hang: WAIT_MEM on a word nobody writes"));
-    }
-    SGPU_ASSIGN_OR_RETURN(auto f_copy,
-                          submit((*copy)->get(), chunks, fmt::format("copy: {} x 64 KiB", o_.copy_chunks)));
+    sched::PresentFence last;
+    for (std::uint32_t n = 0; n < o_.frames; ++n) {
+      const std::uint32_t number = n + 1;
+      // The previous frame's Present reads the back buffer: it must be done before this frame
+      // overwrites it (its flip need not be: that frame stays on screen meanwhile).
+      // Asking the flip queue right after arms that frame's flip at once (it sees Presents
+      // complete only when called), so it goes on screen at the next vsync.
+      if (n > 0) {
+        if (Status st = s_.wait(flips.history()[n - 1].submission, o_.timeout); !st)
+          return at(fmt::format("wait for the Present of frame {}", n), st.error());
+        if (auto q = flips.query(flips.history()[n - 1].fence); !q)
+          return at(fmt::format("query the flip of frame {}", n), q.error());
+      }
+      // render: the scene, two lists on one context (in order).
+      umd::CommandList sprites;
+      SGPU_RETURN_IF_ERROR(record_sprites(g, sa, sprites, n));
+      SGPU_RETURN_IF_ERROR(submit((*render)->get(), background,
+                                  fmt::format("render frame {}: background ({} ops)", number, background.operations())));
+      SGPU_ASSIGN_OR_RETURN(
+          const SubmissionId f_sp,
+          submit((*render)->get(), sprites, fmt::format("render frame {}: sprites ({} ops)", number, sprites.operations())));
+      SubmissionId f_copy;
+      if (n == 0) {
+        SGPU_ASSIGN_OR_RETURN(f_copy, copy_and_hang(dev, (*copy)->get(), *src, *dst, hang, word, f_hang));
+      }
 
-    // present: after the render fence, blt the back buffer to the primary.
-    SGPU_RETURN_IF_ERROR(wait(f_sp, "render"));
-    sched::PresentRequest pr;
-    pr.kind = kmd::PresentKind::Blt;
-    pr.src = frame->handle();
-    pr.dst = primary->handle();
-    pr.src_desc = pr.dst_desc = kmd::SurfaceDesc{g.width, g.height, g.pitch(), 4};
-    pr.src_rect = pr.dst_rect = kmd::Rect{0, 0, static_cast<std::int32_t>(g.width), static_cast<std::int32_t>(g.height)};
-    auto f_present = s_.present((*present)->get(), pr);
-    if (!f_present) return at("present", f_present.error());
-    step("submitted present: blt back buffer -> primary", *f_present);
-    SGPU_RETURN_IF_ERROR(wait(f_copy, "copy"));
-    SGPU_RETURN_IF_ERROR(wait(*f_present, "present"));
+      // present: after the render fence, blt the back buffer into the back primary; the flip
+      // queue waits first until that primary has left the screen.
+      SGPU_RETURN_IF_ERROR(wait(f_sp, fmt::format("render frame {}", number)));
+      sched::PresentRequest pr;
+      pr.kind = kmd::PresentKind::Blt;
+      pr.src = frame->handle();
+      pr.dst = flips.back();
+      pr.src_desc = pr.dst_desc = fo.surface;
+      pr.src_rect = pr.dst_rect =
+          kmd::Rect{0, 0, static_cast<std::int32_t>(g.width), static_cast<std::int32_t>(g.height)};
+      const unsigned into = flips.back() == flips.primary(0) ? 0 : 1;
+      auto pf = flips.present(pr, o_.timeout);
+      if (!pf) return at(fmt::format("present frame {}", number), pf.error());
+      last = *pf;
+      step(fmt::format("presented frame {}: blt back buffer -> primary {} (present fence {})", number, into, *pf),
+           flips.history().back().submission);
+      if (n == 0) SGPU_RETURN_IF_ERROR(wait(f_copy, "copy"));
+    }
+    if (Status st = flips.wait(last, o_.timeout); !st) return at("wait for the last flip", st.error());
+    step(fmt::format("frame {} on screen: {} frames presented in {} vsyncs", o_.frames, flips.frames_presented(),
+                     flips.vsyncs()),
+         flips.history().back().submission);
 
     if (o_.inject_hang) {
       auto q = s_.query(f_hang);
@@ -168,12 +178,23 @@ class Run {
            f_hang);
     }
 
-    // Read back: the primary, the copies, the user fence.
-    auto p = primary->lock();
-    if (!p) return at("lock primary", p.error());
-    const auto* bytes = static_cast<const std::uint8_t*>(*p);
-    report_.frame.assign(bytes, bytes + g.frame_bytes());
-    SGPU_RETURN_IF_ERROR(primary->unlock());
+    // The frames as the display showed them; the copies and the user fence read back.
+    for (const sched::FlipRecord& r : flips.history()) {
+      FrameReport f;
+      f.index = static_cast<std::uint32_t>(report_.frames.size());
+      f.fence = r.fence;
+      f.present = r.submission;
+      f.primary = r.primary;
+      f.requested_at = r.requested_at;
+      f.presented_at = r.presented_at;
+      f.flipped_at = r.flipped_at;
+      f.vsync = r.vsync;
+      f.bytes = r.scanout;
+      report_.frames.push_back(std::move(f));
+    }
+    report_.frame = report_.frames.back().bytes;
+    report_.frames_presented = flips.frames_presented();
+    report_.vsyncs = flips.vsyncs();
     auto sp = src->lock();
     auto dp = dst->lock();
     if (!sp || !dp) return at("lock copy allocations", sp ? dp.error() : sp.error());
@@ -185,8 +206,35 @@ class Run {
     if (!st) return at("lock status", st.error());
     std::memcpy(&report_.user_fence, static_cast<const std::uint8_t*>(*st) + kUserFenceOffset, 8);
     SGPU_RETURN_IF_ERROR(status->unlock());
-    step("read back the primary surface, the copies and the user fence");
+    step("read back the copies and the user fence");
     return ok_status();
+  }
+
+  // During the first frame: the copy context's source pattern, the hang (a wait nobody
+  // satisfies, between the copy context's two submissions), the chunked copies.
+  Result<SubmissionId> copy_and_hang(kmd::Device& dev, kmd::Context& copy, kmd::Allocation& src, kmd::Allocation& dst,
+                                     std::unique_ptr<sched::ScheduledContext>& hang,
+                                     std::optional<kmd::Allocation>& word, SubmissionId& f_hang) {
+    umd::CommandList fill, chunks;
+    SGPU_RETURN_IF_ERROR(fill.fill(src.handle(), 0, kChunk * o_.copy_chunks, 0x9e3779b9u));
+    for (std::uint32_t i = 0; i < o_.copy_chunks; i += 2) {
+      const std::uint32_t w = 0xc0de0000u | i;
+      SGPU_RETURN_IF_ERROR(fill.write_data(src.handle(), i * kChunk, &w, 1));
+    }
+    for (std::uint32_t i = 0; i < o_.copy_chunks; ++i)
+      SGPU_RETURN_IF_ERROR(chunks.copy(src.handle(), i * kChunk, dst.handle(), i * kChunk, kChunk));
+    SGPU_RETURN_IF_ERROR(submit(copy, fill, "copy: source pattern"));
+    if (o_.inject_hang) {
+      auto h = rt_.create_context(dev);
+      if (!h) return at("create context", h.error());
+      hang = std::move(*h);
+      name(hang->get(), "hang");
+      SGPU_ASSIGN_OR_RETURN(word, allocate(dev, 4096, "hang word"));
+      umd::CommandList stuck;
+      SGPU_RETURN_IF_ERROR(stuck.wait(word->handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 64));
+      SGPU_ASSIGN_OR_RETURN(f_hang, submit(hang->get(), stuck, "hang: WAIT_MEM on a word nobody writes"));
+    }
+    return submit(copy, chunks, fmt::format("copy: {} x 64 KiB", o_.copy_chunks));
   }
 
   sched::Runtime& rt_;
@@ -198,9 +246,10 @@ class Run {
 }  // namespace
 
 std::size_t expected_steps(const WorkloadOptions& options) {
-  // Set-up; background, sprites, copy pattern, copy chunks and present submitted; render, copy
-  // and present completed; read-back. The hang adds its submission and its recovery.
-  return 10 + (options.inject_hang ? 2 : 0);
+  // Set-up; per frame background and sprites submitted, render completed, presented; copy
+  // pattern and chunks submitted, copy completed; the last flip; read-back. The hang adds its
+  // submission and its recovery.
+  return 4 * std::size_t{options.frames} + 6 + (options.inject_hang ? 2 : 0);
 }
 
 Result<WorkloadReport> run_workload(sched::Runtime& runtime, const WorkloadOptions& options) {

@@ -5,8 +5,13 @@
 //   copy     streams 64 KiB copies between two allocations meanwhile (checked byte for byte);
 //   hang     (optional) a WAIT_MEM on a word nobody writes: the scheduler's hang detection
 //            preempts and resets the engine, the context is lost, every other context goes on;
-//   present  waits for the render fence, then Presents (blt) the back buffer to the primary.
-// Then the primary surface is read back through a CPU lock.
+//   present  a flip queue of two primaries (sched/flip_queue.hpp): after each frame's render
+//            fence, Presents (blt) the back buffer into the back primary; its flip takes effect
+//            at the next vsync (a period of simulated time).
+// The scene is drawn `frames` times, each frame a step further along the sprites' wave with its
+// number in the status bar: frame N + 1 renders while frame N waits for its vsync or is on
+// screen, and presenting into the primary on screen waits until a flip takes it off. Each frame
+// is what the display showed when its flip took effect (the flip queue's capture).
 #pragma once
 
 #include <chrono>
@@ -18,6 +23,7 @@
 
 #include "scene.hpp"
 #include "sgpu/result.hpp"
+#include "sgpu/sched/flip_queue.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/trace/timeline.hpp"
 
@@ -28,6 +34,10 @@ struct WorkloadOptions {
   bool inject_hang = true;
   std::uint32_t copy_chunks = 8;  ///< 64 KiB copies the copy context streams
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(50);  ///< per wait, device time
+  std::uint32_t frames = 3;  ///< frames rendered and presented (at least 1)
+  /// The display's refresh period (device time). Far above 60 Hz: a 60 Hz display would leave the
+  /// simulated device idle for 16.7 ms per frame, about 4 million simulated cycles.
+  std::chrono::nanoseconds vsync_period = std::chrono::microseconds(500);
   /// Records the timeline (Scheduler::set_trace for the workload's duration, contexts named by
   /// role); null = no tracing.
   trace::Recorder* trace = nullptr;
@@ -43,8 +53,24 @@ struct Step {
   SubmissionId fence;
 };
 
+/// One presented frame: its present, its flip and what the display showed.
+struct FrameReport {
+  std::uint32_t index = 0;               ///< 0, 1, ... (the status bar shows index + 1)
+  sched::PresentFence fence;             ///< the flip queue's present fence
+  SubmissionId present;                  ///< the Present (blt) submission
+  unsigned primary = 0;                  ///< which primary it went into
+  std::chrono::nanoseconds requested_at{};  ///< transport time of present()
+  std::chrono::nanoseconds presented_at{};  ///< its Present submitted, once the primary left the screen
+  std::chrono::nanoseconds flipped_at{};    ///< the vsync at which it went on screen
+  std::uint64_t vsync = 0;                  ///< that vsync's number
+  std::vector<std::uint8_t> bytes;          ///< the frame on screen, frame_bytes()
+};
+
 struct WorkloadReport {
-  std::vector<std::uint8_t> frame;  ///< the primary surface, frame_bytes()
+  std::vector<std::uint8_t> frame;  ///< the last frame on screen, frame_bytes()
+  std::vector<FrameReport> frames;  ///< every frame, in present order
+  std::uint64_t frames_presented = 0;  ///< the flip queue's frame counter
+  std::uint64_t vsyncs = 0;            ///< vsyncs while the flip queue lived
   std::vector<Step> steps;
   bool copies_ok = false;           ///< the copy context's bytes arrived intact
   bool hang_recovered = false;      ///< the hung submission was aborted, its context lost

@@ -1,4 +1,5 @@
-// The demo workload's pieces: the scene, its reference frame on the C++ model, the PNG writer.
+// The demo workload's pieces: the scene, its reference frames on the C++ model, the PNG writer
+// and the frame strip; the workload end to end (frames through the flip queue).
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -61,7 +62,7 @@ TEST_CASE("demo PNG: written with libpng, read back byte-exact, errors name the 
   CHECK_FALSE(demo::write_png(path, px.data(), w, h, 8));  // pitch < width * 4
 }
 
-TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model's, the hang is recovered",
+TEST_CASE("demo workload on the Verilated RTL: every presented frame is the model's, the hang is recovered",
           "[demo][sim][parity]") {
   sched::RuntimeOptions ro;
   ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
@@ -84,10 +85,33 @@ TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model'
     CHECK(progress[i].first == i + 1);
     CHECK(progress[i].second == demo::expected_steps(wo));
   }
-  auto ref = demo::reference_frame(wo.geometry, registry);
-  if (!ref) FAIL(to_string(ref.error()));
-  REQUIRE(r->frame.size() == ref->size());
-  CHECK(std::memcmp(r->frame.data(), ref->data(), ref->size()) == 0);
+  // Every frame the display showed is the model's frame of the same index; the frames differ,
+  // alternate between the two primaries and went on screen in order, at distinct vsyncs.
+  REQUIRE(r->frames.size() == wo.frames);
+  CHECK(r->frames_presented == wo.frames);
+  auto refs = demo::reference_frames(wo.geometry, registry, wo.frames);
+  if (!refs) FAIL(to_string(refs.error()));
+  REQUIRE(refs->size() == wo.frames);
+  for (std::uint32_t n = 0; n < wo.frames; ++n) {
+    const demo::FrameReport& f = r->frames[n];
+    INFO("frame " << n + 1);
+    CHECK(f.index == n);
+    CHECK(f.fence == n + 1);
+    CHECK(f.primary == n % 2);
+    CHECK(f.bytes == (*refs)[n]);
+    CHECK(f.flipped_at > f.presented_at);
+    CHECK(f.presented_at >= f.requested_at);
+    if (n > 0) {
+      CHECK(f.vsync > r->frames[n - 1].vsync);
+      CHECK(f.flipped_at - r->frames[n - 1].flipped_at >= wo.vsync_period);
+      CHECK(f.bytes != r->frames[n - 1].bytes);
+    }
+    // Presenting frame n + 2 into frame n's primary started only once a flip took frame n off.
+    if (n >= 2) CHECK(f.presented_at >= r->frames[n - 1].flipped_at);
+  }
+  const auto& ref = refs->back();
+  CHECK(r->frame == ref);
+  CHECK(*demo::reference_frame(wo.geometry, registry, wo.frames - 1) == ref);  // one frame alone: the same bytes
   CHECK(r->copies_ok);
   CHECK(r->hang_recovered);
   CHECK(r->hang_context_error.find("device_lost") != std::string::npos);
@@ -105,6 +129,70 @@ TEST_CASE("demo workload on the Verilated RTL: the presented frame is the model'
   REQUIRE(back);
   CHECK(w == g.width);
   CHECK(h == g.height);
-  CHECK(*back == *ref);
+  CHECK(*back == ref);
   std::remove(path.c_str());
+
+  // The strip: every frame side by side, 4 black pixels between them.
+  std::vector<std::vector<std::uint8_t>> shown;
+  for (const auto& f : r->frames) shown.push_back(f.bytes);
+  const std::string strip = "test_demo_frames.png";
+  REQUIRE(demo::write_png_strip(strip, shown, g.width, g.height, g.pitch()));
+  auto strip_back = demo::read_png(strip, w, h);
+  REQUIRE(strip_back);
+  CHECK(w == wo.frames * g.width + (wo.frames - 1) * 4);
+  CHECK(h == g.height);
+  for (std::uint32_t n = 0; n < wo.frames; ++n)
+    for (std::uint32_t y = 0; y < g.height; y += 37)
+      CHECK(std::memcmp(strip_back->data() + (std::size_t{y} * w + n * (g.width + 4)) * 4,
+                        shown[n].data() + std::size_t{y} * g.pitch(), g.width * 4) == 0);
+  std::remove(strip.c_str());
+}
+
+TEST_CASE("demo frames: the sprites move and the frame number changes from frame to frame", "[demo][model]") {
+  const demo::SceneGeometry g;
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto frames = demo::reference_frames(g, registry, 3);
+  if (!frames) FAIL(to_string(frames.error()));
+  REQUIRE(frames->size() == 3);
+  const std::uint32_t sx = 12 + g.sprite / 2;
+  // The first sprite: at the wave's rest position in frame 1, 28 rows lower in frame 2 (kWave[1]).
+  CHECK((pixel((*frames)[0], g, sx, g.height / 2 + g.sprite / 2) >> 16 & 0xff) == 0xff);
+  CHECK((pixel((*frames)[1], g, sx, g.height / 2 + 28 + g.sprite / 2) >> 16 & 0xff) == 0xff);
+  CHECK(pixel((*frames)[1], g, sx, g.height / 2 + 2) != pixel((*frames)[0], g, sx, g.height / 2 + 2));
+  // The status bar's last digit: "1" lights segment b only, "2" also a (the top row).
+  const std::uint32_t digit_x = g.width - 24 + 8, digit_y = g.height - 12 + 1;
+  const std::uint32_t lit = demo::argb(0xf0, 0xf0, 0xe0);
+  CHECK(pixel((*frames)[0], g, digit_x + 4, digit_y) == lit);
+  CHECK(pixel((*frames)[0], g, digit_x, digit_y) != lit);
+  CHECK(pixel((*frames)[1], g, digit_x, digit_y) == lit);
+  CHECK((*frames)[2] != (*frames)[1]);
+}
+
+TEST_CASE("demo PNG strip: errors name the path and what is wrong", "[demo][png]") {
+  const std::vector<std::vector<std::uint8_t>> none;
+  auto empty = demo::write_png_strip("strip.png", none, 4, 4, 16);
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().code == Errc::InvalidArgument);
+  CHECK(empty.error().message.find("strip.png") != std::string::npos);
+  const std::vector<std::vector<std::uint8_t>> short_frame{std::vector<std::uint8_t>(16 * 4), std::vector<std::uint8_t>(8)};
+  auto bad = demo::write_png_strip("strip.png", short_frame, 4, 4, 16);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("frame 1 has 8 bytes") != std::string::npos);
+}
+
+TEST_CASE("demo workload: zero frames is refused before anything is submitted", "[demo][model]") {
+  TransportRegistry registry;
+  REQUIRE(tb::register_backends(registry));
+  auto transport = registry.open("model");
+  REQUIRE(transport);
+  auto rt = sched::Runtime::open(std::move(*transport), {});
+  if (!rt) FAIL(to_string(rt.error()));
+  demo::WorkloadOptions wo;
+  wo.frames = 0;
+  auto r = demo::run_workload(**rt, wo);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::InvalidArgument);
+  CHECK(r.error().message.find("frames") != std::string::npos);
+  CHECK((*rt)->scheduler().counters().submissions == 0);
 }

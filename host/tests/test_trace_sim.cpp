@@ -108,6 +108,13 @@ TEST_CASE("trace of the demo on the Verilated RTL: tracks, device execution time
     }
   }
 
+  // The flips: one instant per frame on the present context's row, in present order.
+  std::vector<std::int64_t> flips, want_flips;
+  for (const auto& e : p.on("context 3 (present) queue", "i"))
+    if (e.at("name") == "flip (vsync)") flips.push_back(e.at("args").at("present_fence").get<std::int64_t>());
+  for (std::uint32_t n = 1; n <= wo.frames; ++n) want_flips.push_back(n);
+  CHECK(flips == want_flips);
+
   // Ring fences: written (ring track), aborted by the reset (hardware queue, "aborted"), completed.
   std::map<std::int64_t, int> written, completed;
   std::map<std::int64_t, std::string> aborted;

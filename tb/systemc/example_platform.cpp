@@ -1,7 +1,7 @@
 // sgpu_platform: the example virtual platform (docs/systemc.md walks through it). sc_main builds
 // the platform (host CPU, interconnect, host memory, the softgpu with the RTL or the reference
 // model inside) and a host thread that runs the driver stack and the demo workload literally
-// inside the simulation, then checks the presented frame against the reference model.
+// inside the simulation, then checks every presented frame against the reference model.
 //
 //   sgpu_platform [--model] [--msi] [--quantum CYCLES] [--png PATH]
 #include <cstdio>
@@ -60,14 +60,16 @@ void host_software(std::shared_ptr<Platform> platform, const std::string& png, O
     out.message = to_string(s.error());
     return;
   }
-  auto ref = demo::reference_frame(g, registry);
+  auto ref = demo::reference_frames(g, registry, wo.frames);
   if (!ref) {
     out.message = "reference: " + to_string(ref.error());
     return;
   }
-  const bool same = *ref == report->frame;
+  bool same = ref->size() == report->frames.size();
+  for (std::size_t i = 0; same && i < ref->size(); ++i) same = (*ref)[i] == report->frames[i].bytes;
   out.status = same && report->copies_ok && report->hang_recovered ? EXIT_SUCCESS : EXIT_FAILURE;
-  out.message = std::string("frame ") + (same ? "identical to" : "DIFFERS from") + " the reference model's; copies " +
+  out.message = std::to_string(report->frames.size()) + " frames " + (same ? "identical to" : "DIFFER from") +
+                " the reference model's; copies " +
                 (report->copies_ok ? "intact" : "CORRUPT") + "; hang " +
                 (report->hang_recovered ? "recovered" : "NOT recovered") + "; " + std::to_string(report->cycles) +
                 " device cycles in " + sc_core::sc_time_stamp().to_string() + " of SystemC time";

@@ -432,6 +432,16 @@ Status Scheduler::idle(std::chrono::nanoseconds timeout) {
   }
 }
 
+Status Scheduler::run_until(std::chrono::nanoseconds until) {
+  Transport& t = device_.transport();
+  do {
+    if (fatal_) return *fatal_;
+    SGPU_RETURN_IF_ERROR(pump());
+    SGPU_RETURN_IF_ERROR(step(until));
+  } while (t.now() < until);
+  return ok_status();
+}
+
 RingFence Scheduler::context_completed_fence(const kmd::Context& context) const {
   const ContextState* cs = find(context.id());
   return cs ? RingFence{window_.fence_slot_value(cs->slot)} : RingFence{};

@@ -161,6 +161,9 @@ class Scheduler final : public vidmm::PagingQueue {
   Status flush();
   /// Waits until every queue is empty and everything retired.
   Status idle(std::chrono::nanoseconds timeout);
+  /// Runs ISR, DPC, pump and TDR until transport time reaches `until` (the flip queue's wait for
+  /// a vsync, sched/flip_queue.hpp): the device's time passes with or without work.
+  Status run_until(std::chrono::nanoseconds until);
   /// DxgkDdiQueryCurrentFence: reports the write-back fence if it is newer than the last
   /// reported one (a missed interrupt) and retires up to it. Returns the reported fence.
   Result<std::optional<RingFence>> query_current_fence();
