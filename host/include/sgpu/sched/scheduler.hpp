@@ -111,6 +111,12 @@ struct SchedulerOptions {
   std::function<void(const diag::PostMortem&)> postmortem;
   /// Interrupts the post-mortem's history keeps.
   std::size_t postmortem_interrupts = 16;
+  /// Longest submit()/present() (and flush()) waits, in the transport's time, for a DMA buffer
+  /// of the context's pool (Errc::Timeout naming the context; nothing queued) and for ring room
+  /// for its render packets (the submission stays queued and submit() returns its id; wait()
+  /// moves it on). Paging never waits on it: a paging buffer waits for ring room at most as
+  /// long as TDR needs to clear every entry ahead (then Timeout: the adapter is lost).
+  std::chrono::nanoseconds submit_timeout = 10s;
 };
 
 enum class FenceStatus { Pending, Completed, Aborted };
@@ -169,6 +175,9 @@ class Scheduler final : public vidmm::PagingQueue {
   /// Waits for ring room, then puts the paging buffer on the ring at the emission point.
   Result<RingFence> submit_paging(const vidmm::PagingSubmission& submission, const vidmm::PagingStamp& stamp) override;
   Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) override;
+  /// Paging runs ahead: the executor does not wait for its buffers; they retire with the ring
+  /// fences the DPC reports (the last one reported).
+  std::optional<RingFence> retired_fence() const override { return reporter_.last_reported(); }
 
   // ---- tracing
   /// Starts (recorder) or stops (nullptr) the timeline trace. The recorder must outlive the
@@ -222,7 +231,7 @@ class Scheduler final : public vidmm::PagingQueue {
 
   // submission path (scheduler.cpp)
   Result<ContextState*> usable(const kmd::Context& context);
-  Result<kmd::DmaBuffer> acquire_buffer(ContextState& cs);
+  Result<kmd::DmaBuffer> acquire_buffer(ContextState& cs, std::chrono::nanoseconds deadline);
   using PassFn = std::function<Result<kmd::RenderOutput>(Pass& pass, std::uint32_t multipass_offset)>;
   Result<SubmissionId> run_passes(ContextState& cs, const std::vector<AllocationListEntry>& user_list,
                                   std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass);
@@ -231,12 +240,18 @@ class Scheduler final : public vidmm::PagingQueue {
   void give_back(kmd::Context& context, Pass& pass);
   // pump (dispatch.cpp)
   Status pump();
+  /// pump() whose render packets wait for ring room until `deadline` at most: the rest stays
+  /// queued (not an error).
+  Status pump_until(std::chrono::nanoseconds deadline);
   Status dispatch(ContextState& cs, const std::shared_ptr<Work>& work);
   Status submit_portion(ContextState& cs, Work& work, std::uint32_t dma_end, std::uint32_t patch_end,
                         const std::vector<std::uint32_t>& allocations);
   Result<std::vector<vidmm::Placement>> make_resident(ContextState& cs, const Pass& pass,
                                                       const std::vector<std::uint32_t>& allocations);
-  Status wait_ring_room();
+  /// Errc::Timeout (Touched::Nothing: nothing emitted) naming the ring when `deadline` passes.
+  Status wait_ring_room(std::chrono::nanoseconds deadline, const char* what);
+  /// Ends every wait once the device is gone (an all-ones read): the fatal state, DeviceLost.
+  Status check_device();
   void fail_submission(SubmissionId submission, const Error& error);
   // the emission point (emit.cpp)
   /// Writes a ring fence into a DMA buffer before its entry goes on the ring (Patch, or the
@@ -286,6 +301,7 @@ class Scheduler final : public vidmm::PagingQueue {
   std::chrono::nanoseconds head_since_{0};
   std::uint64_t epoch_ = 0;            // recoveries so far: a dispatch that saw it change restarts
   bool pumping_ = false;
+  std::chrono::nanoseconds pump_deadline_ = std::chrono::nanoseconds::max();  // ring room, render packets
   int in_mm_ = 0;                      // inside MemoryManager calls: no retirement into it
   RingFence mm_completed_pending_;     // set_completed_fence deferred while in_mm_
   std::uint64_t next_rr_ = 0;          // round-robin position (context id)
