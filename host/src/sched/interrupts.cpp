@@ -343,9 +343,9 @@ Result<RingFence> Scheduler::submit_paging(const vidmm::PagingSubmission& submis
 
 Status Scheduler::wait_paging(RingFence fence, std::chrono::nanoseconds timeout) {
   Transport& t = device_.transport();
-  // Recovery bounds every packet ahead of this one; the executor's timeout comes on top.
-  const auto bound = timeout + static_cast<std::int64_t>(device_.ring_entries()) *
-                                   (options_.tdr_delay + options_.preempt_timeout);
+  // The caller's deadline (paging runs ahead: only a CPU access such as a lock waits here, and it
+  // says how long; TDR recovers a hang ahead of the fence meanwhile, if the deadline allows).
+  const auto bound = timeout;
   const auto deadline = t.now() + bound;
   for (;;) {
     if (fatal_) return *fatal_;
