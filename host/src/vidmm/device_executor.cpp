@@ -334,7 +334,7 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   SGPU_RETURN_IF_ERROR(validate_paging_buffer(target_, buffer));
   SGPU_RETURN_IF_ERROR(reclaim());
   if (broken_) return *broken_;  // a retired paging buffer did not write its fence
-  const bool ahead = queue_ && queue_->retired_fence().has_value();
+  const bool ahead = options_.run_ahead && queue_ && queue_->retired_fence().has_value();
   const std::size_t need = (paging_buffer_bytes(buffer, timestamps_) + 4095) & ~std::size_t{4095};
   // Running ahead, the buffer lives in its InFlight record (a stable address: the ring entry
   // points at it until it retired, and at the resubmission after a reset).

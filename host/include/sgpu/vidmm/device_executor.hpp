@@ -124,6 +124,9 @@ struct DeviceExecutorOptions {
   /// Longest wait for one paging buffer, in the transport's time.
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(200);
   std::uint32_t context_id = 0;
+  /// With a queue that retires by fence, leave paging buffers running (false: wait for each
+  /// one, as without a scheduler; benchmarks compare the two).
+  bool run_ahead = true;
 };
 
 class DeviceExecutor final : public PagingExecutor {
