@@ -21,7 +21,10 @@
 //    memory manager, and starts the TDR clock. The memory manager's DeviceExecutor hands its
 //    paging buffers to the same point (vidmm::PagingQueue), so paging packets are ordered in the
 //    ring with render packets, take part in interrupt handling, and are resubmitted with their
-//    original fence after a reset;
+//    original fence after a reset. Paging runs ahead (retired_fence()): the executor does not
+//    wait for a paging buffer, the render packet follows it at once and the DPC retires it (its
+//    buffer goes back then); the memory manager holds what it moved busy for the CPU until its
+//    fence (MemoryManager::lock waits for that fence alone), ring order keeps the GPU side right;
 //  - SubmissionId (what submit()/present() return, query()/wait() take): one per call,
 //    increasing per scheduler. A submission may become several ring entries (passes, split
 //    portions) and, after a recovery, get new ring fences: its SubmissionId stays the same.
@@ -45,6 +48,15 @@
 // recovery (and a fatal fault or hang) first captures a post-mortem (sgpu/diag/postmortem.hpp:
 // the fault record, the ring, the entry's DMA buffer disassembled, its allocations, the GART
 // entries involved, the last interrupts) while the engine still holds the evidence.
+//
+// Deadlines: nothing waits forever. submit()/present() wait for a DMA buffer at most
+// SchedulerOptions::submit_timeout (then Errc::Timeout naming the context, nothing queued) and
+// for ring room for their render packets as long (then the packet stays queued and the call
+// returns its id); wait()/idle()/wait_paging() take the caller's timeout (Timeout naming the
+// submission or paging fence); a paging buffer waits for ring room as long as TDR needs to clear
+// the ring, then the adapter is lost. Device loss — a read of all ones (ID_MAGIC whenever a wait
+// step sees no interrupt with work outstanding, INT_STATUS in the ISR) or a transport error —
+// is the fatal state: every wait, and every later call, ends with DeviceLost saying so.
 //
 // Time is the transport's (simulated time on "sim"). Single-threaded: every call runs the ISR,
 // DPC and TDR work it needs while it waits.
