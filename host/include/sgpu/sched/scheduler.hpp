@@ -184,8 +184,11 @@ class Scheduler final : public vidmm::PagingQueue {
   Result<std::optional<RingFence>> query_current_fence();
 
   // ---- paging (vidmm::PagingQueue, used by the DeviceExecutor)
-  /// Waits for ring room, then puts the paging buffer on the ring at the emission point.
+  /// Waits for ring room (as long as TDR needs to clear the ring; then the adapter is lost),
+  /// then puts the paging buffer on the ring at the emission point.
   Result<RingFence> submit_paging(const vidmm::PagingSubmission& submission, const vidmm::PagingStamp& stamp) override;
+  /// Runs ISR, DPC and TDR until `fence` retired: Errc::Timeout naming it after `timeout`,
+  /// DeviceLost once the adapter is lost.
   Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) override;
   /// Paging runs ahead: the executor does not wait for its buffers; they retire with the ring
   /// fences the DPC reports (the last one reported).
