@@ -152,6 +152,7 @@ int main() {
   j["paging_ahead_speedup"] = static_cast<double>(sync.time.count()) / static_cast<double>(ahead.time.count());
   std::printf("%s\n", j.dump().c_str());
   fmt::print(stderr, "bench_paging_overlap: {} paging buffers; {:.1f} us ahead, {:.1f} us waited\n",
-             ahead.paging_buffers, ahead.time.count() / 1000.0, sync.time.count() / 1000.0);
+             ahead.paging_buffers, static_cast<double>(ahead.time.count()) / 1000.0,
+             static_cast<double>(sync.time.count()) / 1000.0);
   return 0;
 }
