@@ -216,6 +216,10 @@ Status Aperture::wait_invalidation() {
   for (;;) {
     const std::uint32_t st = t_->read32(SGPU_REG(GART_STATUS));
     if (SGPU_FIELD(GART_STATUS, INV_BUSY).get(st) == 0) return ok_status();
+    if (st == 0xFFFF'FFFFu)
+      return Error::make(Errc::DeviceLost, Touched::Hardware,
+                         "device lost: GART_STATUS reads 0xffffffff (all ones) while waiting for a GART "
+                         "invalidation: the device is gone (surprise removal or a dead link)");
     if (t_->now() - start >= options_.invalidate_timeout)
       return Error::make(Errc::Timeout, Touched::Hardware,
                          "GART invalidation did not finish within {}: GART_STATUS is {:#010x}",

@@ -38,6 +38,16 @@ auto guarded(F&& f) -> decltype(f()) {
   }
 }
 
+// What a PCIe read returns once the card is gone (surprise removal, link down).
+constexpr std::uint32_t kAllOnes = 0xFFFF'FFFFu;
+
+Error device_gone(const char* reg) {
+  return Error::make(Errc::DeviceLost, Touched::Hardware,
+                     "device lost: {} reads 0xffffffff (all ones): the device is gone (surprise removal or a dead "
+                     "link); every wait ends here",
+                     reg);
+}
+
 }  // namespace
 
 std::string to_string(const GartFaultRecord& g) {
@@ -68,6 +78,7 @@ struct Device::State {
   std::uint32_t log2_entries = 0;
   std::uint32_t tail = 0;        // next entry to write, as last written to RING_TAIL
   RingFence last_submitted;      // highest fence ever written to the ring
+  bool all_ones = false;         // a read returned 0xFFFFFFFF where no live device can
   RingFence ring_last_fence;     // highest fence written to the ring since the last reset
   RingFence last_aborted;        // LastAbortedFenceId of the latest reset
   RingFence done_at_reset;       // the completed fence the ring was (re)started with
@@ -235,7 +246,14 @@ void Device::State::init_ring(RingFence done) {
 }
 
 InterruptEvents Device::State::acknowledge() {
-  const std::uint32_t status = rd(SGPU_REG(INT_STATUS)) & kIntAll;
+  const std::uint32_t raw = rd(SGPU_REG(INT_STATUS));
+  // All ones (undefined bits included): a surprise-removed card or a dead link answers every
+  // read so. No event is taken from it; the caller reports the device lost.
+  if (raw == kAllOnes) {
+    all_ones = true;
+    return InterruptEvents{};
+  }
+  const std::uint32_t status = raw & kIntAll;
   if (status != 0) wr(SGPU_REG(INT_STATUS), status);
   InterruptEvents ev;
   ev.dma_completed = SGPU_FIELD(INT_STATUS, DMA_COMPLETED).get(status) != 0;
@@ -445,6 +463,7 @@ Status Device::wait_fence(RingFence fence, std::chrono::nanoseconds timeout) {
                            "last fence seen {}",
                            fence, to_string(*s_->fault), completed_fence());
       const auto elapsed = t.now() - start;
+      if (elapsed >= timeout && s_->rd(SGPU_REG(ID_MAGIC)) == kAllOnes) return device_gone("ID_MAGIC");
       if (elapsed >= timeout)
         return Error::make(Errc::Timeout, Touched::Hardware,
                            "fence {} not reached within {}; last fence seen {} "
@@ -454,6 +473,7 @@ Status Device::wait_fence(RingFence fence, std::chrono::nanoseconds timeout) {
       // Acknowledge first, then look at memory: an event after the acknowledge raises the
       // line again, so none is lost.
       if (t.wait_irq(timeout - elapsed)) (void)s_->acknowledge();
+      if (s_->all_ones) return device_gone("INT_STATUS");
     }
   });
 }
@@ -493,8 +513,30 @@ Result<bool> Device::wait_interrupt(std::chrono::nanoseconds timeout) {
 }
 
 Result<InterruptEvents> Device::acknowledge_interrupts() {
-  return guarded([&]() -> Result<InterruptEvents> { return s_->acknowledge(); });
+  return guarded([&]() -> Result<InterruptEvents> {
+    InterruptEvents ev = s_->acknowledge();
+    if (s_->all_ones) return device_gone("INT_STATUS");
+    return ev;
+  });
 }
+
+Status Device::check_present() {
+  return guarded([&]() -> Status {
+    const std::uint32_t magic = s_->rd(SGPU_REG(ID_MAGIC));
+    if (magic == kAllOnes) {
+      s_->all_ones = true;
+      return device_gone("ID_MAGIC");
+    }
+    if (SGPU_FIELD(ID_MAGIC, VALUE).get(magic) != kMagic)
+      return Error::make(Errc::DeviceLost, Touched::Hardware,
+                         "device lost: ID_MAGIC reads {:#010x} instead of {:#010x} (the device behind the transport "
+                         "is no longer this softgpu)",
+                         magic, kMagic);
+    return ok_status();
+  });
+}
+
+bool Device::lost() const { return s_->all_ones; }
 
 const std::optional<FaultRecord>& Device::latched_fault() const { return s_->fault; }
 

@@ -140,10 +140,10 @@ TEST_CASE("emission: a paging buffer and a render packet each take the next ring
   auto sub = s.submit((*ctx)->get(), cl);
   REQUIRE(sub);
   // Render maps the context's first DMA buffer into the kernel window. First touch of the
-  // allocation: the executor's paging buffer (FILL + FENCE) goes on the ring with fence 1 and is
-  // waited for (its interrupt acknowledged); then the render packet, fence 2.
+  // allocation: the executor's paging buffer (FILL + FENCE) goes on the ring with fence 1 and,
+  // paging running ahead, is not waited for: the render packet follows at once, fence 2.
   std::vector<std::string> expected = st.window_map_writes(0);
-  for (const char* w : {"RING_TAIL=0x1", "INT_STATUS=0x1", "RING_TAIL=0x2"}) expected.push_back(w);
+  for (const char* w : {"RING_TAIL=0x1", "RING_TAIL=0x2"}) expected.push_back(w);
   CHECK(st.writes() == expected);
   const abi::RingEntry paging = st.engine->entry(0);
   check_entry(paging, 1, 0, kPagingFlags);
@@ -195,16 +195,30 @@ TEST_CASE("emission: after a hang, the paging buffer behind it goes back on the 
   REQUIRE(st.rt->device().ring_tail() == 2);
 
   // The other context's allocation must be paged in: its paging buffer takes fence 3 behind the
-  // hung packet, the wait for it runs TDR, the engine is reset, and the paging buffer is
-  // resubmitted with fence 3 before the render packet takes fence 4.
+  // hung packet and runs ahead: submit() does not wait for it, the render packet takes fence 4
+  // and submit() returns, the submitter's thread never blocked behind the hang.
   umd::CommandList cl;
   REQUIRE(cl.fill(b->handle(), 0, 4096, 2));
   st.mock->clear_log();
+  const auto before = st.mock->now();
   auto sub = s.submit((*work)->get(), cl);
   REQUIRE(sub);
+  CHECK(st.mock->now() - before < 100us);  // less than TdrDelay: no TDR inside submit()
   std::vector<std::string> expected = st.window_map_writes(1);  // the second context's DMA buffer
+  for (const char* w : {"RING_TAIL=0x3", "RING_TAIL=0x4"}) expected.push_back(w);
+  CHECK(st.writes() == expected);
+  CHECK(s.counters().recoveries == 0);
+  CHECK(*s.query(*sub) == FenceStatus::Pending);
+  // Both paging buffers (fences 1 and 3) are in flight: nothing has been reported yet.
+  REQUIRE(st.rt->executor().in_flight() == 2);
+
+  // Waiting for it runs TDR: the engine is reset, the paging buffer is resubmitted with fence 3
+  // and the innocent render packet, requeued, takes fence 5.
+  st.mock->clear_log();
+  if (Status w = s.wait(*sub, 1ms); !w) FAIL(to_string(w.error()));
+  expected.clear();
   const std::vector<std::string> emissions{
-      "RING_TAIL=0x3",  // the paging buffer, fence 3, behind the hung entry at index 1
+      "INT_STATUS=0x1",  // fence 1 (the hung context's paging) retired
       // TDR: engine reset and the ring set up again (Device::reset_engine)
       "CTRL=0x0", "RESET=0x1", "INT_ENABLE=0x0", "INT_STATUS=0x7",
       fmt::format("RING_BASE_LO={:#x}", static_cast<std::uint32_t>(st.engine->ring)),
@@ -213,20 +227,20 @@ TEST_CASE("emission: after a hang, the paging buffer behind it goes back on the 
       fmt::format("WB_ADDR_HI={:#x}", static_cast<std::uint32_t>(st.engine->wb >> 32)), "RING_TAIL=0x0",
       "INT_ENABLE=0x3", "CTRL=0x1",
       "RING_TAIL=0x1",   // the resubmitted paging buffer, fence 3 again
-      "INT_STATUS=0x1",  // its completion acknowledged
-      "RING_TAIL=0x2",   // the render packet, fence 4
+      "RING_TAIL=0x2",   // the requeued render packet, fence 5
+      "INT_STATUS=0x1",  // their completion acknowledged
   };
   expected.insert(expected.end(), emissions.begin(), emissions.end());
   CHECK(st.writes() == expected);
   const abi::RingEntry resubmitted = st.engine->entry(0);
   check_entry(resubmitted, 3, 0, kPagingFlags);
-  check_entry(st.engine->entry(1), 4, work_id, 0);
+  check_entry(st.engine->entry(1), 5, work_id, 0);
   CHECK(s.counters().recoveries == 1);
   CHECK(s.counters().resubmitted_paging == 1);
   CHECK(s.counters().cancelled_packets == 1);
-  CHECK(s.last_ring_fence() == 4);
-  REQUIRE(s.wait(*sub, 1ms));
+  CHECK(s.last_ring_fence() == 5);
   CHECK(st.rt->executor().counters().last_fence == 3);
+  CHECK(st.rt->executor().in_flight() == 0);  // its buffer went back once fence 3 retired
   CHECK(s.wait(*lost, 1ms).error().code == Errc::DeviceLost);
 }
 

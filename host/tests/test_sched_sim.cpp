@@ -171,6 +171,9 @@ std::vector<std::vector<std::uint32_t>> run_chain(std::uint64_t memory_bytes, Sc
                                                   const std::string& backend = test::e2e_backend()) {
   RuntimeOptions o = small_options();
   o.memory_segment_bytes = memory_bytes;
+  // Healthy work only: read_back() may evict a 64 KiB allocation at the end, a paging copy that
+  // takes longer than small_options()'s 300 us TdrDelay on the systemc-model backend.
+  o.scheduler.tdr_delay = 5ms;
   auto rt = open_runtime(o, backend);
   auto dev = rt->adapter().create_device({});
   auto ctx = rt->create_context(*dev);

@@ -208,6 +208,13 @@ class Device {
   /// The ISR: reads INT_STATUS, acknowledges the bits it read and latches the fault record on
   /// a fault. Acknowledge first, then look at memory: an event after this raises the line again.
   Result<InterruptEvents> acknowledge_interrupts();
+  /// Whether the device still answers: one read of ID_MAGIC. Errc::DeviceLost if it reads all
+  /// ones (the card is gone: surprise removal, a dead link) or another value than the magic;
+  /// TransportError if the transport fails. acknowledge_interrupts() reports an all-ones
+  /// INT_STATUS as DeviceLost too.
+  Status check_present();
+  /// An all-ones read was seen (check_present() or acknowledge_interrupts()).
+  bool lost() const;
   /// The fault record the ISR latched (cleared by reset_engine()).
   const std::optional<FaultRecord>& latched_fault() const;
 

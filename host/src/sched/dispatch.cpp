@@ -27,6 +27,10 @@ std::vector<std::uint32_t> referenced(const std::vector<PatchLocation>& patches,
 // Marks a dispatch that must start over because a recovery reordered the queues under it.
 constexpr const char* kRestart = "dispatch restarts after a recovery";
 
+// The caller's deadline passed while a render packet waited for ring room: nothing of it was
+// emitted, it stays queued (the next pump carries on).
+bool ring_room_timeout(const Error& e) { return e.code == Errc::Timeout && !e.hardware_touched; }
+
 }  // namespace
 
 Status Scheduler::pump() {
@@ -57,6 +61,15 @@ Status Scheduler::pump() {
   pumping_ = false;
   if (fatal_) return *fatal_;
   return result;
+}
+
+Status Scheduler::pump_until(std::chrono::nanoseconds deadline) {
+  const auto saved = pump_deadline_;
+  pump_deadline_ = deadline;
+  Status s = pump();
+  pump_deadline_ = saved;
+  if (!s && ring_room_timeout(s.error())) return ok_status();  // still queued
+  return s;
 }
 
 Result<std::vector<vidmm::Placement>> Scheduler::make_resident(ContextState& cs, const Pass& pass,
@@ -134,6 +147,7 @@ Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) 
     Status s = submit_portion(cs, *work, work->dma_end, work->patch_end, all);
     if (!s) {
       if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
+      if (ring_room_timeout(s.error())) return s;  // stays queued; the pump stops here
       return fail(std::move(s).error());
     }
     done();
@@ -161,16 +175,25 @@ Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) 
   auto walked = walk_split(pass.patches.data() + base, work->patch_end - base,
                            adapter_.caps().max_allocation_list_slot_id, work->dma_start, work->dma_end, fits, emit);
   if (interrupted()) return fatal_ ? Status(*fatal_) : ok_status();
+  if (!walked && ring_room_timeout(walked.error())) return std::move(walked).error();  // the rest stays queued
   if (!walked) return fail(std::move(walked).error());
   done();
   return ok_status();
 }
 
-Status Scheduler::wait_ring_room() {
+Status Scheduler::wait_ring_room(std::chrono::nanoseconds deadline, const char* what) {
   const std::size_t capacity = device_.ring_entries() - 1;
+  Transport& t = device_.transport();
   while (hw_.size() >= capacity) {
     if (fatal_) return *fatal_;
-    SGPU_RETURN_IF_ERROR(step(device_.transport().now() + options_.tdr_delay));
+    if (t.now() >= deadline)
+      return Error::make(Errc::Timeout, Touched::Nothing,
+                         "{}: no ring room by the deadline: {} of {} entries in flight, head ring fence {}, last "
+                         "reported {}",
+                         what, hw_.size(), capacity, hw_.front().fence, reporter_.last_reported());
+    const auto now = t.now();
+    const auto step_until = deadline - now < options_.tdr_delay ? deadline : now + options_.tdr_delay;
+    SGPU_RETURN_IF_ERROR(step(step_until));
   }
   return fatal_ ? Status(*fatal_) : ok_status();
 }
@@ -178,7 +201,7 @@ Status Scheduler::wait_ring_room() {
 Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma_end, std::uint32_t patch_end,
                                  const std::vector<std::uint32_t>& allocations) {
   const std::uint64_t epoch = epoch_;
-  SGPU_RETURN_IF_ERROR(wait_ring_room());
+  SGPU_RETURN_IF_ERROR(wait_ring_room(pump_deadline_, "render packet"));
   if (epoch != epoch_ || cs.error) return Error{Errc::Aborted, kRestart, Touched::Nothing};
   Pass& pass = *work.pass;
   auto& mm = adapter_.memory_manager();

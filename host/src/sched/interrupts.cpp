@@ -38,7 +38,9 @@ Status Scheduler::step(std::chrono::nanoseconds deadline) {
       SGPU_RETURN_IF_ERROR(isr_and_dpc(*ev));
     }
   } else if (!hw_.empty()) {
-    // No interrupt although work is outstanding: the OS's QueryCurrentFence path.
+    // No interrupt although work is outstanding: is the device still there (a removed card
+    // raises none and reads all ones)? Then the OS's QueryCurrentFence path.
+    SGPU_RETURN_IF_ERROR(check_device());
     SGPU_RETURN_IF_ERROR(query_current_fence());
   }
   return check_timeout();
@@ -93,7 +95,7 @@ void Scheduler::retire(RingFence hw) {
     hw_.pop_front();
     head_changed = true;
     if (trace_) trace_retired(p);
-    if (!p.pass) continue;  // paging: the executor is waiting for it
+    if (!p.pass) continue;  // paging: its buffer goes back below (DeviceExecutor::reclaim)
     Pass& pass = *p.pass;
     if (--pass.on_ring != 0 || pass.queued != 0) continue;
     release_pass(pass);
@@ -105,6 +107,9 @@ void Scheduler::retire(RingFence hw) {
     }
   }
   if (head_changed) head_since_ = device_.transport().now();
+  // Paging ran ahead: the buffers of retired paging packets go back (a FENCE record that
+  // disagrees fails the executor's next execute(), with hardware touched).
+  if (head_changed && executor_) (void)executor_->reclaim();
   if (trace_ && head_changed) trace_ring_occupancy();
   mm_completed_pending_ = std::max(mm_completed_pending_, hw);
   apply_mm_completed();
@@ -322,7 +327,13 @@ Result<RingFence> Scheduler::submit_paging(const vidmm::PagingSubmission& submis
   if (fatal_) return *fatal_;
   if (submission.buffer == nullptr || !*submission.buffer)
     return Error::invalid("submit_paging: the paging buffer has no DMA memory");
-  SGPU_RETURN_IF_ERROR(wait_ring_room());
+  // Paging waits for room as long as TDR needs to clear every entry ahead of it, no longer.
+  const auto bound = static_cast<std::int64_t>(device_.ring_entries()) * (options_.tdr_delay + options_.preempt_timeout);
+  if (Status room = wait_ring_room(device_.transport().now() + bound, "paging buffer"); !room) {
+    Error e = std::move(room).error();
+    e.hardware_touched = true;  // the engine makes no progress: the adapter is lost
+    return fatal(std::move(e)).error();
+  }
   HwPacket p;
   p.paging = submission;
   SGPU_ASSIGN_OR_RETURN(const RingFence fence, emit(std::move(p), stamp, nullptr));
@@ -332,9 +343,9 @@ Result<RingFence> Scheduler::submit_paging(const vidmm::PagingSubmission& submis
 
 Status Scheduler::wait_paging(RingFence fence, std::chrono::nanoseconds timeout) {
   Transport& t = device_.transport();
-  // Recovery bounds every packet ahead of this one; the executor's timeout comes on top.
-  const auto bound = timeout + static_cast<std::int64_t>(device_.ring_entries()) *
-                                   (options_.tdr_delay + options_.preempt_timeout);
+  // The caller's deadline (paging runs ahead: only a CPU access such as a lock waits here, and it
+  // says how long; TDR recovers a hang ahead of the fence meanwhile, if the deadline allows).
+  const auto bound = timeout;
   const auto deadline = t.now() + bound;
   for (;;) {
     if (fatal_) return *fatal_;

@@ -164,7 +164,8 @@ std::size_t Scheduler::software_queue_depth() const {
 
 // A DMA buffer mapped in the kernel window. When the window is full, retired buffers of every
 // context are trimmed and the scheduler waits for work to retire (it always does: TDR bounds it).
-Result<kmd::DmaBuffer> Scheduler::acquire_buffer(ContextState& cs) {
+Result<kmd::DmaBuffer> Scheduler::acquire_buffer(ContextState& cs, std::chrono::nanoseconds deadline) {
+  Transport& t = device_.transport();
   for (int attempt = 0;; ++attempt) {
     auto b = cs.context->dma_buffers().acquire();
     if (b || b.error().code != Errc::OutOfMemory) return b;
@@ -174,10 +175,22 @@ Result<kmd::DmaBuffer> Scheduler::acquire_buffer(ContextState& cs) {
       if (attempt > 0) return b;
       continue;
     }
-    SGPU_RETURN_IF_ERROR(pump());
-    SGPU_RETURN_IF_ERROR(step(device_.transport().now() + options_.tdr_delay));
+    if (attempt > 0 && t.now() >= deadline)
+      return Error::make(Errc::Timeout, Touched::Nothing,
+                         "context {}: no DMA buffer free in its pool or room in the kernel window by the deadline "
+                         "(submit_timeout {} us); {} packets on the ring, {} queued, last ring fence reported {}",
+                         cs.context->id(), static_cast<double>(options_.submit_timeout.count()) / 1000.0, hw_.size(),
+                         software_queue_depth(), reporter_.last_reported());
+    SGPU_RETURN_IF_ERROR(pump_until(deadline));
+    const auto now = t.now();
+    SGPU_RETURN_IF_ERROR(step(deadline - now < options_.tdr_delay ? deadline : now + options_.tdr_delay));
     if (fatal_) return *fatal_;
   }
+}
+
+Status Scheduler::check_device() {
+  if (Status s = device_.check_present(); !s) return fatal(std::move(s).error());
+  return ok_status();
 }
 
 // DMA buffer and lists back to the context's pools (DPC retirement, cancellation).
@@ -243,8 +256,9 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
     for (auto& p : passes) give_back(context, *p);
   };
   std::uint32_t offset = 0;
+  const auto deadline = device_.transport().now() + options_.submit_timeout;
   for (;;) {
-    auto buf = acquire_buffer(cs);
+    auto buf = acquire_buffer(cs, deadline);
     if (!buf) {
       give_back_all();
       return std::move(buf).error();
@@ -287,7 +301,10 @@ Result<SubmissionId> Scheduler::run_passes(ContextState& cs, const std::vector<A
     }
     offset = out->multipass_offset;
   }
-  return queue_passes(cs, std::move(passes));
+  auto id = queue_passes(cs, std::move(passes));
+  // The submission is queued; render packets wait for ring room until the submit deadline.
+  (void)pump_until(deadline);
+  return id;
 }
 
 Result<SubmissionId> Scheduler::submit(kmd::Context& context, const umd::CommandList& cl) {
@@ -375,8 +392,8 @@ Result<SubmissionId> Scheduler::queue_passes(ContextState& cs, std::vector<std::
     cs.queue.push_back(std::move(w));
   }
   ++counters_.submissions;
-  // The submission is queued; a failure to move it onward now is reported by wait()/query().
-  (void)pump();
+  // The submission is queued; run_passes moves it onward (a failure then is reported by
+  // wait()/query()).
   return id;
 }
 
@@ -406,14 +423,14 @@ Status Scheduler::wait(SubmissionId submission, std::chrono::nanoseconds timeout
                          submission, sub.context, timeout.count(), reporter_.last_reported(), hw_.size(),
                          software_queue_depth());
     }
-    SGPU_RETURN_IF_ERROR(pump());
+    SGPU_RETURN_IF_ERROR(pump_until(deadline));
     SGPU_RETURN_IF_ERROR(step(deadline));
   }
 }
 
 Status Scheduler::flush() {
   if (fatal_) return *fatal_;
-  SGPU_RETURN_IF_ERROR(pump());
+  SGPU_RETURN_IF_ERROR(pump_until(device_.transport().now() + options_.submit_timeout));
   return step(device_.transport().now());
 }
 
@@ -427,7 +444,7 @@ Status Scheduler::idle(std::chrono::nanoseconds timeout) {
       return Error::make(Errc::Timeout, Touched::Hardware,
                          "idle: {} packets on the ring, {} queued after {} ns; last ring fence reported {}", hw_.size(),
                          software_queue_depth(), timeout.count(), reporter_.last_reported());
-    SGPU_RETURN_IF_ERROR(pump());
+    SGPU_RETURN_IF_ERROR(pump_until(deadline));
     SGPU_RETURN_IF_ERROR(step(deadline));
   }
 }

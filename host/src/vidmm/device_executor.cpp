@@ -257,22 +257,105 @@ Status DeviceExecutor::set_buffer_pool(kmd::DmaBufferPool* pool) {
     return Error::unsupported(
         "device executor: paging buffers are fetched at their bus address; a DMA-buffer pool that maps its "
         "buffers into an aperture cannot carry them");
+  if (pool == pool_) return ok_status();
+  (void)reclaim();
+  // Buffers of the old pool still in flight cannot go back to it later: kept until destruction.
+  for (auto& f : in_flight_)
+    if (f->pooled) {
+      f->own = std::move(f->pooled->memory);
+      f->pooled.reset();
+    }
   pool_ = pool;
   return ok_status();
+}
+
+void DeviceExecutor::set_queue(PagingQueue* queue) {
+  if (queue == queue_) return;
+  if (queue_) (void)reclaim();
+  // Only the old queue could say when these retire: kept until destruction.
+  for (auto& f : in_flight_) stranded_.push_back(f->pooled ? std::move(f->pooled->memory) : std::move(*f->own));
+  in_flight_.clear();
+  queue_ = queue;
+}
+
+void DeviceExecutor::count(const PagingBuffer& buffer, RingFence fence) {
+  counters_.buffers += 1;
+  counters_.last_fence = fence;
+  for (const auto& op : buffer.operations) {
+    if (auto* x = std::get_if<TransferOp>(&op)) counters_.copy_bytes += x->transfer_size;
+    else if (auto* f = std::get_if<FillOp>(&op)) counters_.fill_bytes += f->fill_size;
+    else if (auto* i = std::get_if<InitContextResourceOp>(&op)) counters_.fill_bytes += i->size;
+    else if (auto* m = std::get_if<MapApertureSegmentOp>(&op)) counters_.mapped_pages += m->number_of_pages;
+    else if (auto* u = std::get_if<UnmapApertureSegmentOp>(&op)) counters_.unmapped_pages += u->number_of_pages;
+  }
+}
+
+Status DeviceExecutor::reclaim() {
+  if (!queue_ || in_flight_.empty()) return ok_status();
+  const auto retired = queue_->retired_fence();
+  if (!retired) return ok_status();
+  // The FENCE closing each buffer writes the record in ring order: a retired buffer's fence (or
+  // a later paging buffer's) must be there.
+  const std::uint64_t written = fence_record_.as<std::uint64_t>()[0];
+  std::size_t n = 0;
+  Status result = ok_status();
+  for (; n < in_flight_.size() && in_flight_[n]->fence <= *retired; ++n) {
+    InFlight& f = *in_flight_[n];
+    if (written < f.fence.value() && result)
+      result = Error::make(Errc::DeviceFault, Touched::Hardware,
+                           "device executor: paging fence {} retired but the paging FENCE record holds {}", f.fence,
+                           written);
+    if (f.pooled) {
+      if (Status s = pool_ ? pool_->release(std::move(*f.pooled)) : Status(Error::invalid("no pool")); !s) {
+        stranded_.push_back(std::move(f.pooled->memory));
+        if (result) result = std::move(s);
+      }
+    } else {
+      spare_.push_back(std::move(*f.own));
+    }
+    ++counters_.reclaimed;
+  }
+  in_flight_.erase(in_flight_.begin(), in_flight_.begin() + static_cast<std::ptrdiff_t>(n));
+  if (!result && !broken_) broken_ = result.error();
+  return result;
+}
+
+Status DeviceExecutor::wait_paging(RingFence fence, std::chrono::nanoseconds timeout) {
+  if (!fence) return ok_status();
+  DevicePagingQueue direct(device_);
+  PagingQueue& queue = queue_ ? *queue_ : direct;
+  Status waited = queue.wait_paging(fence, timeout);
+  if (!waited) return waited;
+  return reclaim();
 }
 
 Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   if (buffer.empty()) return ok_status();
   SGPU_RETURN_IF_ERROR(validate_paging_buffer(target_, buffer));
+  SGPU_RETURN_IF_ERROR(reclaim());
+  if (broken_) return *broken_;  // a retired paging buffer did not write its fence
+  const bool ahead = options_.run_ahead && queue_ && queue_->retired_fence().has_value();
   const std::size_t need = (paging_buffer_bytes(buffer, timestamps_) + 4095) & ~std::size_t{4095};
-  std::optional<kmd::DmaBuffer> pooled;
+  // Running ahead, the buffer lives in its InFlight record (a stable address: the ring entry
+  // points at it until it retired, and at the resubmission after a reset).
+  auto flight = std::make_unique<InFlight>();
+  std::optional<kmd::DmaBuffer>& pooled = flight->pooled;
+  std::optional<DmaMemory>& own = flight->own;
   if (pool_) {
     SGPU_ASSIGN_OR_RETURN(pooled, pool_->acquire(need));
+  } else if (ahead) {
+    auto spare = std::find_if(spare_.begin(), spare_.end(), [&](const DmaMemory& m) { return m.size() >= need; });
+    if (spare != spare_.end()) {
+      own = std::move(*spare);
+      spare_.erase(spare);
+    } else {
+      SGPU_ASSIGN_OR_RETURN(own, device_.transport().alloc_dma(std::max<std::size_t>(need, 64 * 1024), 4096));
+    }
   } else if (!buffer_ || buffer_->size() < need) {
     buffer_.reset();
     SGPU_ASSIGN_OR_RETURN(buffer_, device_.transport().alloc_dma(std::max<std::size_t>(need, 64 * 1024), 4096));
   }
-  DmaMemory& memory = pooled ? pooled->memory : *buffer_;
+  DmaMemory& memory = pooled ? pooled->memory : own ? *own : *buffer_;
   // The closing FENCE is encoded with value 0; the queue's stamp writes the ring fence into it.
   // Tracing: the timestamp bracket lands in the buffer's last 16 bytes (system memory, reached
   // at its bus address like the rest of this privileged buffer), cleared first.
@@ -282,6 +365,7 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
                                       fence_record_.bus_addr(), 0, timestamps_ ? memory.bus_addr() + landing : 0);
   if (!encoded) {
     if (pooled) (void)pool_->release(std::move(*pooled));  // untouched by the device
+    if (own) spare_.push_back(std::move(*own));
     return std::move(encoded).error();
   }
   const std::uint32_t end = *encoded;
@@ -295,10 +379,22 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   PagingQueue& queue = queue_ ? *queue_ : direct;
   auto submitted = queue.submit_paging(submission, stamp);
   if (!submitted) {
-    if (pooled) stranded_.push_back(std::move(pooled->memory));  // the queue may have kept it
+    // The queue may have kept it.
+    if (pooled) stranded_.push_back(std::move(pooled->memory));
+    if (own) stranded_.push_back(std::move(*own));
     return std::move(submitted).error();
   }
   const RingFence fence = *submitted;
+  if (ahead) {
+    // Runs ahead: retired by its fence like render work; the memory manager treats what it
+    // moves as busy until then (last_paging_fence()).
+    flight->fence = fence;
+    in_flight_.push_back(std::move(flight));
+    last_in_flight_ = fence;
+    ++counters_.ran_ahead;
+    count(buffer, fence);
+    return reclaim();  // a queue that retires at once (no interrupt needed) gives it back now
+  }
   Status waited = queue.wait_paging(fence, options_.timeout);
   if (pooled) {
     if (waited) {
@@ -320,15 +416,8 @@ Status DeviceExecutor::execute(const PagingBuffer& buffer) {
   if (written != fence.value())
     return Error::make(Errc::DeviceFault, Touched::Hardware,
                        "device executor: paging fence {} retired but its FENCE packet wrote {}", fence, written);
-  counters_.buffers += 1;
-  counters_.last_fence = fence;
-  for (const auto& op : buffer.operations) {
-    if (auto* x = std::get_if<TransferOp>(&op)) counters_.copy_bytes += x->transfer_size;
-    else if (auto* f = std::get_if<FillOp>(&op)) counters_.fill_bytes += f->fill_size;
-    else if (auto* i = std::get_if<InitContextResourceOp>(&op)) counters_.fill_bytes += i->size;
-    else if (auto* m = std::get_if<MapApertureSegmentOp>(&op)) counters_.mapped_pages += m->number_of_pages;
-    else if (auto* u = std::get_if<UnmapApertureSegmentOp>(&op)) counters_.unmapped_pages += u->number_of_pages;
-  }
+  last_in_flight_ = RingFence{};
+  count(buffer, fence);
   return ok_status();
 }
 

@@ -41,6 +41,7 @@ struct MemoryManager::Record {
   bool pinned = false;
   std::uint32_t locks = 0;
   RingFence last_use;
+  RingFence paging_fence;                    // last paging buffer that moved or wrote it
   std::uint64_t stamp = 0;                   // request that is placing it (never evict those)
   std::list<std::uint32_t>::iterator lru;
 
@@ -274,14 +275,37 @@ Result<std::uint32_t> MemoryManager::lookup(AllocationHandle h, const char* what
 // ---------------------------------------------------------------- paging primitives
 
 Status MemoryManager::run(PagingBuffer& pb) {
-  if (pb.empty()) return ok_status();
+  if (pb.empty()) {
+    paged_.clear();
+    return ok_status();
+  }
   Status s = executor_.execute(pb);
   pb.operations.clear();
+  // Paging runs ahead: what this buffer moved is busy until its fence completes (0: it ran).
+  // Also after a failure: the buffer may be on the ring.
+  const RingFence fence = executor_.last_paging_fence();
+  if (fence > completed_)
+    for (std::uint32_t i : paged_)
+      if (records_[i].live) records_[i].paging_fence = std::max(records_[i].paging_fence, fence);
+  paged_.clear();
   if (!s) {
     Error e = std::move(s).error();
     e.hardware_touched = true;
     return e;
   }
+  return ok_status();
+}
+
+Status MemoryManager::wait_paged(std::uint32_t index, const char* what, std::chrono::nanoseconds timeout) {
+  const RingFence fence = records_[index].paging_fence;
+  if (fence <= completed_) return ok_status();
+  if (Status s = executor_.wait_paging(fence, timeout); !s) {
+    Error e = std::move(s).error();
+    e.message = fmt::format("{}: allocation {:#x} waits for its paging fence {}: {}", what, handle_of(index).value,
+                            fence, e.message);
+    return e;
+  }
+  set_completed_fence(fence);  // fences complete in ring order: everything up to it is done
   return ok_status();
 }
 
@@ -368,6 +392,7 @@ Status MemoryManager::evict_one(std::uint32_t index, PagingBuffer& pb, bool allo
   Segment& from = segments_[r.segment - 1];
   SGPU_RETURN_IF_ERROR(ensure_backing(r));
   ++evictions_;
+  paged_.push_back(index);
   if (from.desc.is_aperture()) {  // the bytes already live in the backing store
     release_range(r, pb);
     return ok_status();
@@ -515,6 +540,7 @@ bool MemoryManager::page_in(std::uint32_t index, SegmentId seg, bool allow_evict
   r.offset = offset;
   auto& lru = segments_[seg - 1].lru;
   r.lru = lru.insert(lru.end(), index);
+  paged_.push_back(index);
   return true;
 }
 
@@ -680,7 +706,7 @@ Status MemoryManager::unpin(AllocationHandle h) {
   return ok_status();
 }
 
-Result<void*> MemoryManager::lock(AllocationHandle h) {
+Result<void*> MemoryManager::lock(AllocationHandle h, std::chrono::nanoseconds timeout) {
   SGPU_ASSIGN_OR_RETURN(auto idx, lookup(h, "lock"));
   Record& r = records_[idx];
   if (!r.info.flags.has(AllocationInfoFlags::kCpuVisible))
@@ -699,6 +725,11 @@ Result<void*> MemoryManager::lock(AllocationHandle h) {
   if (cpu == nullptr) {
     SGPU_RETURN_IF_ERROR(ensure_backing(r));
     SGPU_RETURN_IF_ERROR(run(pb));
+  }
+  // The CPU sees the bytes once the paging that moved or wrote them ran: wait for that fence
+  // (this allocation's, not everything on the ring).
+  SGPU_RETURN_IF_ERROR(wait_paged(idx, "lock", timeout));
+  if (cpu == nullptr) {
     if (!r.backing_current) fill_backing(r);
     cpu = r.backing->cpu();
   }
@@ -722,8 +753,10 @@ Status MemoryManager::destroy_allocation(AllocationHandle h) {
   if (r.resident()) release_range(r, pb);
   Status s = run(pb);
   if (r.owned_backing) {
-    if (r.last_use > completed_)
-      deferred_.emplace_back(r.last_use, std::move(r.owned_backing));
+    // The GPU may still use it: rendering up to last_use, paging (a transfer into or out of it,
+    // a MAP of its pages) up to paging_fence.
+    const RingFence busy_until = std::max(r.last_use, r.paging_fence);
+    if (busy_until > completed_) deferred_.emplace_back(busy_until, std::move(r.owned_backing));
     r.owned_backing.reset();
   }
   if (r.is_context_allocation())
@@ -759,6 +792,7 @@ Result<AllocationState> MemoryManager::query(AllocationHandle h) const {
   s.pinned = r.pinned;
   s.lock_count = r.locks;
   s.last_use = r.last_use;
+  s.paging_fence = r.paging_fence;
   s.owner = r.owner;
   return s;
 }

@@ -21,7 +21,10 @@
 //    memory manager, and starts the TDR clock. The memory manager's DeviceExecutor hands its
 //    paging buffers to the same point (vidmm::PagingQueue), so paging packets are ordered in the
 //    ring with render packets, take part in interrupt handling, and are resubmitted with their
-//    original fence after a reset;
+//    original fence after a reset. Paging runs ahead (retired_fence()): the executor does not
+//    wait for a paging buffer, the render packet follows it at once and the DPC retires it (its
+//    buffer goes back then); the memory manager holds what it moved busy for the CPU until its
+//    fence (MemoryManager::lock waits for that fence alone), ring order keeps the GPU side right;
 //  - SubmissionId (what submit()/present() return, query()/wait() take): one per call,
 //    increasing per scheduler. A submission may become several ring entries (passes, split
 //    portions) and, after a recovery, get new ring fences: its SubmissionId stays the same.
@@ -45,6 +48,15 @@
 // recovery (and a fatal fault or hang) first captures a post-mortem (sgpu/diag/postmortem.hpp:
 // the fault record, the ring, the entry's DMA buffer disassembled, its allocations, the GART
 // entries involved, the last interrupts) while the engine still holds the evidence.
+//
+// Deadlines: nothing waits forever. submit()/present() wait for a DMA buffer at most
+// SchedulerOptions::submit_timeout (then Errc::Timeout naming the context, nothing queued) and
+// for ring room for their render packets as long (then the packet stays queued and the call
+// returns its id); wait()/idle()/wait_paging() take the caller's timeout (Timeout naming the
+// submission or paging fence); a paging buffer waits for ring room as long as TDR needs to clear
+// the ring, then the adapter is lost. Device loss — a read of all ones (ID_MAGIC whenever a wait
+// step sees no interrupt with work outstanding, INT_STATUS in the ISR) or a transport error —
+// is the fatal state: every wait, and every later call, ends with DeviceLost saying so.
 //
 // Time is the transport's (simulated time on "sim"). Single-threaded: every call runs the ISR,
 // DPC and TDR work it needs while it waits.
@@ -111,6 +123,12 @@ struct SchedulerOptions {
   std::function<void(const diag::PostMortem&)> postmortem;
   /// Interrupts the post-mortem's history keeps.
   std::size_t postmortem_interrupts = 16;
+  /// Longest submit()/present() (and flush()) waits, in the transport's time, for a DMA buffer
+  /// of the context's pool (Errc::Timeout naming the context; nothing queued) and for ring room
+  /// for its render packets (the submission stays queued and submit() returns its id; wait()
+  /// moves it on). Paging never waits on it: a paging buffer waits for ring room at most as
+  /// long as TDR needs to clear every entry ahead (then Timeout: the adapter is lost).
+  std::chrono::nanoseconds submit_timeout = 10s;
 };
 
 enum class FenceStatus { Pending, Completed, Aborted };
@@ -169,9 +187,15 @@ class Scheduler final : public vidmm::PagingQueue {
   Result<std::optional<RingFence>> query_current_fence();
 
   // ---- paging (vidmm::PagingQueue, used by the DeviceExecutor)
-  /// Waits for ring room, then puts the paging buffer on the ring at the emission point.
+  /// Waits for ring room (as long as TDR needs to clear the ring; then the adapter is lost),
+  /// then puts the paging buffer on the ring at the emission point.
   Result<RingFence> submit_paging(const vidmm::PagingSubmission& submission, const vidmm::PagingStamp& stamp) override;
+  /// Runs ISR, DPC and TDR until `fence` retired: Errc::Timeout naming it after `timeout`,
+  /// DeviceLost once the adapter is lost.
   Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) override;
+  /// Paging runs ahead: the executor does not wait for its buffers; they retire with the ring
+  /// fences the DPC reports (the last one reported).
+  std::optional<RingFence> retired_fence() const override { return reporter_.last_reported(); }
 
   // ---- tracing
   /// Starts (recorder) or stops (nullptr) the timeline trace. The recorder must outlive the
@@ -225,7 +249,7 @@ class Scheduler final : public vidmm::PagingQueue {
 
   // submission path (scheduler.cpp)
   Result<ContextState*> usable(const kmd::Context& context);
-  Result<kmd::DmaBuffer> acquire_buffer(ContextState& cs);
+  Result<kmd::DmaBuffer> acquire_buffer(ContextState& cs, std::chrono::nanoseconds deadline);
   using PassFn = std::function<Result<kmd::RenderOutput>(Pass& pass, std::uint32_t multipass_offset)>;
   Result<SubmissionId> run_passes(ContextState& cs, const std::vector<AllocationListEntry>& user_list,
                                   std::uint32_t ring_flags, const char* ddi, const PassFn& one_pass);
@@ -234,12 +258,18 @@ class Scheduler final : public vidmm::PagingQueue {
   void give_back(kmd::Context& context, Pass& pass);
   // pump (dispatch.cpp)
   Status pump();
+  /// pump() whose render packets wait for ring room until `deadline` at most: the rest stays
+  /// queued (not an error).
+  Status pump_until(std::chrono::nanoseconds deadline);
   Status dispatch(ContextState& cs, const std::shared_ptr<Work>& work);
   Status submit_portion(ContextState& cs, Work& work, std::uint32_t dma_end, std::uint32_t patch_end,
                         const std::vector<std::uint32_t>& allocations);
   Result<std::vector<vidmm::Placement>> make_resident(ContextState& cs, const Pass& pass,
                                                       const std::vector<std::uint32_t>& allocations);
-  Status wait_ring_room();
+  /// Errc::Timeout (Touched::Nothing: nothing emitted) naming the ring when `deadline` passes.
+  Status wait_ring_room(std::chrono::nanoseconds deadline, const char* what);
+  /// Ends every wait once the device is gone (an all-ones read): the fatal state, DeviceLost.
+  Status check_device();
   void fail_submission(SubmissionId submission, const Error& error);
   // the emission point (emit.cpp)
   /// Writes a ring fence into a DMA buffer before its entry goes on the ring (Patch, or the
@@ -289,6 +319,7 @@ class Scheduler final : public vidmm::PagingQueue {
   std::chrono::nanoseconds head_since_{0};
   std::uint64_t epoch_ = 0;            // recoveries so far: a dispatch that saw it change restarts
   bool pumping_ = false;
+  std::chrono::nanoseconds pump_deadline_ = std::chrono::nanoseconds::max();  // ring room, render packets
   int in_mm_ = 0;                      // inside MemoryManager calls: no retirement into it
   RingFence mm_completed_pending_;     // set_completed_fence deferred while in_mm_
   std::uint64_t next_rr_ = 0;          // round-robin position (context id)

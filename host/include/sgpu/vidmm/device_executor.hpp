@@ -1,7 +1,10 @@
 // DeviceExecutor: runs the memory manager's paging buffers on the device.
 //
 // Each PagingBuffer becomes one privileged DMA buffer (ring flags paging | privileged) with its
-// own fence, executed in order and waited for before execute() returns:
+// own fence, executed in ring order. With a queue that retires by fence (the GPU scheduler:
+// PagingQueue::retired_fence()), execute() returns once the buffer is on the ring: paging runs
+// ahead, overlapping the rendering before it, and last_paging_fence() names the fence that
+// retires it. Without one (the device alone), execute() waits for each buffer as before:
 //   TRANSFER piece          -> COPY src -> dst (segment side: GPU address; system side: the
 //                              backing store's bus address, system physical, allowed because the
 //                              buffer is privileged)
@@ -22,7 +25,10 @@
 // DMA-buffer pool set_buffer_pool() installs (sched::Runtime installs the system device's: the
 // paging buffers then follow that device's DXGK_DEVICEINFO: never below its DmaBufferSize,
 // private data zeroed at creation; one is acquired per paging buffer, large enough for it, and
-// given back once it retired), else from one buffer of the executor's own.
+// given back once its own fence retired, not before and not waiting for anything else), else
+// from buffers of the executor's own (one, reused, when every paging buffer is waited for; one
+// per paging buffer in flight, reused once retired, when paging runs ahead). Retired buffers are
+// reclaimed at the next execute() or wait_paging().
 //
 // The aperture pages the memory manager's aperture segment covers belong to the memory manager:
 // they are written by MAP/UNMAP packets, so the Aperture object's own bookkeeping (is_mapped())
@@ -37,6 +43,7 @@
 #include <vector>
 
 #include "sgpu/device.hpp"
+#include "sgpu/kmd/command_pools.hpp"
 #include "sgpu/kmd/segments.hpp"
 #include "sgpu/vidmm/paging.hpp"
 
@@ -106,12 +113,20 @@ class PagingQueue {
   virtual Result<RingFence> submit_paging(const PagingSubmission& submission, const PagingStamp& stamp) = 0;
   /// Returns when `fence` completed (recovering from hangs meanwhile), or the error.
   virtual Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) = 0;
+  /// The newest ring fence retired (every ring entry up to it ran), for a queue that retires its
+  /// entries by fence: the executor then does not wait for each paging buffer (paging runs
+  /// ahead) and gives a buffer back once this reaches its fence. nullopt (the default): the
+  /// executor waits for every paging buffer before execute() returns.
+  virtual std::optional<RingFence> retired_fence() const { return std::nullopt; }
 };
 
 struct DeviceExecutorOptions {
   /// Longest wait for one paging buffer, in the transport's time.
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(200);
   std::uint32_t context_id = 0;
+  /// With a queue that retires by fence, leave paging buffers running (false: wait for each
+  /// one, as without a scheduler; benchmarks compare the two).
+  bool run_ahead = true;
 };
 
 class DeviceExecutor final : public PagingExecutor {
@@ -124,11 +139,21 @@ class DeviceExecutor final : public PagingExecutor {
 
   Status execute(const PagingBuffer& buffer) override;
   std::uint64_t dummy_page() const override { return target_.dummy_page; }
+  RingFence last_paging_fence() const override { return last_in_flight_; }
+  /// Waits (through the queue) until `fence` retired, then reclaims retired buffers.
+  Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) override;
+  /// Gives back the buffers of paging buffers whose fence retired (the queue's retired_fence()).
+  /// An error if a retired buffer's closing FENCE did not write its fence (DeviceFault).
+  Status reclaim();
+  /// Paging buffers on the ring whose buffers are not reclaimed yet.
+  std::size_t in_flight() const { return in_flight_.size(); }
 
   const PagingTarget& target() const { return target_; }
   /// Routes submissions and waits through `queue` (nullptr: back to the device directly). The
   /// queue must outlive the executor or be removed first.
-  void set_queue(PagingQueue* queue) { queue_ = queue; }
+  /// Buffers still in flight when the queue changes stay with the executor until destruction
+  /// (only the old queue could say when they retire).
+  void set_queue(PagingQueue* queue);
   /// Takes paging buffers from `pool` (nullptr: the executor's own buffer). The pool must hand
   /// out buffers the device fetches at their bus address (no mapper: Unsupported otherwise,
   /// nothing changed), and outlive the executor or be removed first. A buffer whose paging
@@ -146,6 +171,8 @@ class DeviceExecutor final : public PagingExecutor {
     std::uint64_t mapped_pages = 0;      ///< pages written by MAP
     std::uint64_t unmapped_pages = 0;    ///< pages written by UNMAP
     RingFence last_fence;                ///< fence of the last paging buffer
+    std::uint64_t ran_ahead = 0;         ///< buffers execute() left running (not waited for)
+    std::uint64_t reclaimed = 0;         ///< buffers of retired paging given back / reused
   };
   const Counters& counters() const { return counters_; }
 
@@ -160,6 +187,17 @@ class DeviceExecutor final : public PagingExecutor {
   PagingQueue* queue_ = nullptr;
   kmd::DmaBufferPool* pool_ = nullptr;
   std::vector<DmaMemory> stranded_;  ///< pool buffers of failed paging, kept until destruction
+  /// A paging buffer that ran ahead: its memory (pooled or the executor's) until its fence retired.
+  struct InFlight {
+    RingFence fence;
+    std::optional<kmd::DmaBuffer> pooled;
+    std::optional<DmaMemory> own;
+  };
+  std::vector<std::unique_ptr<InFlight>> in_flight_;  // ring order
+  std::vector<DmaMemory> spare_;     // the executor's own buffers, retired, for reuse
+  RingFence last_in_flight_;         // fence of the last buffer execute() left running
+  std::optional<Error> broken_;      // a retired buffer's FENCE record disagreed: every execute() fails
+  void count(const PagingBuffer& buffer, RingFence fence);
   bool timestamps_ = false;
   Counters counters_;
 };

@@ -15,6 +15,7 @@
 // valid, their contents intact.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -81,6 +82,8 @@ struct AllocationState {
   bool pinned = false;
   std::uint32_t lock_count = 0;
   RingFence last_use;
+  /// The last paging buffer that moved or wrote it; busy (for the CPU) until it completes.
+  RingFence paging_fence;
   AllocationOwner owner;
 };
 
@@ -121,8 +124,12 @@ class MemoryManager {
   Result<Placement> pin(AllocationHandle allocation);
   Status unpin(AllocationHandle allocation);
   /// CPU access (CpuVisible allocations only): returns a CPU pointer to the allocation's bytes
-  /// and keeps it in place until unlock(). Busy while a submission still uses it.
-  Result<void*> lock(AllocationHandle allocation);
+  /// and keeps it in place until unlock(). Busy while a submission still uses it. Paging that
+  /// moved it and may still run (paging runs ahead) is waited for: up to `timeout` for that
+  /// fence (Errc::Timeout naming the allocation and the fence; DeviceLost if the device is gone).
+  Result<void*> lock(AllocationHandle allocation, std::chrono::nanoseconds timeout = kDefaultPagingWait);
+  /// How long lock() waits for paging by default (the transport's time).
+  static constexpr std::chrono::nanoseconds kDefaultPagingWait = std::chrono::seconds(10);
   Status unlock(AllocationHandle allocation);
 
   // ---- observation
@@ -162,6 +169,7 @@ class MemoryManager {
   void touch(std::uint32_t index);
   std::vector<std::uint32_t> scope_allocations(const ResidencyScope& scope) const;
   Status run(PagingBuffer& pb);
+  Status wait_paged(std::uint32_t index, const char* what, std::chrono::nanoseconds timeout);
   AllocationHandle handle_of(std::uint32_t index) const;
 
   MemoryManagerConfig config_;
@@ -173,6 +181,7 @@ class MemoryManager {
   std::vector<std::uint32_t> free_records_;
   std::vector<std::uint32_t> context_allocations_;
   std::vector<std::pair<RingFence, std::unique_ptr<DmaMemory>>> deferred_;
+  std::vector<std::uint32_t> paged_;  ///< allocations the pending paging buffer moves or writes
   std::uint64_t aperture_committed_ = 0;
   std::uint64_t stamp_ = 0;
   std::size_t live_ = 0;

@@ -16,6 +16,7 @@
 // the system side is the allocation's backing store (the MDL), given as memory + byte offset.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -136,6 +137,16 @@ class PagingExecutor {
   virtual Status execute(const PagingBuffer& buffer) = 0;
   /// Bus address of the page unmapped aperture pages point at.
   virtual std::uint64_t dummy_page() const = 0;
+  /// The ring fence the last execute() put its buffer under, when the buffer may still be
+  /// running (paging runs ahead: the memory manager treats what it moved as busy until that
+  /// fence completes). 0 (the default): execute() returned only once the buffer had run.
+  virtual RingFence last_paging_fence() const { return RingFence{}; }
+  /// Waits until `fence` (one last_paging_fence() returned) completed: Errc::Timeout naming the
+  /// fence after `timeout` (the transport's time), Errc::DeviceLost once the device is gone.
+  virtual Status wait_paging(RingFence fence, std::chrono::nanoseconds timeout) {
+    (void)fence, (void)timeout;
+    return ok_status();
+  }
   /// CPU pointer to `bytes` at `offset` of a CpuVisible memory segment, or nullptr when the CPU
   /// cannot reach it (then Lock pages the allocation out to system memory first).
   virtual void* cpu_address(SegmentId segment, std::uint64_t offset, std::uint64_t bytes) {
