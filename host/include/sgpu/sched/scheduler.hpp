@@ -98,8 +98,13 @@ struct SchedulerOptions {
   /// TdrLimitCount / TdrLimitTime: more recoveries than this within the window is fatal.
   unsigned tdr_limit_count = 5;
   std::chrono::nanoseconds tdr_limit_time = 60s;
-  /// Ask the engine to preempt before resetting it (needs CAP_FEATURES.preemption).
+  /// Ask the engine to preempt before resetting it (needs CAP_FEATURES.preemption); also
+  /// enables preemption for priority (preempt_quantum). Off: a TdrDelay overrun resets at once.
   bool use_preemption = true;
+  /// Scheduling quantum: when work of a higher-priority context waits, the lower-priority packet
+  /// at the head of the ring is preempted once it has run this long or the waiting work has
+  /// waited this long, whichever comes first (it resumes after the higher-priority work).
+  std::chrono::nanoseconds preempt_quantum = 2ms;
   /// Fault injection for tests: runs after Patch, before SubmitCommand, on every render packet
   /// (DMA buffer bytes, submission range); models a packet that slipped past validation.
   std::function<void(void* dma, std::uint32_t start, std::uint32_t end)> after_patch;
@@ -139,9 +144,20 @@ class Scheduler final : public vidmm::PagingQueue {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
+  /// Context scheduling priorities: higher runs first (the pump serves the highest priority with
+  /// work, round robin within one priority), and may preempt lower (preempt_quantum).
+  static constexpr int kMinPriority = -7;
+  static constexpr int kMaxPriority = 7;
+
   /// Registers a context: its DMA-buffer pool maps through the kernel window, it gets a fence
-  /// slot. The context must stay alive until remove_context().
-  Status add_context(kmd::Context& context);
+  /// slot and `priority` (InvalidArgument outside [kMinPriority, kMaxPriority]). The context must
+  /// stay alive until remove_context().
+  Status add_context(kmd::Context& context, int priority = 0);
+  /// Changes a registered context's priority (D3DKMTSetContextSchedulingPriority's role); it
+  /// applies from the next scheduling decision. InvalidArgument for an unregistered context or a
+  /// priority outside [kMinPriority, kMaxPriority] (nothing changed).
+  Status set_priority(const kmd::Context& context, int priority);
+  Result<int> priority(const kmd::Context& context) const;
   /// Unregisters an idle context (Busy while it has work queued or running). The work of a
   /// context in error, or of any context once the scheduler is fatal, is dropped instead.
   Status remove_context(kmd::Context& context);
@@ -202,8 +218,21 @@ class Scheduler final : public vidmm::PagingQueue {
     std::uint64_t resubmitted_paging = 0;
     std::uint64_t requeued_packets = 0; ///< render packets sent back to their software queue
     std::uint64_t cancelled_packets = 0;///< packets of guilty contexts dropped
+    std::uint64_t priority_preemptions = 0;  ///< preemption requests for waiting higher-priority work
+    std::uint64_t overruns = 0;         ///< TdrDelay overruns the engine answered: requeued, not guilty
+    std::uint64_t preempt_requeues = 0; ///< ring take-backs after an answered preemption (no recovery)
+    std::uint64_t resumed_packets = 0;  ///< preempted packets put back to resume where they stopped
   };
   const Counters& counters() const { return counters_; }
+  /// Preemption timing, in the transport's time: request -> DMA_PREEMPTED, and request -> the
+  /// preempted packet at the head of the ring again (running, after the work put ahead of it).
+  struct PreemptionTimes {
+    std::uint64_t answered = 0;  ///< requests answered
+    std::uint64_t resumed = 0;   ///< preempted packets that ran again
+    std::chrono::nanoseconds last_request_to_answer{}, max_request_to_answer{};
+    std::chrono::nanoseconds last_request_to_resume{}, max_request_to_resume{}, total_request_to_resume{};
+  };
+  const PreemptionTimes& preemption_times() const { return preemption_times_; }
   /// The last post-mortem taken (only with SchedulerOptions::postmortem set).
   const std::optional<diag::PostMortem>& last_postmortem() const { return last_postmortem_; }
   /// Packets on the ring / in software queues.
@@ -250,8 +279,28 @@ class Scheduler final : public vidmm::PagingQueue {
   Status report_and_retire(RingFence hw, bool from_query);
   void retire(RingFence hw);
   void apply_mm_completed();
-  Status check_timeout();
   Status recover(std::size_t guilty_index, const std::string& why, std::optional<std::uint32_t> stopped_at = {});
+  // engine reset and taking the ring back, shared by recovery and preemption (interrupts.cpp)
+  struct Resume;
+  Result<RingFence> reset_engine_checked(const char* tdr_step, const HwPacket& at_head);
+  std::size_t take_back_ring(std::uint64_t cancelled_context, const Resume* resume, std::vector<HwPacket>& paging);
+  Status resubmit_paging(std::vector<HwPacket> paging, RingFence last_aborted);
+  // preemption: priorities, the quantum, TdrDelay overruns (preempt.cpp)
+  struct PreemptRequest {
+    bool overrun = false;  // for a TdrDelay overrun (else for priority)
+    RingFence fence;       // the entry at the head of the ring when it was made
+    std::chrono::nanoseconds requested_at{};
+  };
+  Status check_timeout();
+  std::chrono::nanoseconds next_check_at() const;
+  std::optional<std::chrono::nanoseconds> inversion_since() const;
+  Status request_preemption(bool overrun, const HwPacket& head);
+  Status on_preemption_answer();
+  Status take_back(std::uint32_t stop, bool overran, std::chrono::nanoseconds requested_at);
+  Status hang(std::size_t index, const std::string& why, std::optional<std::uint32_t> stopped_at);
+  std::string overrun_message(const HwPacket& packet) const;
+  void head_started();
+  void trace_preemption(const char* step, std::vector<std::pair<std::string, std::int64_t>> args);
   // post-mortem (postmortem.cpp): both do nothing without SchedulerOptions::postmortem
   void note_interrupt(const InterruptEvents& events);
   void take_postmortem(const std::string& why, const HwPacket* packet, std::optional<std::uint32_t> stopped_at);
@@ -288,7 +337,9 @@ class Scheduler final : public vidmm::PagingQueue {
   bool pumping_ = false;
   int in_mm_ = 0;                      // inside MemoryManager calls: no retirement into it
   RingFence mm_completed_pending_;     // set_completed_fence deferred while in_mm_
-  std::uint64_t next_rr_ = 0;          // round-robin position (context id)
+  std::map<int, std::uint64_t> next_rr_;  // round-robin position (context id) per priority
+  std::optional<PreemptRequest> preempt_;  // a preemption request not answered yet
+  PreemptionTimes preemption_times_;
   std::optional<Error> fatal_;
   Counters counters_;
   diag::InterruptHistory interrupts_;
