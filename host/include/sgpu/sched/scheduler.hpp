@@ -31,20 +31,35 @@
 // buffers and lists back to their pools, MemoryManager::set_completed_fence). With no
 // interrupt, query_current_fence() (DxgkDdiQueryCurrentFence) catches a missed one.
 //
+// Priorities and preemption (§1.13, sched/preempt.cpp): each context has a priority; the pump
+// serves the highest priority with work (round robin within one). When higher-priority work
+// waits while the packet at the head of the ring belongs to a lower-priority context, and that
+// packet has run for preempt_quantum or the work has waited that long, the scheduler asks the
+// engine to preempt (it stops at the next packet boundary; a cut COPY/FILL/BLIT_RECT/FILL_RECT
+// or WAIT_MEM restarts from its header) and, on DMA_PREEMPTED, takes the ring back: an engine
+// reset that discards it — a scheduling step, not a recovery: no guilty context, not counted by
+// the TDR limiter — then paging packets back first with their original fences and every render
+// packet back at the head of its context's queue, the stopped one from PREEMPT_OFFSET, so the
+// pump reorders them by priority and they get new fences.
+//
 // Hangs (TDR, §2.4): when the packet at the head of the ring has run longer than tdr_delay, the
-// scheduler asks the engine to preempt (use_preemption), waits up to preempt_timeout for
-// DMA_PREEMPTED, then resets the engine (whether it answered or not), checks LastAbortedFenceId,
-// puts the context of the running packet in error (Errc::DeviceLost from then on; its queued
-// work is cancelled and its submissions reported aborted) and resubmits the rest: paging packets
-// first with their original fences, render packets back at the head of their contexts' software
-// queues, so they are made resident, patched and submitted again with new fences. A fault
-// interrupt is recovered the same way, the faulting packet's context being guilty. More than
-// tdr_limit_count recoveries within tdr_limit_time, a hung or faulting paging packet, a bad
-// LastAbortedFenceId or a failed SubmitCommand put the whole scheduler in its fatal state: every
-// call fails with Errc::DeviceLost naming the cause. With SchedulerOptions::postmortem set, each
-// recovery (and a fatal fault or hang) first captures a post-mortem (sgpu/diag/postmortem.hpp:
-// the fault record, the ring, the entry's DMA buffer disassembled, its allocations, the GART
-// entries involved, the last interrupts) while the engine still holds the evidence.
+// scheduler asks the engine to preempt (use_preemption). Answered: the packet is put back the
+// same way (not guilty, Counters::overruns) and resumes where it stopped; a paging packet
+// continues in place. It is hung when the engine does not answer within preempt_timeout, or
+// when it overruns again stopped at the same offset (no packet completed in between). Then the
+// engine is reset, LastAbortedFenceId checked, the context of the running packet put in error
+// (Errc::DeviceLost from then on; its queued work is cancelled and its submissions reported
+// aborted) and the rest resubmitted: paging packets first with their original fences, render
+// packets back at the head of their contexts' software queues, so they are made resident,
+// patched and submitted again with new fences. A fault interrupt is recovered the same way, the
+// faulting packet's context being guilty. More than tdr_limit_count recoveries within
+// tdr_limit_time, a hung or faulting paging packet, a bad LastAbortedFenceId, a preemption answer
+// that does not fit the ring or a failed SubmitCommand put the whole scheduler in its fatal
+// state: every call fails with Errc::DeviceLost naming the cause. With
+// SchedulerOptions::postmortem set, each recovery (and a fatal fault or hang) first captures a
+// post-mortem (sgpu/diag/postmortem.hpp: the fault record, the ring, the entry's DMA buffer
+// disassembled, its allocations, the GART entries involved, the last interrupts) while the
+// engine still holds the evidence.
 //
 // Time is the transport's (simulated time on "sim"). Single-threaded: every call runs the ISR,
 // DPC and TDR work it needs while it waits.
