@@ -85,6 +85,19 @@ struct CopyRig {
   }
 };
 
+/// DMA_COMPLETED notifications: strictly increasing (no fence lost to the resets, none twice).
+void check_notifications(const FenceReporter& r) {
+  RingFence last;
+  std::size_t n = 0;
+  for (const auto& e : r.log()) {
+    if (e.kind != FenceNotification::Kind::DmaCompleted) continue;
+    CHECK(e.fence > last);
+    last = e.fence;
+    ++n;
+  }
+  CHECK(n == r.counters().reported);
+}
+
 RuntimeOptions options() {
   RuntimeOptions o;
   o.device.aperture.table_pages = 2048;
@@ -127,6 +140,7 @@ TEST_CASE("sched preempt sim: a long low-priority copy lets a high-priority pack
   CHECK(resumed.context_id == static_cast<std::uint32_t>(r.low->get().id()));
   CHECK(resumed.start_offset > 0);
   r.check_copy();
+  check_notifications(s.reporter());
   auto p = r.al[2].lock();
   REQUIRE(p);
   CHECK(*static_cast<const std::uint32_t*>(*p) == 0x600d);
@@ -153,5 +167,6 @@ TEST_CASE("sched preempt sim: a healthy copy longer than TdrDelay is put back at
   CHECK(c.recoveries == 0);
   CHECK_FALSE(s.context_lost(r.low->get()));
   r.check_copy();
+  check_notifications(s.reporter());
   WARN("4 MiB copy with TdrDelay 500 us: " << overruns << " overruns, put back and resumed each time");
 }
