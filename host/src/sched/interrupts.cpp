@@ -105,7 +105,8 @@ void Scheduler::retire(RingFence hw) {
       pending_.erase(it);
     }
   }
-  if (head_changed) head_started();
+  if (head_changed) note_resumed_head();
+  if (head_changed) head_since_ = device_.transport().now();
   if (trace_ && head_changed) trace_ring_occupancy();
   mm_completed_pending_ = std::max(mm_completed_pending_, hw);
   apply_mm_completed();

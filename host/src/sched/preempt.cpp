@@ -226,12 +226,16 @@ Status Scheduler::take_back(std::uint32_t stop, bool overran, std::chrono::nanos
 }
 
 // The head of the ring changed: its TdrDelay clock starts, and a packet put back by a
-// preemption is running again.
+// preemption may be running again.
 void Scheduler::head_started() {
   head_since_ = device_.transport().now();
+  note_resumed_head();
+}
+
+void Scheduler::note_resumed_head() {
   if (hw_.empty() || !hw_.front().preempted_at) return;
   HwPacket& h = hw_.front();
-  const auto d = head_since_ - *h.preempted_at;
+  const auto d = device_.transport().now() - *h.preempted_at;
   h.preempted_at.reset();
   auto& pt = preemption_times_;
   ++pt.resumed;

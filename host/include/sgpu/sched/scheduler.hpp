@@ -315,6 +315,7 @@ class Scheduler final : public vidmm::PagingQueue {
   Status hang(std::size_t index, const std::string& why, std::optional<std::uint32_t> stopped_at);
   std::string overrun_message(const HwPacket& packet) const;
   void head_started();
+  void note_resumed_head();
   void trace_preemption(const char* step, std::vector<std::pair<std::string, std::int64_t>> args);
   // post-mortem (postmortem.cpp): both do nothing without SchedulerOptions::postmortem
   void note_interrupt(const InterruptEvents& events);
