@@ -6,6 +6,7 @@
 // paging buffers that go back first with their own fences, and Counters.splits.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -161,7 +162,8 @@ struct Rig {
   std::vector<std::string> reset_writes() const {
     return {"CTRL=0x0", "RESET=0x1", "INT_ENABLE=0x0", "INT_STATUS=0x7",
             fmt::format("RING_BASE_LO={:#x}", static_cast<std::uint32_t>(engine->ring)),
-            fmt::format("RING_BASE_HI={:#x}", static_cast<std::uint32_t>(engine->ring >> 32)), "RING_SIZE=0x6",
+            fmt::format("RING_BASE_HI={:#x}", static_cast<std::uint32_t>(engine->ring >> 32)),
+            fmt::format("RING_SIZE={:#x}", engine->log2),
             fmt::format("WB_ADDR_LO={:#x}", static_cast<std::uint32_t>(engine->wb)),
             fmt::format("WB_ADDR_HI={:#x}", static_cast<std::uint32_t>(engine->wb >> 32)), "RING_TAIL=0x0",
             fmt::format("PREEMPT_ADDR_LO={:#x}", static_cast<std::uint32_t>(engine->record)),
@@ -207,7 +209,9 @@ std::uint64_t fence_value(const Rig& r, const abi::RingEntry& e) {
 TEST_CASE("preempt mock: higher-priority work past the quantum preempts; paging goes back first with its fence, "
           "then the high-priority packet, then the preempted one from PREEMPT_OFFSET",
           "[sched][preempt]") {
-  Rig r;
+  // A ring of 4 entries (3 in flight), so the high-priority packet cannot follow its paging
+  // buffer onto the ring before the preemption, whether paging is waited for or runs ahead.
+  Rig r([](RuntimeOptions& o) { o.device.ring_log2_entries = 2; });
   auto& s = r.sched();
   auto low = r.context(0);
   auto high = r.context(1);
@@ -216,45 +220,57 @@ TEST_CASE("preempt mock: higher-priority work past the quantum preempts; paging 
   const auto low_id = static_cast<std::uint32_t>(low->get().id());
   const auto high_id = static_cast<std::uint32_t>(high->get().id());
 
-  // Low: its paging (fence 1) retires, its two-packet buffer (fence 2) keeps the engine busy.
+  // Low: its paging (fence 1) retires, its two two-packet buffers (fences 2, 3) keep the engine
+  // busy.
   r.engine->hung.insert(low_id);
-  r.engine->offsets = {16};  // stopped before its second packet
+  r.engine->offsets = {16};  // stopped before the second packet of the first
   auto low_sub = s.submit(low->get(), two_writes(a));
   REQUIRE(low_sub);
-  REQUIRE(s.last_ring_fence() == 2);
+  auto low_sub2 = s.submit(low->get(), two_writes(a));
+  REQUIRE(low_sub2);
+  REQUIRE(s.flush());
+  REQUIRE(s.last_ring_fence() == 3);
   const abi::RingEntry low_entry = r.engine->entry(1);
 
-  // High: its allocation's paging buffer takes fence 3 behind the busy entry; while the
-  // executor waits for it the quantum passes, the engine is asked to stop, stops in the low
-  // entry at offset 16 and is reset; the paging buffer goes back with fence 3, the high packet
-  // gets fence 4 and the low one resumes at offset 16 with fence 5.
+  // High: its allocation's paging buffer takes fence 4 behind them and fills the ring; while
+  // the scheduler waits (for the paging or for ring room) the quantum passes, the engine is
+  // asked to stop, stops in the first low entry at offset 16 and is reset; the paging buffer
+  // goes back with fence 4, the high packet gets fence 5, the low ones 6 (from offset 16) and 7.
   r.mock->clear_log();
   umd::CommandList hcl;
   const std::uint32_t hv = 0x33;
   REQUIRE(hcl.write_data(b.handle(), 0, &hv, 1));
   auto high_sub = s.submit(high->get(), hcl);
   REQUIRE(high_sub);
-  std::vector<std::string> expected = r.window_map_writes(1);
-  append(expected, {"RING_TAIL=0x3",  // paging, fence 3, behind the low entry at index 1
-                    "PREEMPT_FENCE_LO=0x4", "PREEMPT_FENCE_HI=0x0", "PREEMPT=0x1",  // PreemptionFenceId 4
+  REQUIRE(s.wait(*high_sub, 1ms));
+  REQUIRE(s.flush());
+  std::vector<std::string> expected = r.window_map_writes(2);  // low has the first two DMA buffers
+  append(expected, {"RING_TAIL=0x0",  // paging, fence 4, behind the low entries at indices 1, 2
+                    "PREEMPT_FENCE_LO=0x5", "PREEMPT_FENCE_HI=0x0", "PREEMPT=0x1",  // PreemptionFenceId 5
                     "INT_STATUS=0x4"});                                             // DMA_PREEMPTED taken
   append(expected, r.reset_writes());
-  append(expected, {"RING_TAIL=0x1",    // the paging buffer again, fence 3
-                    "INT_STATUS=0x1",   // its completion
-                    "RING_TAIL=0x2",    // the high packet, fence 4
-                    "RING_TAIL=0x3"});  // the low packet from offset 16, fence 5
-  CHECK(r.writes() == expected);
-  const abi::RingEntry paging = r.engine->entry(0), hi = r.engine->entry(1), resumed = r.engine->entry(2);
-  CHECK(paging.fence == 3);
+  append(expected, {"RING_TAIL=0x1",    // the paging buffer again, fence 4
+                    "RING_TAIL=0x2",    // the high packet, fence 5
+                    "RING_TAIL=0x3",    // the first low packet from offset 16, fence 6
+                    "RING_TAIL=0x0"});  // the second low packet, fence 7
+  // DMA_COMPLETED acknowledgements left out: when they come depends on who waits for what.
+  std::vector<std::string> got = r.writes();
+  got.erase(std::remove(got.begin(), got.end(), "INT_STATUS=0x1"), got.end());
+  CHECK(got == expected);
+  const abi::RingEntry paging = r.engine->entry(0), hi = r.engine->entry(1), resumed = r.engine->entry(2),
+                       second = r.engine->entry(3);
+  CHECK(paging.fence == 4);
   CHECK(paging.flags == kPagingFlags);
-  CHECK(hi.fence == 4);
+  CHECK(hi.fence == 5);
   CHECK(hi.context_id == high_id);
-  CHECK(resumed.fence == 5);
+  CHECK(resumed.fence == 6);
   CHECK(resumed.context_id == low_id);
   CHECK(resumed.buf_addr == low_entry.buf_addr);
   CHECK(resumed.start_offset == 16);
   CHECK(resumed.end_offset == low_entry.end_offset);
-  CHECK(fence_value(r, resumed) == 5);  // Patch gave the resumed packet its new fence
+  CHECK(fence_value(r, resumed) == 6);  // Patch gave the resumed packet its new fence
+  CHECK(second.fence == 7);
+  CHECK(second.start_offset == 0);
 
   const auto& c = s.counters();
   CHECK(c.priority_preemptions == 1);
@@ -266,13 +282,12 @@ TEST_CASE("preempt mock: higher-priority work past the quantum preempts; paging 
   CHECK(c.overruns == 0);
   CHECK_FALSE(s.context_lost(low->get()));
   CHECK(s.preemption_times().answered == 1);
-
-  // The high packet is at the head and completes; the low one then runs again.
-  REQUIRE(s.wait(*high_sub, 1ms));
+  // The high packet retired; the low one is at the head again.
   CHECK(s.preemption_times().resumed == 1);
   CHECK(s.preemption_times().last_request_to_resume > 0ns);
   r.unhang();
   REQUIRE(s.wait(*low_sub, 1ms));
+  REQUIRE(s.wait(*low_sub2, 1ms));
   CHECK(s.counters().recoveries == 0);
 }
 
@@ -323,7 +338,9 @@ TEST_CASE("preempt mock: a TdrDelay overrun the engine answers is put back, not 
     append(expected, r.reset_writes());
     append(expected, {"RING_TAIL=0x1", "PREEMPT_FENCE_LO=0x4", "PREEMPT_FENCE_HI=0x0", "PREEMPT=0x1", "INT_STATUS=0x4"});
     append(expected, r.reset_writes());
-    CHECK(r.writes() == expected);
+    std::vector<std::string> got = r.writes();  // DMA_COMPLETED acknowledgements left out
+    got.erase(std::remove(got.begin(), got.end(), "INT_STATUS=0x1"), got.end());
+    CHECK(got == expected);
   }
 }
 
@@ -405,10 +422,10 @@ TEST_CASE("preempt mock: a paging packet that overruns continues where it stoppe
   umd::CommandList cl;
   REQUIRE(cl.fill(a.handle(), 0, 4, 1));
   r.mock->clear_log();
-  auto sub = s.submit(ctx->get(), cl);  // queued; making it resident loses the adapter
+  auto sub = s.submit(ctx->get(), cl);  // queued; its paging never completes
   REQUIRE(sub);
-  REQUIRE(s.fatal_error());
   CHECK(s.wait(*sub, 1ms).error().code == Errc::DeviceLost);
+  REQUIRE(s.fatal_error());
   CHECK_THAT(s.fatal_error()->message, Catch::Contains("a hung paging packet"));
   CHECK_THAT(s.fatal_error()->message, Catch::Contains("twice"));
   CHECK(s.counters().overruns == 1);
