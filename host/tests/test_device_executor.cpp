@@ -8,6 +8,7 @@
 
 #include "sgpu/aperture.hpp"
 #include "sgpu/packet_writer.hpp"
+#include "sgpu/umd/command_list.hpp"
 #include "sgpu/transport/mock.hpp"
 #include "sgpu/vidmm/device_executor.hpp"
 
@@ -126,7 +127,10 @@ TEST_CASE("device executor: large transfers and fills are split into packets the
   t.segments[0].size = t.segments[0].commit_limit = std::uint64_t{4} << 30;
   PagingBuffer pb;
   FillOp fill;
-  fill.fill_size = (std::uint64_t{3} << 30) + 4096;
+  // Pieces of CommandList::kMaxPacketBytes, as the UMD records long operations: each makes
+  // progress across a preemption (a cut FILL restarts from its header).
+  constexpr std::uint64_t kPiece = umd::CommandList::kMaxPacketBytes;
+  fill.fill_size = 3 * kPiece + 4096;
   fill.destination = seg(1, kMemBase);
   pb.operations.push_back(fill);
   std::vector<std::uint32_t> got(paging_buffer_bytes(pb) / 4);
@@ -134,8 +138,8 @@ TEST_CASE("device executor: large transfers and fills are split into packets the
   REQUIRE(n);
   std::vector<std::uint32_t> want(got.size());
   PacketWriter w(want.data(), want.size() * 4);
-  for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(w.fill(kMemBase + (i << 30), 1u << 30, 0));
-  REQUIRE(w.fill(kMemBase + (std::uint64_t{3} << 30), 4096, 0));
+  for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(w.fill(kMemBase + i * kPiece, kPiece, 0));
+  REQUIRE(w.fill(kMemBase + 3 * kPiece, 4096, 0));
   REQUIRE(w.fence(0x1000, 1, abi::fence_flags::kValue64));
   CHECK(dwords(got.data(), *n) == dwords(want.data(), w.offset()));
 }

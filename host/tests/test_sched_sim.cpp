@@ -353,10 +353,16 @@ void hang_test(bool use_preemption, bool unanswered = false) {
   // request times out and the engine reset recovers, as when the engine does not answer.
   if (use_preemption && !test::e2e_preempts_inside_entries()) unanswered = true;
   if (use_preemption && !unanswered) {
-    CHECK(s.counters().preemptions == 1);
+    // The first overrun is answered and only puts the wait back (not guilty); the same packet
+    // overrunning again, stopped at the same offset, is the hang.
+    CHECK(s.counters().preemptions == 2);
+    CHECK(s.counters().overruns == 1);
+    CHECK(s.counters().preempt_requeues == 1);
     CHECK(s.counters().preempt_timeouts == 0);
+    CHECK(sim_us(*rt) >= 2 * 300.0);
   } else {
     CHECK(s.counters().preemptions == 0);
+    CHECK(s.counters().overruns == 0);
     CHECK(s.counters().preempt_timeouts == (unanswered ? 1u : 0u));
   }
   auto vb = read_back(tb, kPage);

@@ -1,6 +1,8 @@
 // The pump: software queues → residency → (split) → Patch → SubmitCommand.
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -40,19 +42,24 @@ Status Scheduler::pump() {
   pumping_ = true;
   Status result = ok_status();
   const std::size_t capacity = device_.ring_entries() - 1;
+  const auto ready = [](const ContextState& cs) { return !cs.queue.empty() && !cs.error; };
   while (!fatal_ && hw_.size() < capacity) {
-    // Round robin over the contexts with work, starting after the last one served.
+    // The highest priority with work; round robin over its contexts, after the last one served.
+    std::optional<int> top;
+    for (const auto& [id, cs] : contexts_)
+      if (ready(*cs) && (!top || cs->priority > *top)) top = cs->priority;
+    if (!top) break;
+    std::uint64_t& last = next_rr_[*top];
     ContextState* pick = nullptr;
-    auto it = contexts_.upper_bound(next_rr_);
+    auto it = contexts_.upper_bound(last);
     for (std::size_t n = 0; n < contexts_.size(); ++n, ++it) {
       if (it == contexts_.end()) it = contexts_.begin();
-      if (!it->second->queue.empty() && !it->second->error) {
+      if (ready(*it->second) && it->second->priority == *top) {
         pick = it->second.get();
         break;
       }
     }
-    if (!pick) break;
-    next_rr_ = pick->context->id();
+    last = pick->context->id();
     if (Status s = dispatch(*pick, pick->queue.front()); !s) {
       result = s;
       break;
@@ -156,7 +163,12 @@ Status Scheduler::dispatch(ContextState& cs, const std::shared_ptr<Work>& work) 
   if (placed.error().code != Errc::OutOfMemory) return fail(std::move(placed).error());
 
   // The whole list does not fit: walk the patch list and submit portions (wddm-semantics §2.3).
-  ++counters_.splits;
+  // A pass is counted once, however often the rest of it (after a restart) or a portion put
+  // back by a recovery or preemption is walked again.
+  if (!pass.split_counted) {
+    pass.split_counted = true;
+    ++counters_.splits;
+  }
   const std::uint32_t base = work->patch_start;
   const auto fits = [&](const std::vector<std::uint32_t>& set) -> Result<bool> {
     auto r = make_resident(cs, pass, set);
@@ -258,6 +270,10 @@ Status Scheduler::submit_portion(ContextState& cs, Work& work, std::uint32_t dma
   hp.dma_end = dma_end;
   hp.patch_start = work.patch_start;
   hp.patch_end = patch_end;
+  hp.ready_at = work.ready_at;
+  // A preempted packet put back: its first portion is the one that resumes where it stopped.
+  hp.overran_at = std::exchange(work.overran_at, std::nullopt);
+  hp.preempted_at = std::exchange(work.preempted_at, std::nullopt);
   SGPU_RETURN_IF_ERROR(emit(std::move(hp), patch, &used));
   ++counters_.render_packets;
   work.dma_start = dma_end;

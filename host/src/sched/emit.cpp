@@ -74,10 +74,11 @@ Result<RingFence> Scheduler::emit(HwPacket packet, const Stamp& stamp, const std
   reporter_.note_submitted(packet.fence);
   if (used)
     adapter_.memory_manager().note_submitted(*used, find(packet.context)->context->residency_scope(), packet.fence);
-  if (hw_.empty()) head_since_ = device_.transport().now();
+  const bool head = hw_.empty();
   if (packet.pass) ++packet.pass->on_ring;
   const RingFence fence = packet.fence;
   hw_.push_back(std::move(packet));
+  if (head) head_started();
   if (trace_) trace_ring_occupancy();
   return fence;
 }

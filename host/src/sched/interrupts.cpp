@@ -19,7 +19,7 @@ Status Scheduler::step(std::chrono::nanoseconds deadline) {
   Transport& t = device_.transport();
   const auto now = t.now();
   auto budget = std::max(deadline - now, std::chrono::nanoseconds{0});
-  if (!hw_.empty()) budget = std::min(budget, std::max(head_since_ + options_.tdr_delay - now, std::chrono::nanoseconds{0}));
+  budget = std::min(budget, std::max(next_check_at() - now, std::chrono::nanoseconds{0}));
   auto line = device_.wait_interrupt(budget);
   if (!line) return fatal(std::move(line).error());
   if (*line) {
@@ -69,6 +69,7 @@ Status Scheduler::isr_and_dpc(const InterruptEvents& ev) {
     }
     return recover(idx, "device fault: " + to_string(rec));
   }
+  if (ev.preempted) return on_preemption_answer();
   return ok_status();
 }
 
@@ -106,6 +107,7 @@ void Scheduler::retire(RingFence hw) {
       pending_.erase(it);
     }
   }
+  if (head_changed) note_resumed_head();
   if (head_changed) head_since_ = device_.transport().now();
   // Paging ran ahead: the buffers of retired paging packets go back (a FENCE record that
   // disagrees fails the executor's next execute(), with hardware touched).
@@ -123,126 +125,48 @@ void Scheduler::apply_mm_completed() {
   if (mm_completed_pending_ > mm.completed_fence()) mm.set_completed_fence(mm_completed_pending_);
 }
 
-Status Scheduler::check_timeout() {
-  if (fatal_) return *fatal_;
-  if (hw_.empty()) return ok_status();
-  Transport& t = device_.transport();
-  if (t.now() - head_since_ < options_.tdr_delay) return ok_status();
-  const HwPacket head = hw_.front();
-  const std::string why = fmt::format("ring fence {} ({}) ran longer than TdrDelay {} us", head.fence,
-                                      head.context == 0 ? std::string("paging") : fmt::format("context {}", head.context),
-                                      us(options_.tdr_delay));
-  if (head.context == 0) {
-    take_postmortem(why + " (a hung paging packet)", &head, {});
-    return fatal(Error{Errc::Timeout, why + " (a hung paging packet)", Touched::Hardware});
-  }
-
-  const auto still_there = [&] {
-    return std::find_if(hw_.begin(), hw_.end(), [&](const HwPacket& p) { return p.fence == head.fence; }) != hw_.end();
-  };
-  std::size_t guilty = 0;
-  std::optional<std::uint32_t> stopped_at;  // where the preempted engine stopped in the hung entry
-  if (options_.use_preemption && device_.info().has_preemption) {
-    // DxgkDdiPreemptCommand; the PreemptionFenceId is the next ring fence (not consumed).
-    const RingFence pf = last_ring_fence_.next();
-    if (Status s = device_.request_preemption(pf); !s) return fatal(std::move(s).error());
-    if (trace_)
-      trace_tdr("preempt request", {{"fence", static_cast<std::int64_t>(head.fence.value())},
-                                    {"context", static_cast<std::int64_t>(head.context)},
-                                    {"preemption_fence", static_cast<std::int64_t>(pf.value())}});
-    const auto until = t.now() + options_.preempt_timeout;
-    bool preempted = false;
-    while (!preempted && t.now() < until) {
-      auto line = device_.wait_interrupt(until - t.now());
-      if (!line) return fatal(std::move(line).error());
-      if (!*line) continue;
-      auto ev = device_.acknowledge_interrupts();
-      if (!ev) return fatal(std::move(ev).error());
-      if (ev->any()) {
-        ++counters_.interrupts;
-        note_interrupt(*ev);
-      }
-      if (ev->fault) return isr_and_dpc(*ev);  // a fault wins: recovered as a fault
-      if (ev->dma_completed) SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), false));
-      preempted = ev->preempted;
-    }
-    if (preempted) {
-      ++counters_.preemptions;
-      auto st = device_.preemption_state();
-      if (!st) return fatal(std::move(st).error());
-      reporter_.on_preempted(st->preemption_fence, st->last_completed);
-      if (trace_)
-        trace_->instant(trace::Track::of(trace::TrackKind::Interrupts), "DMA_PREEMPTED", trace::TracePoint::host(now()),
-                        {{"preemption_fence", static_cast<std::int64_t>(st->preemption_fence.value())},
-                         {"last_completed", static_cast<std::int64_t>(st->last_completed.value())}});
-      SGPU_RETURN_IF_ERROR(report_and_retire(device_.completed_fence(), false));
-      if (!still_there()) {
-        // The packet finished after all (slow, not hung): carry on.
-        if (Status s = device_.resume_from_preemption(); !s) return fatal(std::move(s).error());
-        head_since_ = t.now();
-        return ok_status();
-      }
-      if (st->in_entry && st->ring_index == head.ring_index) stopped_at = st->offset;
-    } else {
-      ++counters_.preempt_timeouts;
-      if (trace_) trace_tdr("preemption not answered", {{"fence", static_cast<std::int64_t>(head.fence.value())}});
-      if (!still_there()) {
-        // Retired while the request was pending: the stop will come at the next boundary and
-        // is cleared by the next reset or resume; treat the engine as healthy for now.
-        head_since_ = t.now();
-        return ok_status();
-      }
-    }
-  }
-  for (std::size_t i = 0; i < hw_.size(); ++i)
-    if (hw_[i].fence == head.fence) guilty = i;
-  return recover(guilty, why, stopped_at);
-}
-
-Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std::optional<std::uint32_t> stopped_at) {
-  Transport& t = device_.transport();
-  const HwPacket guilty_packet = hw_.at(guilty_index);
-  take_postmortem(why, &guilty_packet, stopped_at);  // before the reset clears the fault record
-  if (guilty_packet.context == 0)
-    return fatal(Error::make(Errc::DeviceFault, Touched::Hardware, "paging packet (ring fence {}) failed: {}",
-                             guilty_packet.fence, why));
-
-  // DxgkDdiResetEngine, then the OS's check of LastAbortedFenceId.
+// The engine reset of a recovery or of a preemption's take-back: DxgkDdiResetEngine, the OS's
+// check of LastAbortedFenceId, and what completed before the reset retired. The reset also drops
+// a preemption request still pending. `tdr_step` names the TDR trace step (null: not traced
+// here; the preemption traces its own). Returns LastAbortedFenceId.
+Result<RingFence> Scheduler::reset_engine_checked(const char* tdr_step, const HwPacket& at_head) {
   const RingFence last_submitted = reporter_.last_submitted();
-  if (Status s = device_.reset_engine(); !s) return fatal(std::move(s).error());
+  if (Status s = device_.reset_engine(); !s) return fatal(std::move(s).error()).error();
+  preempt_.reset();
   const RingFence last_aborted = device_.last_aborted_fence();
   const RingFence completed = device_.completed_fence();
-  if (Status s = check_last_aborted(last_aborted, completed, last_submitted); !s) return fatal(std::move(s).error());
+  if (Status s = check_last_aborted(last_aborted, completed, last_submitted); !s)
+    return fatal(std::move(s).error()).error();
   reporter_.on_reset(last_aborted);
-  ++counters_.recoveries;
-  if (trace_)
-    trace_tdr("engine reset", {{"guilty_fence", static_cast<std::int64_t>(guilty_packet.fence.value())},
-                               {"context", static_cast<std::int64_t>(guilty_packet.context)},
-                               {"last_aborted", static_cast<std::int64_t>(last_aborted.value())},
-                               {"completed", static_cast<std::int64_t>(completed.value())}});
+  if (trace_ && tdr_step)
+    trace_tdr(tdr_step, {{"guilty_fence", static_cast<std::int64_t>(at_head.fence.value())},
+                         {"context", static_cast<std::int64_t>(at_head.context)},
+                         {"last_aborted", static_cast<std::int64_t>(last_aborted.value())},
+                         {"completed", static_cast<std::int64_t>(completed.value())}});
   SGPU_RETURN_IF_ERROR(report_and_retire(completed, false));
-  if (!limiter_.record(t.now()))
-    return fatal(Error::make(Errc::DeviceLost, Touched::Hardware,
-                             "{} recoveries within TdrLimitTime {} us exceed TdrLimitCount {} (bug check 0x116); "
-                             "last: {}",
-                             limiter_.in_window(), us(options_.tdr_limit_time), options_.tdr_limit_count, why));
+  return last_aborted;
+}
 
-  // Who was running: gone if it retired while the engine drained.
-  ContextState* guilty = nullptr;
-  for (const auto& p : hw_)
-    if (p.fence == guilty_packet.fence) guilty = find(guilty_packet.context);
-
-  std::vector<HwPacket> paging;
-  std::map<std::uint64_t, std::vector<HwPacket>> requeue;
+// Everything still on the ring comes off it (the engine was just reset): paging packets into
+// `paging` (resubmitted with their fences by resubmit_paging), the packets of
+// `cancelled_context` (0: none) dropped, every other render packet back at the head of its
+// context's queue in ring order, so the pump makes it resident, patches it again and gives it a
+// new fence. `resume` (may be null) names the entry a preemption stopped: it is put back from
+// the packet where it stopped. Returns how many render packets were put back.
+std::size_t Scheduler::take_back_ring(std::uint64_t cancelled_context, const Resume* resume,
+                                      std::vector<HwPacket>& paging) {
+  const auto stopped = [&](const HwPacket& p) { return resume && p.fence == resume->fence; };
   if (trace_)
     for (const auto& p : hw_)
-      trace_aborted(p, p.context == 0                             ? "resubmitted with its fence"
-                       : guilty && p.context == guilty->context->id() ? "cancelled: its context is lost"
-                                                                      : "requeued for a new fence");
+      trace_aborted(p, p.context == 0                                        ? "resubmitted with its fence"
+                       : cancelled_context != 0 && p.context == cancelled_context ? "cancelled: its context is lost"
+                       : stopped(p) ? "preempted: resumes where it stopped"
+                                    : "requeued for a new fence");
+  std::map<std::uint64_t, std::vector<HwPacket>> requeue;
   for (auto& p : hw_) {
     if (p.context == 0) {
       paging.push_back(p);
-    } else if (guilty && p.context == guilty->context->id()) {
+    } else if (cancelled_context != 0 && p.context == cancelled_context) {
       ++counters_.cancelled_packets;
       if (--p.pass->on_ring == 0 && p.pass->queued == 0) release_pass(*p.pass);
     } else {
@@ -251,8 +175,7 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std:
   }
   hw_.clear();
 
-  // Innocent render packets go back to the head of their queues, in ring order: the pump makes
-  // them resident, patches them again and gives them new fences.
+  std::size_t requeued = 0;
   for (auto& [ctx, list] : requeue) {
     ContextState* cs = find(ctx);
     for (auto it = list.rbegin(); it != list.rend(); ++it) {
@@ -268,18 +191,75 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std:
       w->dma_end = it->dma_end;
       w->patch_start = it->patch_start;
       w->patch_end = it->patch_end;
+      w->ready_at = it->ready_at;
+      w->overran_at = it->overran_at;
+      if (stopped(*it)) {
+        // The packets before the stop completed: the rest runs from there, its patch entries
+        // from the first one of the packet it stopped at (they are in SplitOffset order).
+        w->dma_start = resume->offset;
+        while (w->patch_start < w->patch_end && pass.patches[w->patch_start].split_offset < resume->offset)
+          ++w->patch_start;
+        // An overrun stopped where a previous one did made no progress: remembered, so that
+        // the next overrun at that offset is a hang. Progress forgets an earlier overrun.
+        if (resume->overran) w->overran_at = resume->offset;
+        else if (w->overran_at && *w->overran_at != resume->offset) w->overran_at.reset();
+        w->preempted_at = resume->requested_at;
+        ++counters_.resumed_packets;
+      }
       ++pass.queued;
       if (trace_) w->queued_at = now();
       cs->queue.push_front(std::move(w));
       ++counters_.requeued_packets;
+      ++requeued;
     }
   }
-  if (trace_) {
-    std::int64_t requeued = 0;
-    for (const auto& [ctx, list] : requeue) requeued += static_cast<std::int64_t>(list.size());
-    trace_tdr("resubmission", {{"render_packets_requeued", requeued},
-                               {"paging_packets_resubmitted", static_cast<std::int64_t>(paging.size())}});
+  return requeued;
+}
+
+// Paging packets first, with their original fences (they are still > the completed fence); their
+// buffers still hold those fences: nothing to stamp. Then the dispatch under way (if any)
+// starts over: the queues changed under it.
+Status Scheduler::resubmit_paging(std::vector<HwPacket> paging, RingFence last_aborted) {
+  const bool none = paging.empty();
+  for (auto& p : paging) {
+    SGPU_RETURN_IF_ERROR(emit(std::move(p), nullptr, nullptr));
+    ++counters_.resubmitted_paging;
   }
+  // Nothing up to the aborted fence runs any more (except resubmitted paging, which completes
+  // past it): allocations the aborted packets used are idle.
+  if (none) mm_completed_pending_ = std::max(mm_completed_pending_, last_aborted);
+  apply_mm_completed();
+  head_since_ = device_.transport().now();
+  ++epoch_;
+  return ok_status();
+}
+
+Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std::optional<std::uint32_t> stopped_at) {
+  Transport& t = device_.transport();
+  const HwPacket guilty_packet = hw_.at(guilty_index);
+  take_postmortem(why, &guilty_packet, stopped_at);  // before the reset clears the fault record
+  if (guilty_packet.context == 0)
+    return fatal(Error::make(Errc::DeviceFault, Touched::Hardware, "paging packet (ring fence {}) failed: {}",
+                             guilty_packet.fence, why));
+
+  SGPU_ASSIGN_OR_RETURN(const RingFence last_aborted, reset_engine_checked("engine reset", guilty_packet));
+  ++counters_.recoveries;
+  if (!limiter_.record(t.now()))
+    return fatal(Error::make(Errc::DeviceLost, Touched::Hardware,
+                             "{} recoveries within TdrLimitTime {} us exceed TdrLimitCount {} (bug check 0x116); "
+                             "last: {}",
+                             limiter_.in_window(), us(options_.tdr_limit_time), options_.tdr_limit_count, why));
+
+  // Who was running: gone if it retired while the engine drained.
+  ContextState* guilty = nullptr;
+  for (const auto& p : hw_)
+    if (p.fence == guilty_packet.fence) guilty = find(guilty_packet.context);
+
+  std::vector<HwPacket> paging;
+  const std::size_t requeued = take_back_ring(guilty ? guilty->context->id() : 0, nullptr, paging);
+  if (trace_)
+    trace_tdr("resubmission", {{"render_packets_requeued", static_cast<std::int64_t>(requeued)},
+                               {"paging_packets_resubmitted", static_cast<std::int64_t>(paging.size())}});
 
   // The guilty context: in error, its queue cancelled, its submissions aborted.
   if (guilty) {
@@ -305,20 +285,7 @@ Status Scheduler::recover(std::size_t guilty_index, const std::string& why, std:
       trace_tdr("context lost", {{"context", static_cast<std::int64_t>(guilty->context->id())},
                                  {"fence", static_cast<std::int64_t>(guilty_packet.fence.value())}});
   }
-
-  // Paging packets first, with their original fences (they are still > the completed fence);
-  // their buffers still hold those fences: nothing to stamp.
-  for (auto& p : paging) {
-    SGPU_RETURN_IF_ERROR(emit(std::move(p), nullptr, nullptr));
-    ++counters_.resubmitted_paging;
-  }
-  // Nothing up to the aborted fence runs any more (except resubmitted paging, which completes
-  // past it): allocations the aborted packets used are idle.
-  if (paging.empty()) mm_completed_pending_ = std::max(mm_completed_pending_, last_aborted);
-  apply_mm_completed();
-  head_since_ = t.now();
-  ++epoch_;
-  return ok_status();
+  return resubmit_paging(std::move(paging), last_aborted);
 }
 
 // ---- vidmm::PagingQueue

@@ -13,8 +13,9 @@ namespace sgpu::sched {
 
 Result<std::unique_ptr<Scheduler>> Scheduler::create(Device& device, kmd::Adapter& adapter, KernelWindow& window,
                                                      vidmm::DeviceExecutor* executor, SchedulerOptions options) {
-  if (options.tdr_delay <= std::chrono::nanoseconds{0} || options.preempt_timeout <= std::chrono::nanoseconds{0})
-    return Error::invalid("scheduler: tdr_delay and preempt_timeout must be positive");
+  if (options.tdr_delay <= std::chrono::nanoseconds{0} || options.preempt_timeout <= std::chrono::nanoseconds{0} ||
+      options.preempt_quantum <= std::chrono::nanoseconds{0})
+    return Error::invalid("scheduler: tdr_delay, preempt_timeout and preempt_quantum must be positive");
   if (adapter.caps().node_count != 1)
     return Error::unsupported("scheduler: the adapter reports {} nodes; the device has one", adapter.caps().node_count);
   // The window is where DMA buffers live, so it must be the segment SubmitCommand names for them.
@@ -78,8 +79,18 @@ const Scheduler::ContextState* Scheduler::find(std::uint64_t id) const {
   return it == contexts_.end() ? nullptr : it->second.get();
 }
 
-Status Scheduler::add_context(kmd::Context& context) {
+namespace {
+Status check_priority(int priority) {
+  if (priority < Scheduler::kMinPriority || priority > Scheduler::kMaxPriority)
+    return Error::invalid("scheduler: priority {} is outside [{}, {}]", priority, Scheduler::kMinPriority,
+                          Scheduler::kMaxPriority);
+  return ok_status();
+}
+}  // namespace
+
+Status Scheduler::add_context(kmd::Context& context, int priority) {
   if (fatal_) return *fatal_;
+  SGPU_RETURN_IF_ERROR(check_priority(priority));
   if (!context.live()) return Error::invalid("scheduler: the context was moved from or destroyed");
   if (!adapter_.owns_context(context.id()))  // handles carry their adapter's tag
     return Error::invalid("scheduler: context {:#x} belongs to another adapter", context.id());
@@ -99,9 +110,26 @@ Status Scheduler::add_context(kmd::Context& context) {
   auto cs = std::make_unique<ContextState>();
   cs->context = &context;
   cs->slot = slot;
+  cs->priority = priority;
   context.dma_buffers().set_mapper(dma_set.empty() ? nullptr : &window_);
   contexts_.emplace(context.id(), std::move(cs));
   return ok_status();
+}
+
+Status Scheduler::set_priority(const kmd::Context& context, int priority) {
+  SGPU_RETURN_IF_ERROR(check_priority(priority));
+  ContextState* cs = find(context.id());
+  if (!cs || cs->context != &context)
+    return Error::invalid("scheduler: context {:#x} is not registered with this scheduler", context.id());
+  cs->priority = priority;
+  return ok_status();
+}
+
+Result<int> Scheduler::priority(const kmd::Context& context) const {
+  const ContextState* cs = find(context.id());
+  if (!cs || cs->context != &context)
+    return Error::invalid("scheduler: context {:#x} is not registered with this scheduler", context.id());
+  return cs->priority;
 }
 
 Status Scheduler::remove_context(kmd::Context& context) {
@@ -380,6 +408,7 @@ Result<SubmissionId> Scheduler::queue_passes(ContextState& cs, std::vector<std::
     w->patch_start = 0;
     w->patch_end = p->patch_count;
     p->queued = 1;
+    w->ready_at = device_.transport().now();
     if (trace_) {
       w->queued_at = now();
       const bool present = (p->ring_flags & SubmitCommandFlags::kPresent) != 0;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sgpu/sched/scheduler.hpp"
@@ -25,6 +26,7 @@ struct Scheduler::Pass {
   std::uint32_t queued = 0;       // Work items in a software queue
   std::uint32_t on_ring = 0;      // HwPackets on the ring
   bool released = false;
+  bool split_counted = false;     // Counters::splits counted it (once, whatever is requeued)
   // tracing: the pass carries the timestamp bracket (kmd/render.hpp)
   bool timestamps = false;
   std::uint32_t timestamp_end_offset = 0;  // the closing TIMESTAMP
@@ -40,6 +42,11 @@ struct Scheduler::Work {
   std::uint32_t patch_start = 0, patch_end = 0;
   std::chrono::nanoseconds queued_at{};  // tracing: when it entered the software queue
   bool queue_traced = false;             // tracing: its wait in the queue was reported
+  std::chrono::nanoseconds ready_at{};   // when its submission was queued (priority inversion age)
+  // Preempted and put back: where it stopped after a TdrDelay overrun (a second overrun stopped
+  // at the same offset is a hang), and when the preemption was requested (resume latency).
+  std::optional<std::uint32_t> overran_at;
+  std::optional<std::chrono::nanoseconds> preempted_at;
 };
 
 /// One ring entry the scheduler made: what emit() put on the ring and recovery may put back.
@@ -53,6 +60,9 @@ struct Scheduler::HwPacket {
   // paging: the buffer as the DeviceExecutor handed it over (resubmitted as is: it carries its fence)
   vidmm::PagingSubmission paging;
   std::chrono::nanoseconds written_at{};  // tracing: when its ring entry was written
+  std::chrono::nanoseconds ready_at{};    // Work::ready_at of what it carries
+  std::optional<std::uint32_t> overran_at;             // Work::overran_at (its first portion)
+  std::optional<std::chrono::nanoseconds> preempted_at; // Work::preempted_at (its first portion)
 
   bool is_paging() const { return pass == nullptr; }
 };
@@ -63,6 +73,15 @@ struct Scheduler::ContextState {
   std::deque<std::shared_ptr<Work>> queue;       // software queue
   std::optional<Error> error;                    // set when put in error
   std::uint64_t pending = 0;                     // submissions not finished
+  int priority = 0;                              // Scheduler::set_priority
+};
+
+/// The entry a preemption stopped, to be put back where it stopped (take_back_ring).
+struct Scheduler::Resume {
+  RingFence fence;        // the stopped entry
+  std::uint32_t offset = 0;  // PREEMPT_OFFSET: its first packet that did not complete
+  bool overran = false;   // stopped for a TdrDelay overrun
+  std::chrono::nanoseconds requested_at{};
 };
 
 struct Scheduler::SubmissionState {

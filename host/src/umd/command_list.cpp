@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -84,6 +85,44 @@ Status emit(CommandList& cl, abi::Opcode op, const std::uint32_t* words, std::si
   return ok_status();
 }
 
+/// The pieces a long operation is recorded as (CommandList::kMaxPacketBytes): `units` units
+/// (bytes, or rows of `unit_bytes`) in pieces of at most kMaxPacketBytes, at least one unit each;
+/// one piece for 0 units (the packet that writes nothing). Every piece's start offsets (each
+/// {offset, stride}: the operation's offset + the piece's first unit × stride) must fit the 32-bit
+/// AllocationOffset, and the whole chain the 32-bit PatchOffset: checked before anything is
+/// recorded, so a refused operation records nothing.
+struct Pieces {
+  std::uint32_t count = 1;
+  std::uint32_t per_piece = 0;  // units
+};
+
+struct Start {
+  std::uint32_t offset;
+  std::uint64_t stride;
+};
+
+Result<Pieces> pieces(const CommandList& cl, abi::Opcode op, std::uint32_t units, std::uint64_t unit_bytes,
+                      std::initializer_list<Start> starts) {
+  const auto& p = info(op);
+  Pieces r;
+  r.per_piece = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(1, CommandList::kMaxPacketBytes / std::max<std::uint64_t>(unit_bytes, 1)));
+  r.per_piece = std::min(r.per_piece, std::max(units, 1u));
+  r.count = units == 0 ? 1 : static_cast<std::uint32_t>((std::uint64_t{units} + r.per_piece - 1) / r.per_piece);
+  const std::uint64_t last_unit = std::uint64_t{r.count - 1} * r.per_piece;
+  for (const Start& s : starts)
+    if (s.offset + last_unit * s.stride > std::numeric_limits<std::uint32_t>::max())
+      return Error::invalid(
+          "{} from offset {}: recorded as {} packets, the last one would start at offset {}, past the 32-bit "
+          "AllocationOffset",
+          p.name, s.offset, r.count, s.offset + last_unit * s.stride);
+  const std::uint64_t at = cl.command_bytes();
+  if (at + std::uint64_t{r.count} * p.min_dwords * 4 > std::numeric_limits<std::uint32_t>::max())
+    return Error::invalid("{} at command offset {}: {} packets would end past 4 GiB: PatchOffset is 32-bit", p.name, at,
+                          r.count);
+  return r;
+}
+
 }  // namespace
 
 Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, AllocationHandle dst, std::uint32_t dst_offset,
@@ -94,11 +133,15 @@ Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, Allocat
     return Error::invalid("COPY of {} bytes from offset {} to offset {} of allocation {:#x}: ranges overlap", bytes,
                           src_offset, dst_offset, src.value);
   const auto& p = info(abi::Opcode::Copy);
-  std::array<std::uint32_t, f::kBytes + 1> w{};
-  w[0] = abi::make_header(abi::Opcode::Copy, p.min_dwords);
-  w[f::kBytes] = bytes;
-  const Target t[] = {{src, src_offset}, {dst, dst_offset}};
-  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Copy, w.data(), w.size(), t));
+  SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::Copy, bytes, 1, {{src_offset, 1}, {dst_offset, 1}}));
+  for (std::uint32_t k = 0; k < n.count; ++k) {
+    const std::uint32_t at = k * n.per_piece;
+    std::array<std::uint32_t, f::kBytes + 1> w{};
+    w[0] = abi::make_header(abi::Opcode::Copy, p.min_dwords);
+    w[f::kBytes] = std::min(n.per_piece, bytes - at);
+    const Target t[] = {{src, src_offset + at}, {dst, dst_offset + at}};
+    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Copy, w.data(), w.size(), t));
+  }
   ++operations_;
   return ok_status();
 }
@@ -106,12 +149,17 @@ Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, Allocat
 Status CommandList::fill(AllocationHandle dst, std::uint32_t offset, std::uint32_t bytes, std::uint32_t pattern) {
   namespace f = abi::payload::fill;
   const auto& p = info(abi::Opcode::Fill);
-  std::array<std::uint32_t, f::kPattern + 1> w{};
-  w[0] = abi::make_header(abi::Opcode::Fill, p.min_dwords);
-  w[f::kBytes] = bytes;
-  w[f::kPattern] = pattern;
-  const Target t[] = {{dst, offset}};
-  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Fill, w.data(), w.size(), t));
+  // Pieces start at multiples of 4 bytes of the range, so byte i still gets pattern byte i mod 4.
+  SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::Fill, bytes, 1, {{offset, 1}}));
+  for (std::uint32_t k = 0; k < n.count; ++k) {
+    const std::uint32_t at = k * n.per_piece;
+    std::array<std::uint32_t, f::kPattern + 1> w{};
+    w[0] = abi::make_header(abi::Opcode::Fill, p.min_dwords);
+    w[f::kBytes] = std::min(n.per_piece, bytes - at);
+    w[f::kPattern] = pattern;
+    const Target t[] = {{dst, offset + at}};
+    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Fill, w.data(), w.size(), t));
+  }
   ++operations_;
   return ok_status();
 }
@@ -127,14 +175,21 @@ Status CommandList::blit(AllocationHandle src, std::uint32_t src_offset, std::ui
         "{:#x}: source and destination extents overlap",
         width_bytes, height, src_offset, src_pitch, dst_offset, dst_pitch, src.value);
   const auto& p = info(abi::Opcode::BlitRect);
-  std::array<std::uint32_t, f::kDstPitch + 1> w{};
-  w[0] = abi::make_header(abi::Opcode::BlitRect, p.min_dwords);
-  w[f::kWidth] = width_bytes;
-  w[f::kHeight] = height;
-  w[f::kSrcPitch] = src_pitch;
-  w[f::kDstPitch] = dst_pitch;
-  const Target t[] = {{src, src_offset}, {dst, dst_offset}};
-  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::BlitRect, w.data(), w.size(), t));
+  // Whole rows per piece: the pieces' offsets step by a pitch each, one for each side.
+  SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::BlitRect, height, width_bytes,
+                                                {{src_offset, src_pitch}, {dst_offset, dst_pitch}}));
+  for (std::uint32_t k = 0; k < n.count; ++k) {
+    const std::uint32_t row = k * n.per_piece;
+    std::array<std::uint32_t, f::kDstPitch + 1> w{};
+    w[0] = abi::make_header(abi::Opcode::BlitRect, p.min_dwords);
+    w[f::kWidth] = width_bytes;
+    w[f::kHeight] = height == 0 ? 0 : std::min(n.per_piece, height - row);
+    w[f::kSrcPitch] = src_pitch;
+    w[f::kDstPitch] = dst_pitch;
+    const Target t[] = {{src, static_cast<std::uint32_t>(src_offset + std::uint64_t{row} * src_pitch)},
+                        {dst, static_cast<std::uint32_t>(dst_offset + std::uint64_t{row} * dst_pitch)}};
+    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::BlitRect, w.data(), w.size(), t));
+  }
   ++operations_;
   return ok_status();
 }
@@ -143,14 +198,18 @@ Status CommandList::fill_rect(AllocationHandle dst, std::uint32_t offset, std::u
                               std::uint32_t width_bytes, std::uint32_t height, std::uint32_t pattern) {
   namespace f = abi::payload::fill_rect;
   const auto& p = info(abi::Opcode::FillRect);
-  std::array<std::uint32_t, f::kPattern + 1> w{};
-  w[0] = abi::make_header(abi::Opcode::FillRect, p.min_dwords);
-  w[f::kWidth] = width_bytes;
-  w[f::kHeight] = height;
-  w[f::kDstPitch] = pitch;
-  w[f::kPattern] = pattern;
-  const Target t[] = {{dst, offset}};
-  SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::FillRect, w.data(), w.size(), t));
+  SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::FillRect, height, width_bytes, {{offset, pitch}}));
+  for (std::uint32_t k = 0; k < n.count; ++k) {
+    const std::uint32_t row = k * n.per_piece;
+    std::array<std::uint32_t, f::kPattern + 1> w{};
+    w[0] = abi::make_header(abi::Opcode::FillRect, p.min_dwords);
+    w[f::kWidth] = width_bytes;
+    w[f::kHeight] = height == 0 ? 0 : std::min(n.per_piece, height - row);
+    w[f::kDstPitch] = pitch;
+    w[f::kPattern] = pattern;
+    const Target t[] = {{dst, static_cast<std::uint32_t>(offset + std::uint64_t{row} * pitch)}};
+    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::FillRect, w.data(), w.size(), t));
+  }
   ++operations_;
   return ok_status();
 }

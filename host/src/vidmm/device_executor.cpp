@@ -9,13 +9,16 @@
 #include "sgpu/kmd/command_pools.hpp"
 #include "sgpu/overlap.hpp"
 #include "sgpu/packet_writer.hpp"
+#include "sgpu/umd/command_list.hpp"
 
 namespace sgpu::vidmm {
 
 namespace {
 
 constexpr std::uint64_t kPage = Aperture::kPageSize;
-constexpr std::uint32_t kMaxChunk = 0x4000'0000u;   // COPY / FILL byte count per packet (1 GiB)
+// COPY / FILL byte count per packet: as the UMD records them, so that a long paging operation
+// makes progress across preemptions (the engine restarts a cut COPY/FILL from its header).
+constexpr std::uint32_t kMaxChunk = umd::CommandList::kMaxPacketBytes;
 constexpr std::uint32_t kMaxMapPages = 32765;       // pages per MAP packet
 constexpr std::size_t kPacketBytes = 32;            // upper bound of a COPY / FILL / UNMAP / FENCE
 const std::uint32_t kFenceBytes = abi::find_packet(static_cast<std::uint8_t>(abi::Opcode::Fence))->min_dwords * 4;

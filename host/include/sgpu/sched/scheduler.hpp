@@ -34,20 +34,35 @@
 // buffers and lists back to their pools, MemoryManager::set_completed_fence). With no
 // interrupt, query_current_fence() (DxgkDdiQueryCurrentFence) catches a missed one.
 //
+// Priorities and preemption (§1.13, sched/preempt.cpp): each context has a priority; the pump
+// serves the highest priority with work (round robin within one). When higher-priority work
+// waits while the packet at the head of the ring belongs to a lower-priority context, and that
+// packet has run for preempt_quantum or the work has waited that long, the scheduler asks the
+// engine to preempt (it stops at the next packet boundary; a cut COPY/FILL/BLIT_RECT/FILL_RECT
+// or WAIT_MEM restarts from its header) and, on DMA_PREEMPTED, takes the ring back: an engine
+// reset that discards it — a scheduling step, not a recovery: no guilty context, not counted by
+// the TDR limiter — then paging packets back first with their original fences and every render
+// packet back at the head of its context's queue, the stopped one from PREEMPT_OFFSET, so the
+// pump reorders them by priority and they get new fences.
+//
 // Hangs (TDR, §2.4): when the packet at the head of the ring has run longer than tdr_delay, the
-// scheduler asks the engine to preempt (use_preemption), waits up to preempt_timeout for
-// DMA_PREEMPTED, then resets the engine (whether it answered or not), checks LastAbortedFenceId,
-// puts the context of the running packet in error (Errc::DeviceLost from then on; its queued
-// work is cancelled and its submissions reported aborted) and resubmits the rest: paging packets
-// first with their original fences, render packets back at the head of their contexts' software
-// queues, so they are made resident, patched and submitted again with new fences. A fault
-// interrupt is recovered the same way, the faulting packet's context being guilty. More than
-// tdr_limit_count recoveries within tdr_limit_time, a hung or faulting paging packet, a bad
-// LastAbortedFenceId or a failed SubmitCommand put the whole scheduler in its fatal state: every
-// call fails with Errc::DeviceLost naming the cause. With SchedulerOptions::postmortem set, each
-// recovery (and a fatal fault or hang) first captures a post-mortem (sgpu/diag/postmortem.hpp:
-// the fault record, the ring, the entry's DMA buffer disassembled, its allocations, the GART
-// entries involved, the last interrupts) while the engine still holds the evidence.
+// scheduler asks the engine to preempt (use_preemption). Answered: the packet is put back the
+// same way (not guilty, Counters::overruns) and resumes where it stopped; a paging packet
+// continues in place. It is hung when the engine does not answer within preempt_timeout, or
+// when it overruns again stopped at the same offset (no packet completed in between). Then the
+// engine is reset, LastAbortedFenceId checked, the context of the running packet put in error
+// (Errc::DeviceLost from then on; its queued work is cancelled and its submissions reported
+// aborted) and the rest resubmitted: paging packets first with their original fences, render
+// packets back at the head of their contexts' software queues, so they are made resident,
+// patched and submitted again with new fences. A fault interrupt is recovered the same way, the
+// faulting packet's context being guilty. More than tdr_limit_count recoveries within
+// tdr_limit_time, a hung or faulting paging packet, a bad LastAbortedFenceId, a preemption answer
+// that does not fit the ring or a failed SubmitCommand put the whole scheduler in its fatal
+// state: every call fails with Errc::DeviceLost naming the cause. With
+// SchedulerOptions::postmortem set, each recovery (and a fatal fault or hang) first captures a
+// post-mortem (sgpu/diag/postmortem.hpp: the fault record, the ring, the entry's DMA buffer
+// disassembled, its allocations, the GART entries involved, the last interrupts) while the
+// engine still holds the evidence.
 //
 // Deadlines: nothing waits forever. submit()/present() wait for a DMA buffer at most
 // SchedulerOptions::submit_timeout (then Errc::Timeout naming the context, nothing queued) and
@@ -110,8 +125,13 @@ struct SchedulerOptions {
   /// TdrLimitCount / TdrLimitTime: more recoveries than this within the window is fatal.
   unsigned tdr_limit_count = 5;
   std::chrono::nanoseconds tdr_limit_time = 60s;
-  /// Ask the engine to preempt before resetting it (needs CAP_FEATURES.preemption).
+  /// Ask the engine to preempt before resetting it (needs CAP_FEATURES.preemption); also
+  /// enables preemption for priority (preempt_quantum). Off: a TdrDelay overrun resets at once.
   bool use_preemption = true;
+  /// Scheduling quantum: when work of a higher-priority context waits, the lower-priority packet
+  /// at the head of the ring is preempted once it has run this long or the waiting work has
+  /// waited this long, whichever comes first (it resumes after the higher-priority work).
+  std::chrono::nanoseconds preempt_quantum = 2ms;
   /// Fault injection for tests: runs after Patch, before SubmitCommand, on every render packet
   /// (DMA buffer bytes, submission range); models a packet that slipped past validation.
   std::function<void(void* dma, std::uint32_t start, std::uint32_t end)> after_patch;
@@ -157,9 +177,20 @@ class Scheduler final : public vidmm::PagingQueue {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
+  /// Context scheduling priorities: higher runs first (the pump serves the highest priority with
+  /// work, round robin within one priority), and may preempt lower (preempt_quantum).
+  static constexpr int kMinPriority = -7;
+  static constexpr int kMaxPriority = 7;
+
   /// Registers a context: its DMA-buffer pool maps through the kernel window, it gets a fence
-  /// slot. The context must stay alive until remove_context().
-  Status add_context(kmd::Context& context);
+  /// slot and `priority` (InvalidArgument outside [kMinPriority, kMaxPriority]). The context must
+  /// stay alive until remove_context().
+  Status add_context(kmd::Context& context, int priority = 0);
+  /// Changes a registered context's priority (D3DKMTSetContextSchedulingPriority's role); it
+  /// applies from the next scheduling decision. InvalidArgument for an unregistered context or a
+  /// priority outside [kMinPriority, kMaxPriority] (nothing changed).
+  Status set_priority(const kmd::Context& context, int priority);
+  Result<int> priority(const kmd::Context& context) const;
   /// Unregisters an idle context (Busy while it has work queued or running). The work of a
   /// context in error, or of any context once the scheduler is fatal, is dropped instead.
   Status remove_context(kmd::Context& context);
@@ -229,8 +260,21 @@ class Scheduler final : public vidmm::PagingQueue {
     std::uint64_t resubmitted_paging = 0;
     std::uint64_t requeued_packets = 0; ///< render packets sent back to their software queue
     std::uint64_t cancelled_packets = 0;///< packets of guilty contexts dropped
+    std::uint64_t priority_preemptions = 0;  ///< preemption requests for waiting higher-priority work
+    std::uint64_t overruns = 0;         ///< TdrDelay overruns the engine answered: requeued, not guilty
+    std::uint64_t preempt_requeues = 0; ///< ring take-backs after an answered preemption (no recovery)
+    std::uint64_t resumed_packets = 0;  ///< preempted packets put back to resume where they stopped
   };
   const Counters& counters() const { return counters_; }
+  /// Preemption timing, in the transport's time: request -> DMA_PREEMPTED, and request -> the
+  /// preempted packet at the head of the ring again (running, after the work put ahead of it).
+  struct PreemptionTimes {
+    std::uint64_t answered = 0;  ///< requests answered
+    std::uint64_t resumed = 0;   ///< preempted packets that ran again
+    std::chrono::nanoseconds last_request_to_answer{}, max_request_to_answer{};
+    std::chrono::nanoseconds last_request_to_resume{}, max_request_to_resume{}, total_request_to_resume{};
+  };
+  const PreemptionTimes& preemption_times() const { return preemption_times_; }
   /// The last post-mortem taken (only with SchedulerOptions::postmortem set).
   const std::optional<diag::PostMortem>& last_postmortem() const { return last_postmortem_; }
   /// Packets on the ring / in software queues.
@@ -283,8 +327,29 @@ class Scheduler final : public vidmm::PagingQueue {
   Status report_and_retire(RingFence hw, bool from_query);
   void retire(RingFence hw);
   void apply_mm_completed();
-  Status check_timeout();
   Status recover(std::size_t guilty_index, const std::string& why, std::optional<std::uint32_t> stopped_at = {});
+  // engine reset and taking the ring back, shared by recovery and preemption (interrupts.cpp)
+  struct Resume;
+  Result<RingFence> reset_engine_checked(const char* tdr_step, const HwPacket& at_head);
+  std::size_t take_back_ring(std::uint64_t cancelled_context, const Resume* resume, std::vector<HwPacket>& paging);
+  Status resubmit_paging(std::vector<HwPacket> paging, RingFence last_aborted);
+  // preemption: priorities, the quantum, TdrDelay overruns (preempt.cpp)
+  struct PreemptRequest {
+    bool overrun = false;  // for a TdrDelay overrun (else for priority)
+    RingFence fence;       // the entry at the head of the ring when it was made
+    std::chrono::nanoseconds requested_at{};
+  };
+  Status check_timeout();
+  std::chrono::nanoseconds next_check_at() const;
+  std::optional<std::chrono::nanoseconds> inversion_since() const;
+  Status request_preemption(bool overrun, const HwPacket& head);
+  Status on_preemption_answer();
+  Status take_back(std::uint32_t stop, bool overran, std::chrono::nanoseconds requested_at);
+  Status hang(std::size_t index, const std::string& why, std::optional<std::uint32_t> stopped_at);
+  std::string overrun_message(const HwPacket& packet) const;
+  void head_started();
+  void note_resumed_head();
+  void trace_preemption(const char* step, std::vector<std::pair<std::string, std::int64_t>> args);
   // post-mortem (postmortem.cpp): both do nothing without SchedulerOptions::postmortem
   void note_interrupt(const InterruptEvents& events);
   void take_postmortem(const std::string& why, const HwPacket* packet, std::optional<std::uint32_t> stopped_at);
@@ -322,7 +387,9 @@ class Scheduler final : public vidmm::PagingQueue {
   std::chrono::nanoseconds pump_deadline_ = std::chrono::nanoseconds::max();  // ring room, render packets
   int in_mm_ = 0;                      // inside MemoryManager calls: no retirement into it
   RingFence mm_completed_pending_;     // set_completed_fence deferred while in_mm_
-  std::uint64_t next_rr_ = 0;          // round-robin position (context id)
+  std::map<int, std::uint64_t> next_rr_;  // round-robin position (context id) per priority
+  std::optional<PreemptRequest> preempt_;  // a preemption request not answered yet
+  PreemptionTimes preemption_times_;
   std::optional<Error> fatal_;
   Counters counters_;
   diag::InterruptHistory interrupts_;

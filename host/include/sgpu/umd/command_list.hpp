@@ -28,17 +28,27 @@ namespace sgpu::umd {
 
 class CommandList {
  public:
+  /// Long operations are recorded as a chain of packets that each move at most this many bytes
+  /// (COPY, FILL; BLIT_RECT and FILL_RECT by whole rows, at least one row a packet). The engine
+  /// preempts at packet boundaries and restarts a cut COPY/FILL/BLIT_RECT/FILL_RECT from its
+  /// header, so a long operation makes progress across preemptions one piece at a time and a
+  /// preemption redoes at most one piece (docs/submission.md, "Preemption").
+  static constexpr std::uint32_t kMaxPacketBytes = 256 * 1024;
+
   CommandList();
 
-  /// COPY `bytes` from src + src_offset to dst + dst_offset (same allocation: ranges must not overlap).
+  /// COPY `bytes` from src + src_offset to dst + dst_offset (same allocation: ranges must not
+  /// overlap), as COPY packets of at most kMaxPacketBytes.
   Status copy(AllocationHandle src, std::uint32_t src_offset, AllocationHandle dst, std::uint32_t dst_offset,
               std::uint32_t bytes);
-  /// FILL `bytes` at dst + offset with the 32-bit pattern.
+  /// FILL `bytes` at dst + offset with the 32-bit pattern (FILL packets of at most kMaxPacketBytes).
   Status fill(AllocationHandle dst, std::uint32_t offset, std::uint32_t bytes, std::uint32_t pattern);
-  /// BLIT_RECT: `height` rows of `width_bytes` from src (+ r * src_pitch) to dst (+ r * dst_pitch).
+  /// BLIT_RECT: `height` rows of `width_bytes` from src (+ r * src_pitch) to dst (+ r * dst_pitch),
+  /// as BLIT_RECT packets of whole rows, at most kMaxPacketBytes of them (one row at least).
   Status blit(AllocationHandle src, std::uint32_t src_offset, std::uint32_t src_pitch, AllocationHandle dst,
               std::uint32_t dst_offset, std::uint32_t dst_pitch, std::uint32_t width_bytes, std::uint32_t height);
-  /// FILL_RECT: colour fill of `height` rows of `width_bytes` at dst + offset (+ r * pitch).
+  /// FILL_RECT: colour fill of `height` rows of `width_bytes` at dst + offset (+ r * pitch), in
+  /// pieces of whole rows like blit().
   Status fill_rect(AllocationHandle dst, std::uint32_t offset, std::uint32_t pitch, std::uint32_t width_bytes,
                    std::uint32_t height, std::uint32_t pattern);
   /// WRITE_DATA: `count` dwords to dst + offset (4-aligned).
