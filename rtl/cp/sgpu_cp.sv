@@ -16,6 +16,10 @@
 //                                      └─▶ u_wr ◀── arguments, records ────────────────────┤
 //                                            ▼ one word write            outputs, u_watchdog
 //
+// u_dwords shows the head dword and the one behind it: a WRITE_DATA dword pair of one 8-byte
+// word is taken in one cycle and leaves as one 64-bit write (twice the payload rate, half the
+// writes in flight).
+//
 // - u_decode (sgpu_cp_decode): the header check and the payload routing, from the generated
 //   packet table (sgpu_abi_pkg). Combinational.
 // - u_check (sgpu_cp_check): ring-entry checks, faults of payload dwords and of whole packets,
@@ -125,8 +129,8 @@ module sgpu_cp
   // Dword stream //
   //////////////////
 
-  logic        dw_valid, dw_ready, dw_clear;
-  logic [31:0] dw;
+  logic        dw_valid, dw_ready, dw_clear, dw_valid2, dw_pair;
+  logic [31:0] dw, dw2;
 
   sgpu_cp_dwords #(.DataWidth(DataWidth)) u_dwords (
     .clk_i, .rst_ni,
@@ -135,9 +139,12 @@ module sgpu_cp
     .in_ready_o (dma_data_ready_o),
     .in_data_i  (dma_data_i),
     .in_keep_i  (dma_data_keep_i),
-    .out_valid_o(dw_valid),
-    .out_ready_i(dw_ready),
-    .out_dword_o(dw)
+    .out_valid_o (dw_valid),
+    .out_dword_o (dw),
+    .out_valid2_o(dw_valid2),
+    .out_dword2_o(dw2),
+    .out_ready_i (dw_ready),
+    .out_two_i   (dw_pair)
   );
 
   /////////////////////
@@ -223,6 +230,8 @@ module sgpu_cp
     .head_next_o       (head_next),
     .dw_valid_i        (dw_valid),
     .dw_ready_o        (dw_ready),
+    .dw_valid2_i       (dw_valid2),
+    .dw_pair_o         (dw_pair),
     .dw_clear_o        (dw_clear),
     .dw_i              (dw),
     .stream_op_o       (stream_op),
@@ -263,6 +272,8 @@ module sgpu_cp
   sgpu_cp_wr u_wr (
     .fsm_i          (fsm),
     .data_i         (dw_valid && dec.slot == SlotData),
+    .pair_i         (dw_pair),
+    .dw2_i          (dw2),
     .wr_idle_i,
     .args_i         (pkt.args),
     .dw_i           (dw),

@@ -52,6 +52,9 @@ module sgpu_cp_ctrl
   // Dword stream (sgpu_cp_dwords).
   input  wire logic                        dw_valid_i,
   output      logic                        dw_ready_o,
+  /// The dword behind the head is there too; take both (a WRITE_DATA pair, one 64-bit write).
+  input  wire logic                        dw_valid2_i,
+  output      logic                        dw_pair_o,
   output      logic                        dw_clear_o,
   input  wire logic [31:0]                 dw_i,
 
@@ -151,6 +154,15 @@ module sgpu_cp_ctrl
   cp_fault_req_t fault_req;
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
   logic          commit;    // the entry retires this cycle
+  logic          body_last; // the payload dword(s) taken this cycle end the packet
+
+  // WRITE_DATA and WRITE_PHYSICAL: a data dword at an 8-byte aligned destination with the next
+  // data dword of the packet behind it leaves with it as one 64-bit write. Both dwords are in
+  // the same word, so the pair faults, translates and is acknowledged as one dword would be.
+  // Registered state and the dword window only: never the write path's ready.
+  assign dw_pair_o = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
+                     && dec_i.slot == SlotData && !a.dst[2] && !dec_i.last && dw_valid2_i;
+  assign body_last = dw_pair_o ? (pkt_idx_q == pkt_q.hdr.dwords - 16'd3) : dec_i.last;
 
   always_comb begin
     state_d        = state_q;
@@ -326,7 +338,7 @@ module sgpu_cp_ctrl
           dw_ready_o  = (dec_i.slot == SlotData) ? wr_ready_i : 1'b1;
           pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
           if (dec_i.slot == SlotData && wr_ready_i) begin
-            pkt_d.args.copy.dst = a.dst + sgpu_pkg::addr_t'(4);
+            pkt_d.args.copy.dst = a.dst + (dw_pair_o ? sgpu_pkg::addr_t'(8) : sgpu_pkg::addr_t'(4));
           end
           // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
           if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
@@ -338,11 +350,11 @@ module sgpu_cp_ctrl
           end
           fault_req = chk_i.dword_fault;
           if (dw_ready_o && !fault_req.valid) begin
-            pkt_idx_d   = pkt_idx_q + 16'd1;
-            stream_op_o = StreamSkip;
-            if (dec_i.last && chk_i.last_fault.valid) begin
+            pkt_idx_d   = pkt_idx_q + (dw_pair_o ? 16'd2 : 16'd1);
+            stream_op_o = dw_pair_o ? StreamSkip2 : StreamSkip;
+            if (body_last && chk_i.last_fault.valid) begin
               fault_req = chk_i.last_fault;
-            end else if (dec_i.last) begin
+            end else if (body_last) begin
               unique case (chk_i.next)
                 NextFence:      state_d = StFenceDrain;
                 NextInvalidate: state_d = StInvDrain;

@@ -325,6 +325,7 @@ package sgpu_cp_pkg;
     StreamHold,    ///< no change
     StreamStart,   ///< start the entry's buffer
     StreamSkip,    ///< one dword was consumed
+    StreamSkip2,   ///< two dwords were consumed (a WRITE_DATA pair)
     StreamHeader,  ///< a packet header was accepted: one dword consumed, the packet's claimed
     StreamCall,    ///< INDIRECT: push the caller (after this dword), start the called buffer
     StreamReturn,  ///< the called buffer is done: pop the caller

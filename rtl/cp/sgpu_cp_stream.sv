@@ -76,7 +76,8 @@ module sgpu_cp_stream
         offset_d = offset_q + 32'd4;
         left_d   = left_q - dwords_i;
       end
-      StreamSkip: offset_d = offset_q + 32'd4;
+      StreamSkip:  offset_d = offset_q + 32'd4;
+      StreamSkip2: offset_d = offset_q + 32'd8;
       StreamCall: begin
         stack_d[push_idx] = '{base: base_q, offset: offset_q + 32'd4, left: left_q};
         depth_d  = depth_q + 1'b1;

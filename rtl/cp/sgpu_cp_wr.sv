@@ -4,7 +4,8 @@
 // Which write is a function of registered state and the dword at the head of the stream, never
 // of the write path's ready (that depends on the address: a request that depended on ready
 // would close a loop). Every write is one 64-bit word at an 8-byte aligned address with byte
-// strobes: a dword of WRITE_DATA, WRITE_PHYSICAL or MAP goes into its half of the word; FENCE
+// strobes: a dword of WRITE_DATA, WRITE_PHYSICAL or MAP goes into its half of the word, two
+// WRITE_* dwords of one word (the controller's pair) fill it; FENCE
 // writes 32 or 64 bits; UNMAP's dummy PTE, TIMESTAMP's counter and the records are whole words.
 //
 // The write-back record's fence word is written last, and each of its two words only once
@@ -23,6 +24,10 @@ module sgpu_cp_wr
   /// head of the stream.
   input  wire cp_fsm_e            fsm_i,
   input  wire logic               data_i,
+  /// WRITE_DATA pair: the head dword (8-byte aligned destination) and dw2_i behind it leave as
+  /// one 64-bit write.
+  input  wire logic               pair_i,
+  input  wire logic [31:0]        dw2_i,
   /// The write path is idle (each word of the write-back record waits for every earlier write).
   input  wire logic               wr_idle_i,
   /// The packet's arguments (dst counts up through WRITE_* and MAP data; the range view's
@@ -87,8 +92,13 @@ module sgpu_cp_wr
     unique case (src)
       WrData: begin
         wr_o.addr = {dst[63:3], 3'b000};
-        wr_o.data = dst[2] ? {dword, 32'h0} : {32'h0, dword};
-        wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
+        if (pair_i) begin
+          wr_o.data = {dw2_i, dword};
+          wr_o.strb = 8'hff;
+        end else begin
+          wr_o.data = dst[2] ? {dword, 32'h0} : {32'h0, dword};
+          wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
+        end
       end
       WrUnmap: begin
         wr_o.addr = args_i.range.pte_addr;
