@@ -213,7 +213,7 @@ module sgpu_cp
   logic        wd_expired, wb_second;
   logic [31:0] head, head_next;
   logic [63:0] fence_done;
-  logic        preempt_pending, preempt_in_entry;
+  logic        preempt_pending, preempt_in_entry, ring_pref;
 
   sgpu_cp_ctrl u_ctrl (
     .clk_i, .rst_ni,
@@ -223,6 +223,7 @@ module sgpu_cp
     .fence_done_o      (fence_done),
     .preempt_pending_o (preempt_pending),
     .preempt_in_entry_o(preempt_in_entry),
+    .ring_pref_o       (ring_pref),
     .evt_o, .fault_o, .cycle_i,
     .wd_expired_i      (wd_expired),
     .wr_taken_i        (wr_valid_o && wr_ready_i),
@@ -301,8 +302,11 @@ module sgpu_cp
                      preempt_in_entry: preempt_in_entry && (fsm == StPreempted),
                      preempt_offset:   preempt_offset};
 
-  // The entry register is only complete once the entry was read.
-  assign exec_privileged_o = reading_ring(fsm) || privileged;
+  // The entry register is only complete once the entry was read. The next entry's read,
+  // requested while this one retires (the fetch engine does nothing else then, the copy engine
+  // is done), is the kernel's ring too; so is the read dropped after the commit.
+  assign exec_privileged_o = reading_ring(fsm) || privileged || (fsm == StRingDrop)
+                             || (retiring(fsm) && ring_pref);
   assign exec_o = '{fence:      reading_ring(fsm) ? '0 : {entry.fence_hi, entry.fence_lo},
                     context_id: reading_ring(fsm) ? '0 : entry.context_id};
 
@@ -348,6 +352,9 @@ module sgpu_cp
   `SGPU_ASSERT(CopyReqHeld,
       copy_req_valid_o && !copy_req_ready_i && !cmd_i.engine_reset |=> copy_req_valid_o)
   `SGPU_ASSERT_KNOWN(FsmKnown, fsm)
+  // Retirement lends the fetch client privilege for the prefetched ring read: nothing else may
+  // be translating through it or the copy engine's clients then.
+  `SGPU_ASSERT(CopyIdleWhileRetiring, retiring(fsm) && ring_pref |-> !copy_busy_i)
 
 endmodule
 

@@ -35,6 +35,8 @@ module sgpu_cp_ctrl
   output      logic [63:0]                 fence_done_o,
   output      logic                        preempt_pending_o,
   output      logic                        preempt_in_entry_o,
+  /// The next ring entry's read was requested while this one retires (not started yet).
+  output      logic                        ring_pref_o,
   output      cp_evt_t                     evt_o,
   output      cp_fault_rec_t               fault_o,
   /// The free-running cycle counter, for TIMESTAMP.
@@ -124,13 +126,15 @@ module sgpu_cp_ctrl
   logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
   logic [63:0]     fence_done_q, fence_done_d;
   cp_fault_rec_t   fault_q, fault_d;
+  logic            ring_pref_q, ring_pref_d;      // the next entry's read is requested
 
   /////////////
   // Helpers //
   /////////////
 
   logic [31:0]     ring_mask;
-  sgpu_pkg::addr_t entry_addr, buf_addr;
+  sgpu_pkg::addr_t entry_addr, buf_addr, next_entry_addr;
+  logic            next_ready;  // another entry waits and may be started
   logic [63:0]     entry_fence;
   pkt_header_t     hdr;      // the dword at the stream head, seen as a packet header
   copy_args_t      a;        // the argument register, copy view (slot names)
@@ -140,6 +144,9 @@ module sgpu_cp_ctrl
   assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
   assign head_next_o = (head_q + 32'd1) & ring_mask;
   assign entry_addr  = cfg_i.ring_base + sgpu_pkg::addr_t'({head_q & ring_mask, 5'b00000});
+  assign next_entry_addr = cfg_i.ring_base + sgpu_pkg::addr_t'({head_next_o, 5'b00000});
+  assign next_ready  = cfg_i.enable && !pre_pend_q
+                       && (head_next_o != (cfg_i.ring_tail & ring_mask));
   assign buf_addr    = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
   assign entry_fence = {entry_q.fence_hi, entry_q.fence_lo};
   assign hdr         = pkt_header_t'(dw_i);
@@ -178,6 +185,7 @@ module sgpu_cp_ctrl
     fence_done_d   = fence_done_q;
     fence_out_d    = fence_out_q;
     fault_d        = fault_q;
+    ring_pref_d    = ring_pref_q;
     fault_req      = '0;
     wd_fault       = 1'b0;
     commit         = 1'b0;
@@ -541,6 +549,10 @@ module sgpu_cp_ctrl
       // Write-back record: {reserved, head} at WB_ADDR + 8 once every write of the submission
       // was acknowledged, then the fence at WB_ADDR once the head word was: nothing can fail
       // after the fence word is issued except that write itself.
+      // Meanwhile the fetch engine is free (the buffer is done): the next ring entry's read is
+      // requested if one waits, so its latency hides behind the record's round trips. Its dwords
+      // wait in the fetch engine until the commit; it is started only then (below the case), and
+      // dropped as if never read if the entry faults, is reset or a preemption comes first.
       StRetireDrain: begin
         if (wr_idle_i && wr_ready_i) begin
           wb_second_d = 1'b1;
@@ -549,11 +561,32 @@ module sgpu_cp_ctrl
             state_d     = StRetireAck;
           end
         end
+        if (!ring_pref_q && next_ready) begin
+          dma_req_valid_o = 1'b1;
+          dma_req_o       = '{addr: next_entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                              tag: TagRing};
+          ring_pref_d     = dma_req_ready_i;
+        end
       end
 
       // Waiting for the fence word's response: the commit point (below the case). A failed
       // response is a fault, resolved below, and changes nothing.
-      StRetireAck: ;
+      StRetireAck: begin
+        if (!ring_pref_q && next_ready) begin
+          dma_req_valid_o = 1'b1;
+          dma_req_o       = '{addr: next_entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                              tag: TagRing};
+          ring_pref_d     = dma_req_ready_i;
+        end
+      end
+
+      // The prefetched entry is not started (CTRL.enable cleared or a preemption pending at the
+      // commit): its read is aborted and its dwords and status dropped; the head stays on it.
+      StRingDrop: begin
+        dma_status_ready_o = 1'b1;
+        dw_clear_o         = 1'b1;
+        if (!dma_busy_i) state_d = StIdle;
+      end
 
       ////////////////
       // Preemption //
@@ -623,6 +656,13 @@ module sgpu_cp_ctrl
         if (state_q == StRetireAck) begin
           head_d  = head_next_o;
           state_d = StIdle;
+          // The prefetched entry (at the new head) is started now, or dropped. A request offered
+          // in this cycle and taken is the prefetch too.
+          if (ring_pref_d) begin
+            ring_pref_d = 1'b0;
+            entry_idx_d = '0;
+            state_d     = (cfg_i.enable && !pre_pend_q) ? StRingData : StRingDrop;
+          end
         end
       end
     end
@@ -673,6 +713,9 @@ module sgpu_cp_ctrl
       pre_pend_d = 1'b0;
     end
 
+    // A prefetched read is dropped by every abort of the fetch engine (fault, reset, preemption).
+    if (stops_fetch(state_d)) ring_pref_d = 1'b0;
+
     // The fetch engine latches an abort: one pulse when draining starts stops it, and it
     // reports not-busy once every read it issued has returned.
     dma_abort_o = stops_fetch(state_d) && !stops_fetch(state_q);
@@ -683,6 +726,7 @@ module sgpu_cp_ctrl
   assign fence_done_o       = fence_done_q;
   assign preempt_pending_o  = pre_pend_q;
   assign preempt_in_entry_o = pre_entry_q;
+  assign ring_pref_o        = ring_pref_q;
   assign fault_o            = fault_q;
   assign entry_o            = entry_q;
   assign pkt_o              = pkt_q;
@@ -706,6 +750,7 @@ module sgpu_cp_ctrl
       pre_entry_q  <= 1'b0;
       fence_done_q <= '0;
       fault_q      <= '0;
+      ring_pref_q  <= 1'b0;
     end else begin
       state_q      <= state_d;
       head_q       <= head_d;
@@ -718,6 +763,7 @@ module sgpu_cp_ctrl
       pre_entry_q  <= pre_entry_d;
       fence_done_q <= fence_done_d;
       fault_q      <= fault_d;
+      ring_pref_q  <= ring_pref_d;
     end
   end
 
@@ -745,7 +791,9 @@ module sgpu_cp_ctrl
   // The stream is only re-requested once the aborted one drained.
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
-  `SGPU_ASSERT(StateValid, state_q <= StReset)
+  `SGPU_ASSERT(StateValid, state_q <= StRingDrop)
+  // The prefetch is only requested while retiring, and lives until the commit or an abort.
+  `SGPU_ASSERT(PrefetchOnlyWhileRetiring, ring_pref_q |-> retiring(state_q))
 
   // Retirement's commit point: FENCE_DONE and the head move only when the fence word is
   // acknowledged OKAY, and nothing faults the entry in that cycle or after the fence word issued

@@ -274,7 +274,8 @@ package sgpu_cp_pkg;
     StPreempted,    // stopped by preemption until resume or engine reset
     StFaultDrain,   // fault recorded; aborting the fetch and draining writes
     StFaulted,      // stopped until an engine reset
-    StReset         // engine reset: draining, then clearing
+    StReset,        // engine reset: draining, then clearing
+    StRingDrop      // a prefetched ring entry is not started: dropping its read, then idle
   } cp_fsm_e;
 
   /// A ring entry is being fetched (the entry register is not complete yet).
@@ -296,7 +297,7 @@ package sgpu_cp_pkg;
   /// would have to wait for that response anyway, and the fence may already be in memory).
   function automatic logic watched(cp_fsm_e s);
     return !(s inside {StIdle, StRetireAck, StFaultDrain, StFaulted, StReset, StPreemptDrain,
-                       StPreemptWrite, StPreemptAck, StPreempted});
+                       StPreemptWrite, StPreemptAck, StPreempted, StRingDrop});
   endfunction
   /// Everything in flight is taken and dropped until the fetch engine, the write path and the
   /// copy engine are idle (the copy engine is told to abort).
@@ -305,7 +306,7 @@ package sgpu_cp_pkg;
   endfunction
   /// Entering one of these aborts the fetch engine (one pulse; it drains what it issued).
   function automatic logic stops_fetch(cp_fsm_e s);
-    return draining(s) || s == StStreamStop;
+    return draining(s) || s == StStreamStop || s == StRingDrop;
   endfunction
   /// Stopped, or on the way there: no new fault is raised.
   function automatic logic halted(cp_fsm_e s);
