@@ -16,9 +16,9 @@
 //                                      └─▶ u_wr ◀── arguments, records ────────────────────┤
 //                                            ▼ one word write            outputs, u_watchdog
 //
-// u_dwords shows the head dword and the one behind it: a WRITE_DATA dword pair of one 8-byte
-// word is taken in one cycle and leaves as one 64-bit write (twice the payload rate, half the
-// writes in flight).
+// u_dwords shows the head dword and the one behind it: WRITE_DATA takes two a cycle where
+// nothing can fault between them (header and address low; address high and a lone first data
+// dword; a data pair of one 8-byte word, which leaves as one 64-bit write).
 //
 // - u_decode (sgpu_cp_decode): the header check and the payload routing, from the generated
 //   packet table (sgpu_abi_pkg). Combinational.
@@ -129,7 +129,7 @@ module sgpu_cp
   // Dword stream //
   //////////////////
 
-  logic        dw_valid, dw_ready, dw_clear, dw_valid2, dw_pair;
+  logic        dw_valid, dw_ready, dw_clear, dw_valid2, dw_two, wr_pair, wr_hi;
   logic [31:0] dw, dw2;
 
   sgpu_cp_dwords #(.DataWidth(DataWidth)) u_dwords (
@@ -144,7 +144,7 @@ module sgpu_cp
     .out_valid2_o(dw_valid2),
     .out_dword2_o(dw2),
     .out_ready_i (dw_ready),
-    .out_two_i   (dw_pair)
+    .out_two_i   (dw_two)
   );
 
   /////////////////////
@@ -232,7 +232,10 @@ module sgpu_cp
     .dw_valid_i        (dw_valid),
     .dw_ready_o        (dw_ready),
     .dw_valid2_i       (dw_valid2),
-    .dw_pair_o         (dw_pair),
+    .dw2_i             (dw2),
+    .dw_two_o          (dw_two),
+    .wr_pair_o         (wr_pair),
+    .wr_hi_o           (wr_hi),
     .dw_clear_o        (dw_clear),
     .dw_i              (dw),
     .stream_op_o       (stream_op),
@@ -273,7 +276,8 @@ module sgpu_cp
   sgpu_cp_wr u_wr (
     .fsm_i          (fsm),
     .data_i         (dw_valid && dec.slot == SlotData),
-    .pair_i         (dw_pair),
+    .pair_i         (wr_pair),
+    .hi_i           (wr_hi),
     .dw2_i          (dw2),
     .wr_idle_i,
     .args_i         (pkt.args),

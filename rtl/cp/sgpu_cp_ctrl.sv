@@ -54,9 +54,14 @@ module sgpu_cp_ctrl
   // Dword stream (sgpu_cp_dwords).
   input  wire logic                        dw_valid_i,
   output      logic                        dw_ready_o,
-  /// The dword behind the head is there too; take both (a WRITE_DATA pair, one 64-bit write).
+  /// The dword behind the head is there too (dw2_i); with dw_ready_o, dw_two_o takes both.
   input  wire logic                        dw_valid2_i,
-  output      logic                        dw_pair_o,
+  input  wire logic [31:0]                 dw2_i,
+  output      logic                        dw_two_o,
+  /// The write offered is a WRITE_* data pair (both dwords, one word), or the first data dword
+  /// behind the address high dword at the head (sgpu_cp_wr).
+  output      logic                        wr_pair_o,
+  output      logic                        wr_hi_o,
   output      logic                        dw_clear_o,
   input  wire logic [31:0]                 dw_i,
 
@@ -162,14 +167,25 @@ module sgpu_cp_ctrl
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
   logic          commit;    // the entry retires this cycle
   logic          body_last; // the payload dword(s) taken this cycle end the packet
+  logic          hdr_two;   // a WRITE_* header is taken with its address low dword
 
-  // WRITE_DATA and WRITE_PHYSICAL: a data dword at an 8-byte aligned destination with the next
-  // data dword of the packet behind it leaves with it as one 64-bit write. Both dwords are in
-  // the same word, so the pair faults, translates and is acknowledged as one dword would be.
-  // Registered state and the dword window only: never the write path's ready.
-  assign dw_pair_o = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
+  // WRITE_DATA and WRITE_PHYSICAL take two dwords a cycle where nothing can fault between them
+  // (registered state and the dword window only: never the write path's ready):
+  // - the header with the address low dword (it has no check of its own);
+  // - a data dword at an 8-byte aligned destination with the next data dword: one 64-bit write;
+  //   both are in the same word, so the pair faults, translates and is acknowledged as one
+  //   dword would be;
+  // - WRITE_DATA's address high dword with the first data dword, when the address low dword
+  //   was dword-aligned (so the high dword cannot fault: WRITE_PHYSICAL's range check is left
+  //   alone) and that data dword goes alone anyway (odd destination, or the only one).
+  assign hdr_two   = (state_q == StPktHeader) && dec_i.hdr_class == PktClassWrite && dw_valid2_i;
+  assign wr_pair_o = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
                      && dec_i.slot == SlotData && !a.dst[2] && !dec_i.last && dw_valid2_i;
-  assign body_last = dw_pair_o ? (pkt_idx_q == pkt_q.hdr.dwords - 16'd3) : dec_i.last;
+  assign wr_hi_o   = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
+                     && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00
+                     && (a.dst[2] || pkt_q.hdr.dwords == 16'd4) && dw_valid2_i;
+  assign dw_two_o  = hdr_two || wr_pair_o || wr_hi_o;
+  assign body_last = (wr_pair_o || wr_hi_o) ? (pkt_idx_q == pkt_q.hdr.dwords - 16'd3) : dec_i.last;
 
   always_comb begin
     state_d        = state_q;
@@ -332,6 +348,11 @@ module sgpu_cp_ctrl
             stream_op_o     = StreamHeader;
             stream_dwords_o = 30'(hdr.dwords);
             if (hdr.dwords != 16'd1) state_d = StPktBody;
+            if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
+              stream_op_o                 = StreamHeader2;
+              pkt_idx_d                   = 16'd1;
+              pkt_d.args.copy.dst[31:0]   = dw2_i;
+            end
           end
         end else if (dma_status_valid_i) begin
           dma_status_ready_o = 1'b1;
@@ -343,10 +364,13 @@ module sgpu_cp_ctrl
       // taken when the write is). After the last one the packet faults or goes on by its class.
       StPktBody: begin
         if (dw_valid_i) begin
-          dw_ready_o  = (dec_i.slot == SlotData) ? wr_ready_i : 1'b1;
+          dw_ready_o  = (dec_i.slot == SlotData || wr_hi_o) ? wr_ready_i : 1'b1;
           pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
           if (dec_i.slot == SlotData && wr_ready_i) begin
-            pkt_d.args.copy.dst = a.dst + (dw_pair_o ? sgpu_pkg::addr_t'(8) : sgpu_pkg::addr_t'(4));
+            pkt_d.args.copy.dst = a.dst + (wr_pair_o ? sgpu_pkg::addr_t'(8) : sgpu_pkg::addr_t'(4));
+          end
+          if (wr_hi_o && wr_ready_i) begin
+            pkt_d.args.copy.dst = {dw_i, a.dst[31:0]} + sgpu_pkg::addr_t'(4);
           end
           // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
           if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
@@ -358,8 +382,8 @@ module sgpu_cp_ctrl
           end
           fault_req = chk_i.dword_fault;
           if (dw_ready_o && !fault_req.valid) begin
-            pkt_idx_d   = pkt_idx_q + (dw_pair_o ? 16'd2 : 16'd1);
-            stream_op_o = dw_pair_o ? StreamSkip2 : StreamSkip;
+            pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
+            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
             if (body_last && chk_i.last_fault.valid) begin
               fault_req = chk_i.last_fault;
             end else if (body_last) begin
@@ -791,6 +815,12 @@ module sgpu_cp_ctrl
   // The stream is only re-requested once the aborted one drained.
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
+  // Two dwords are taken only where neither can fault (WRITE_DATA: the header, which then
+  // passed its check, with at least three payload dwords; no check at the address high dword).
+  `SGPU_ASSERT(TwoWithoutFault, dw_ready_o && dw_two_o && state_q == StPktBody
+      |-> !chk_i.dword_fault.valid)
+  `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
+      |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StRingDrop)
   // The prefetch is only requested while retiring, and lives until the commit or an abort.
   `SGPU_ASSERT(PrefetchOnlyWhileRetiring, ring_pref_q |-> retiring(state_q))

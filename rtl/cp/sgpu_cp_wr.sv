@@ -25,8 +25,9 @@ module sgpu_cp_wr
   input  wire cp_fsm_e            fsm_i,
   input  wire logic               data_i,
   /// WRITE_DATA pair: the head dword (8-byte aligned destination) and dw2_i behind it leave as
-  /// one 64-bit write.
+  /// one 64-bit write. hi_i: the head is the address high dword, dw2_i the first data dword.
   input  wire logic               pair_i,
+  input  wire logic               hi_i,
   input  wire logic [31:0]        dw2_i,
   /// The write path is idle (each word of the write-back record waits for every earlier write).
   input  wire logic               wr_idle_i,
@@ -68,7 +69,7 @@ module sgpu_cp_wr
   always_comb begin
     src = WrNone;
     unique case (fsm_i)
-      StPktBody:      if (data_i) src = WrData;
+      StPktBody:      if (data_i || hi_i) src = WrData;
       StUnmapWrite:   src = WrUnmap;
       StFenceWrite:   src = WrFence;
       StTsWrite:      src = WrTimestamp;
@@ -91,8 +92,11 @@ module sgpu_cp_wr
     wr_o    = '0;
     unique case (src)
       WrData: begin
-        wr_o.addr = {dst[63:3], 3'b000};
-        if (pair_i) begin
+        wr_o.addr = {hi_i ? dw_i : dst[63:32], dst[31:3], 3'b000};
+        if (hi_i) begin
+          wr_o.data = dst[2] ? {dw2_i, 32'h0} : {32'h0, dw2_i};
+          wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
+        end else if (pair_i) begin
           wr_o.data = {dw2_i, dword};
           wr_o.strb = 8'hff;
         end else begin

@@ -36,8 +36,8 @@ module sgpu_top #(
   parameter int unsigned MaxWritesInFlight = 8,
   /// Writes the command processor's write master keeps in flight (WRITE_DATA, fences, records):
   /// single-beat writes, so at a write latency L the CP writes at most CpWritesInFlight / L words
-  /// per cycle (32 / 64 = 0.5, the rate of WRITE_DATA pairs).
-  parameter int unsigned CpWritesInFlight = 32,
+  /// per cycle (64 / 64: the CP's peak, one word a cycle from a beat of two data dwords).
+  parameter int unsigned CpWritesInFlight = 64,
   /// Largest ring the command processor accepts (log2 of entries).
   parameter int unsigned MaxRingLog2 = 16,
   /// Deepest INDIRECT nesting below a ring entry's buffer (CAP_MEM.max_indirect_depth), 1..255.

@@ -125,8 +125,11 @@ TEST_CASE("preemption ends an endless WAIT_MEM, which is evaluated again after r
 TEST_CASE("preemption inside a called buffer reports the INDIRECT's offset and resumes inside it", "[top][preempt][indirect]") {
   RingHarness h;
   setup(h, 6);
+  // Long enough to still be running after 1000 cycles at one 1-dword WRITE_DATA every two
+  // cycles (1000 packets; their data stays below the marker at + 0x1000).
+  constexpr std::uint32_t kCalledPackets = 1000;
   Packets called;
-  for (std::uint32_t i = 0; i < 300; ++i) called.write_data(kDataAddr + 4 * i, {0x2000 + i});
+  for (std::uint32_t i = 0; i < kCalledPackets; ++i) called.write_data(kDataAddr + 4 * i, {0x2000 + i});
   h.mem().write(kCalled, called.words().data(), called.bytes());
   h.push(Packets().nop(4).indirect(kCalled, called.bytes()).write_data(kDataAddr + 0x1000, {7}), 40);
   h.doorbell();
@@ -136,7 +139,7 @@ TEST_CASE("preemption inside a called buffer reports the INDIRECT's offset and r
   CHECK(h.mem().read32(kDataAddr + 0x1000) == 0);
   resume(h);
   REQUIRE(h.wait_irq() & kIntDone);
-  for (std::uint32_t i = 0; i < 300; ++i) CHECK(h.mem().read32(kDataAddr + 4 * i) == 0x2000 + i);
+  for (std::uint32_t i = 0; i < kCalledPackets; ++i) CHECK(h.mem().read32(kDataAddr + 4 * i) == 0x2000 + i);
   CHECK(h.mem().read32(kDataAddr + 0x1000) == 7);
 }
 
