@@ -213,7 +213,7 @@ module sgpu_cp
   logic        wd_expired, wb_second;
   logic [31:0] head, head_next;
   logic [63:0] fence_done;
-  logic        preempt_pending, preempt_in_entry, ring_pref;
+  logic        preempt_pending, preempt_in_entry, ring_pref, ring_drop;
 
   sgpu_cp_ctrl u_ctrl (
     .clk_i, .rst_ni,
@@ -224,6 +224,7 @@ module sgpu_cp
     .preempt_pending_o (preempt_pending),
     .preempt_in_entry_o(preempt_in_entry),
     .ring_pref_o       (ring_pref),
+    .ring_drop_o       (ring_drop),
     .evt_o, .fault_o, .cycle_i,
     .wd_expired_i      (wd_expired),
     .wr_taken_i        (wr_valid_o && wr_ready_i),
@@ -263,7 +264,7 @@ module sgpu_cp
   sgpu_cp_watchdog u_watchdog (
     .clk_i, .rst_ni,
     .limit_i   (cfg_i.watchdog),
-    .active_i  (watched(fsm)),
+    .active_i  (watched(fsm) && !ring_drop),  // a dropped prefetch is no submission's
     .progress_i((dw_valid && dw_ready && fsm != StWaitData) || (wr_valid_o && wr_ready_i)
                 || copy_progress_i),
     .expired_o (wd_expired)
@@ -275,7 +276,7 @@ module sgpu_cp
 
   sgpu_cp_wr u_wr (
     .fsm_i          (fsm),
-    .data_i         (dw_valid && dec.slot == SlotData),
+    .data_i         (dw_valid && (dec.slot == SlotData || wr_hi)),
     .pair_i         (wr_pair),
     .hi_i           (wr_hi),
     .dw2_i          (dw2),
@@ -309,7 +310,7 @@ module sgpu_cp
   // The entry register is only complete once the entry was read. The next entry's read,
   // requested while this one retires (the fetch engine does nothing else then, the copy engine
   // is done), is the kernel's ring too; so is the read dropped after the commit.
-  assign exec_privileged_o = reading_ring(fsm) || privileged || (fsm == StRingDrop)
+  assign exec_privileged_o = reading_ring(fsm) || privileged || ring_drop
                              || (retiring(fsm) && ring_pref);
   assign exec_o = '{fence:      reading_ring(fsm) ? '0 : {entry.fence_hi, entry.fence_lo},
                     context_id: reading_ring(fsm) ? '0 : entry.context_id};

@@ -35,8 +35,10 @@ module sgpu_cp_ctrl
   output      logic [63:0]                 fence_done_o,
   output      logic                        preempt_pending_o,
   output      logic                        preempt_in_entry_o,
-  /// The next ring entry's read was requested while this one retires (not started yet).
+  /// The next ring entry's read was requested while this one retires (not started yet); the
+  /// stream stop is dropping such a read (the entry is not started).
   output      logic                        ring_pref_o,
+  output      logic                        ring_drop_o,
   output      cp_evt_t                     evt_o,
   output      cp_fault_rec_t               fault_o,
   /// The free-running cycle counter, for TIMESTAMP.
@@ -132,6 +134,9 @@ module sgpu_cp_ctrl
   logic [63:0]     fence_done_q, fence_done_d;
   cp_fault_rec_t   fault_q, fault_d;
   logic            ring_pref_q, ring_pref_d;      // the next entry's read is requested
+  logic            ring_drop_q, ring_drop_d;      // StStreamStop drops the prefetched entry
+  logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
+                                                  // and may go with the first data dword
 
   /////////////
   // Helpers //
@@ -163,6 +168,13 @@ module sgpu_cp_ctrl
   // FSM //
   /////////
 
+  // WRITE_DATA (not the privileged WRITE_PHYSICAL, whose high dword is range checked) whose
+  // address low dword (bits `lo`) is dword-aligned, so that its high dword cannot fault, and whose first
+  // data dword leaves alone anyway: at an odd dword, or the only one.
+  function automatic logic hi_may_pair(logic privileged, logic [2:0] lo, logic [15:0] dwords);
+    return !privileged && lo[1:0] == 2'b00 && (lo[2] || dwords == 16'd4);
+  endfunction
+
   cp_fault_req_t fault_req;
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
   logic          commit;    // the entry retires this cycle
@@ -181,9 +193,9 @@ module sgpu_cp_ctrl
   assign hdr_two   = (state_q == StPktHeader) && dec_i.hdr_class == PktClassWrite && dw_valid2_i;
   assign wr_pair_o = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
                      && dec_i.slot == SlotData && !a.dst[2] && !dec_i.last && dw_valid2_i;
-  assign wr_hi_o   = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
-                     && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00
-                     && (a.dst[2] || pkt_q.hdr.dwords == 16'd4) && dw_valid2_i;
+  // (hi_next_q: decided when the address low dword was taken, so that the write's source
+  // select does not wait for the decoder.)
+  assign wr_hi_o   = (state_q == StPktBody) && hi_next_q && dw_valid2_i;
   assign dw_two_o  = hdr_two || wr_pair_o || wr_hi_o;
   assign body_last = (wr_pair_o || wr_hi_o) ? (pkt_idx_q == pkt_q.hdr.dwords - 16'd3) : dec_i.last;
 
@@ -202,6 +214,8 @@ module sgpu_cp_ctrl
     fence_out_d    = fence_out_q;
     fault_d        = fault_q;
     ring_pref_d    = ring_pref_q;
+    ring_drop_d    = ring_drop_q;
+    hi_next_d      = hi_next_q;
     fault_req      = '0;
     wd_fault       = 1'b0;
     commit         = 1'b0;
@@ -348,10 +362,12 @@ module sgpu_cp_ctrl
             stream_op_o     = StreamHeader;
             stream_dwords_o = 30'(hdr.dwords);
             if (hdr.dwords != 16'd1) state_d = StPktBody;
+            hi_next_d = 1'b0;
             if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
               stream_op_o                 = StreamHeader2;
               pkt_idx_d                   = 16'd1;
               pkt_d.args.copy.dst[31:0]   = dw2_i;
+              hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
             end
           end
         end else if (dma_status_valid_i) begin
@@ -381,6 +397,10 @@ module sgpu_cp_ctrl
             pkt_d.args.range.pages_left = pkt_q.args.range.count;
           end
           fault_req = chk_i.dword_fault;
+          if (dw_ready_o) begin
+            hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
+                        && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
+          end
           if (dw_ready_o && !fault_req.valid) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
@@ -499,7 +519,9 @@ module sgpu_cp_ctrl
         dma_status_ready_o = 1'b1;
         dw_clear_o         = 1'b1;
         if (!dma_busy_i) begin
-          state_d = (dec_i.info.pkt_class == PktClassIndirect) ? StBufResume : StWaitReq;
+          ring_drop_d = 1'b0;
+          state_d = ring_drop_q ? StIdle
+                  : (dec_i.info.pkt_class == PktClassIndirect) ? StBufResume : StWaitReq;
         end
       end
 
@@ -604,14 +626,6 @@ module sgpu_cp_ctrl
         end
       end
 
-      // The prefetched entry is not started (CTRL.enable cleared or a preemption pending at the
-      // commit): its read is aborted and its dwords and status dropped; the head stays on it.
-      StRingDrop: begin
-        dma_status_ready_o = 1'b1;
-        dw_clear_o         = 1'b1;
-        if (!dma_busy_i) state_d = StIdle;
-      end
-
       ////////////////
       // Preemption //
       ////////////////
@@ -680,12 +694,15 @@ module sgpu_cp_ctrl
         if (state_q == StRetireAck) begin
           head_d  = head_next_o;
           state_d = StIdle;
-          // The prefetched entry (at the new head) is started now, or dropped. A request offered
-          // in this cycle and taken is the prefetch too.
+          // The prefetched entry (at the new head) is started now, or, if CTRL.enable was
+          // cleared or a preemption is pending, dropped: the stream stop aborts its read and
+          // drops its dwords and status, then idles (the head stays on it: not started). A
+          // request offered in this cycle and taken is the prefetch too.
           if (ring_pref_d) begin
             ring_pref_d = 1'b0;
             entry_idx_d = '0;
-            state_d     = (cfg_i.enable && !pre_pend_q) ? StRingData : StRingDrop;
+            ring_drop_d = !(cfg_i.enable && !pre_pend_q);
+            state_d     = (cfg_i.enable && !pre_pend_q) ? StRingData : StStreamStop;
           end
         end
       end
@@ -739,6 +756,7 @@ module sgpu_cp_ctrl
 
     // A prefetched read is dropped by every abort of the fetch engine (fault, reset, preemption).
     if (stops_fetch(state_d)) ring_pref_d = 1'b0;
+    if (draining(state_d)) ring_drop_d = 1'b0;
 
     // The fetch engine latches an abort: one pulse when draining starts stops it, and it
     // reports not-busy once every read it issued has returned.
@@ -751,6 +769,7 @@ module sgpu_cp_ctrl
   assign preempt_pending_o  = pre_pend_q;
   assign preempt_in_entry_o = pre_entry_q;
   assign ring_pref_o        = ring_pref_q;
+  assign ring_drop_o        = ring_drop_q;
   assign fault_o            = fault_q;
   assign entry_o            = entry_q;
   assign pkt_o              = pkt_q;
@@ -775,6 +794,8 @@ module sgpu_cp_ctrl
       fence_done_q <= '0;
       fault_q      <= '0;
       ring_pref_q  <= 1'b0;
+      hi_next_q    <= 1'b0;
+      ring_drop_q  <= 1'b0;
     end else begin
       state_q      <= state_d;
       head_q       <= head_d;
@@ -788,6 +809,8 @@ module sgpu_cp_ctrl
       fence_done_q <= fence_done_d;
       fault_q      <= fault_d;
       ring_pref_q  <= ring_pref_d;
+      hi_next_q    <= hi_next_d;
+      ring_drop_q  <= ring_drop_d;
     end
   end
 
@@ -819,9 +842,12 @@ module sgpu_cp_ctrl
   // passed its check, with at least three payload dwords; no check at the address high dword).
   `SGPU_ASSERT(TwoWithoutFault, dw_ready_o && dw_two_o && state_q == StPktBody
       |-> !chk_i.dword_fault.valid)
+  `SGPU_ASSERT(HiPairIsWriteData, wr_hi_o |-> dec_i.info.pkt_class == PktClassWrite
+      && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00)
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
-  `SGPU_ASSERT(StateValid, state_q <= StRingDrop)
+  `SGPU_ASSERT(StateValid, state_q <= StReset)
+  `SGPU_ASSERT(DropOnlyInStreamStop, ring_drop_q |-> state_q == StStreamStop)
   // The prefetch is only requested while retiring, and lives until the commit or an abort.
   `SGPU_ASSERT(PrefetchOnlyWhileRetiring, ring_pref_q |-> retiring(state_q))
 

@@ -46,8 +46,8 @@ module sgpu_cp_decode
   pkt_info_t hdr_info, info;
   cp_slot_e  slot;
   logic      last;
-  assign dec_o = '{hdr_fault: hdr_fault, hdr_class: hdr_info.pkt_class, info: info, slot: slot,
-                   last: last};
+  assign dec_o = '{hdr_fault: hdr_fault, hdr_class: hdr_info.pkt_class,
+                   hdr_privileged: hdr_info.privileged, info: info, slot: slot, last: last};
 
   //////////////////
   // Header check //

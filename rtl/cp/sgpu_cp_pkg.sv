@@ -216,6 +216,7 @@ package sgpu_cp_pkg;
   typedef struct packed {
     sgpu_abi_pkg::fault_e    hdr_fault;  ///< of the dword at the stream head, as a header
     sgpu_abi_pkg::pkt_class_e hdr_class; ///< its class, as a header (if it is a known opcode)
+    logic                    hdr_privileged; ///< it is a privileged packet (WRITE_PHYSICAL, ...)
     sgpu_abi_pkg::pkt_info_t info;       ///< the current packet's row of the packet table
     cp_slot_e                slot;       ///< where its next payload dword goes
     logic                    last;       ///< that dword is its last
@@ -257,7 +258,8 @@ package sgpu_cp_pkg;
     StCopyReq,      // copy engine packets: offering the request to the copy engine
     StCopyWait,     // copy engine packets: waiting for the engine's status
     StWaitDrain,    // WAIT_MEM: waiting for every earlier write to be acknowledged
-    StStreamStop,   // WAIT_MEM, INDIRECT: buffer stream aborted; draining the fetch engine
+    StStreamStop,   // WAIT_MEM, INDIRECT: buffer stream aborted; draining the fetch engine (also
+                    // a prefetched ring entry that is not started: then back to idle)
     StWaitReq,      // WAIT_MEM: requesting the polled dword
     StWaitData,     // WAIT_MEM: collecting it
     StWaitStatus,   // WAIT_MEM: its fetch status; comparing
@@ -275,8 +277,7 @@ package sgpu_cp_pkg;
     StPreempted,    // stopped by preemption until resume or engine reset
     StFaultDrain,   // fault recorded; aborting the fetch and draining writes
     StFaulted,      // stopped until an engine reset
-    StReset,        // engine reset: draining, then clearing
-    StRingDrop      // a prefetched ring entry is not started: dropping its read, then idle
+    StReset         // engine reset: draining, then clearing
   } cp_fsm_e;
 
   /// A ring entry is being fetched (the entry register is not complete yet).
@@ -298,7 +299,7 @@ package sgpu_cp_pkg;
   /// would have to wait for that response anyway, and the fence may already be in memory).
   function automatic logic watched(cp_fsm_e s);
     return !(s inside {StIdle, StRetireAck, StFaultDrain, StFaulted, StReset, StPreemptDrain,
-                       StPreemptWrite, StPreemptAck, StPreempted, StRingDrop});
+                       StPreemptWrite, StPreemptAck, StPreempted});
   endfunction
   /// Everything in flight is taken and dropped until the fetch engine, the write path and the
   /// copy engine are idle (the copy engine is told to abort).
@@ -307,7 +308,7 @@ package sgpu_cp_pkg;
   endfunction
   /// Entering one of these aborts the fetch engine (one pulse; it drains what it issued).
   function automatic logic stops_fetch(cp_fsm_e s);
-    return draining(s) || s == StStreamStop || s == StRingDrop;
+    return draining(s) || s == StStreamStop;
   endfunction
   /// Stopped, or on the way there: no new fault is raised.
   function automatic logic halted(cp_fsm_e s);

@@ -21,7 +21,7 @@ module sgpu_cp_wr
   import sgpu_cp_pkg::*;
 (
   /// The controller's state, and what it is reading: a data dword (WRITE_*, MAP) is at the
-  /// head of the stream.
+  /// head of the stream, or (hi_i) the address high dword that goes with the data dword behind.
   input  wire cp_fsm_e            fsm_i,
   input  wire logic               data_i,
   /// WRITE_DATA pair: the head dword (8-byte aligned destination) and dw2_i behind it leave as
@@ -65,16 +65,20 @@ module sgpu_cp_wr
     WrWriteback   // the write-back record (two words, each after every earlier write)
   } src_e;
 
+  // The source follows from the state alone; whether the write is offered this cycle also
+  // from the stream head (a data dword) and the write path (idle, for the record). The word is
+  // formed from the source, so its address never waits for the decoder: the write translator's
+  // page compare, and the ready that comes back from it, start from registers.
   src_e src;
   always_comb begin
     src = WrNone;
     unique case (fsm_i)
-      StPktBody:      if (data_i || hi_i) src = WrData;
+      StPktBody:      src = WrData;
       StUnmapWrite:   src = WrUnmap;
       StFenceWrite:   src = WrFence;
       StTsWrite:      src = WrTimestamp;
       StPreemptWrite: src = WrPreempt;
-      StRetireDrain:  if (wr_idle_i) src = WrWriteback;
+      StRetireDrain:  src = WrWriteback;
       default: ;
     endcase
   end
@@ -88,7 +92,7 @@ module sgpu_cp_wr
   assign dword = (map_i && !dst[2]) ? {dw_i[31:12], 9'h000, args_i.range.pte_flags[2:0]} : dw_i;
 
   always_comb begin
-    valid_o = (src != WrNone);
+    valid_o = (src != WrNone) && (src != WrData || data_i) && (src != WrWriteback || wr_idle_i);
     wr_o    = '0;
     unique case (src)
       WrData: begin
