@@ -143,7 +143,7 @@ module sgpu_cp_ctrl
   /////////////
 
   logic [31:0]     ring_mask;
-  sgpu_pkg::addr_t entry_addr, buf_addr, next_entry_addr;
+  sgpu_pkg::addr_t entry_addr, buf_addr;
   logic            next_ready;  // another entry waits and may be started
   logic [63:0]     entry_fence;
   pkt_header_t     hdr;      // the dword at the stream head, seen as a packet header
@@ -153,8 +153,11 @@ module sgpu_cp_ctrl
 
   assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
   assign head_next_o = (head_q + 32'd1) & ring_mask;
-  assign entry_addr  = cfg_i.ring_base + sgpu_pkg::addr_t'({head_q & ring_mask, 5'b00000});
-  assign next_entry_addr = cfg_i.ring_base + sgpu_pkg::addr_t'({head_next_o, 5'b00000});
+  // The entry at the head, or while retiring the next one (its prefetch): one adder for both.
+  // Nothing names the head's entry while it retires (faults there name WB_ADDR).
+  assign entry_addr  = cfg_i.ring_base
+                       + sgpu_pkg::addr_t'({retiring(state_q) ? head_next_o : head_q & ring_mask,
+                                            5'b00000});
   assign next_ready  = cfg_i.enable && !pre_pend_q
                        && (head_next_o != (cfg_i.ring_tail & ring_mask));
   assign buf_addr    = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
@@ -609,7 +612,7 @@ module sgpu_cp_ctrl
         end
         if (!ring_pref_q && next_ready) begin
           dma_req_valid_o = 1'b1;
-          dma_req_o       = '{addr: next_entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+          dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                               tag: TagRing};
           ring_pref_d     = dma_req_ready_i;
         end
@@ -620,7 +623,7 @@ module sgpu_cp_ctrl
       StRetireAck: begin
         if (!ring_pref_q && next_ready) begin
           dma_req_valid_o = 1'b1;
-          dma_req_o       = '{addr: next_entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+          dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                               tag: TagRing};
           ring_pref_d     = dma_req_ready_i;
         end
