@@ -16,6 +16,10 @@
 //                                      └─▶ u_wr ◀── arguments, records ────────────────────┤
 //                                            ▼ one word write            outputs, u_watchdog
 //
+// u_dwords shows the head dword and the one behind it: WRITE_DATA takes two a cycle where
+// nothing can fault between them (header and address low; address high and a lone first data
+// dword; a data pair of one 8-byte word, which leaves as one 64-bit write).
+//
 // - u_decode (sgpu_cp_decode): the header check and the payload routing, from the generated
 //   packet table (sgpu_abi_pkg). Combinational.
 // - u_check (sgpu_cp_check): ring-entry checks, faults of payload dwords and of whole packets,
@@ -125,8 +129,8 @@ module sgpu_cp
   // Dword stream //
   //////////////////
 
-  logic        dw_valid, dw_ready, dw_clear;
-  logic [31:0] dw;
+  logic        dw_valid, dw_ready, dw_clear, dw_valid2, dw_two, wr_pair, wr_hi;
+  logic [31:0] dw, dw2;
 
   sgpu_cp_dwords #(.DataWidth(DataWidth)) u_dwords (
     .clk_i, .rst_ni,
@@ -135,9 +139,12 @@ module sgpu_cp
     .in_ready_o (dma_data_ready_o),
     .in_data_i  (dma_data_i),
     .in_keep_i  (dma_data_keep_i),
-    .out_valid_o(dw_valid),
-    .out_ready_i(dw_ready),
-    .out_dword_o(dw)
+    .out_valid_o (dw_valid),
+    .out_dword_o (dw),
+    .out_valid2_o(dw_valid2),
+    .out_dword2_o(dw2),
+    .out_ready_i (dw_ready),
+    .out_two_i   (dw_two)
   );
 
   /////////////////////
@@ -206,7 +213,7 @@ module sgpu_cp
   logic        wd_expired, wb_second;
   logic [31:0] head, head_next;
   logic [63:0] fence_done;
-  logic        preempt_pending, preempt_in_entry;
+  logic        preempt_pending, preempt_in_entry, ring_pref, ring_drop;
 
   sgpu_cp_ctrl u_ctrl (
     .clk_i, .rst_ni,
@@ -216,6 +223,8 @@ module sgpu_cp
     .fence_done_o      (fence_done),
     .preempt_pending_o (preempt_pending),
     .preempt_in_entry_o(preempt_in_entry),
+    .ring_pref_o       (ring_pref),
+    .ring_drop_o       (ring_drop),
     .evt_o, .fault_o, .cycle_i,
     .wd_expired_i      (wd_expired),
     .wr_taken_i        (wr_valid_o && wr_ready_i),
@@ -223,6 +232,11 @@ module sgpu_cp
     .head_next_o       (head_next),
     .dw_valid_i        (dw_valid),
     .dw_ready_o        (dw_ready),
+    .dw_valid2_i       (dw_valid2),
+    .dw2_i             (dw2),
+    .dw_two_o          (dw_two),
+    .wr_pair_o         (wr_pair),
+    .wr_hi_o           (wr_hi),
     .dw_clear_o        (dw_clear),
     .dw_i              (dw),
     .stream_op_o       (stream_op),
@@ -250,7 +264,7 @@ module sgpu_cp
   sgpu_cp_watchdog u_watchdog (
     .clk_i, .rst_ni,
     .limit_i   (cfg_i.watchdog),
-    .active_i  (watched(fsm)),
+    .active_i  (watched(fsm) && !ring_drop),  // a dropped prefetch is no submission's
     .progress_i((dw_valid && dw_ready && fsm != StWaitData) || (wr_valid_o && wr_ready_i)
                 || copy_progress_i),
     .expired_o (wd_expired)
@@ -262,7 +276,10 @@ module sgpu_cp
 
   sgpu_cp_wr u_wr (
     .fsm_i          (fsm),
-    .data_i         (dw_valid && dec.slot == SlotData),
+    .data_i         (dw_valid && (dec.slot == SlotData || wr_hi)),
+    .pair_i         (wr_pair),
+    .hi_i           (wr_hi),
+    .dw2_i          (dw2),
     .wr_idle_i,
     .args_i         (pkt.args),
     .dw_i           (dw),
@@ -290,8 +307,11 @@ module sgpu_cp
                      preempt_in_entry: preempt_in_entry && (fsm == StPreempted),
                      preempt_offset:   preempt_offset};
 
-  // The entry register is only complete once the entry was read.
-  assign exec_privileged_o = reading_ring(fsm) || privileged;
+  // The entry register is only complete once the entry was read. The next entry's read,
+  // requested while this one retires (the fetch engine does nothing else then, the copy engine
+  // is done), is the kernel's ring too; so is the read dropped after the commit.
+  assign exec_privileged_o = reading_ring(fsm) || privileged || ring_drop
+                             || (retiring(fsm) && ring_pref);
   assign exec_o = '{fence:      reading_ring(fsm) ? '0 : {entry.fence_hi, entry.fence_lo},
                     context_id: reading_ring(fsm) ? '0 : entry.context_id};
 
@@ -337,6 +357,9 @@ module sgpu_cp
   `SGPU_ASSERT(CopyReqHeld,
       copy_req_valid_o && !copy_req_ready_i && !cmd_i.engine_reset |=> copy_req_valid_o)
   `SGPU_ASSERT_KNOWN(FsmKnown, fsm)
+  // Retirement lends the fetch client privilege for the prefetched ring read: nothing else may
+  // be translating through it or the copy engine's clients then.
+  `SGPU_ASSERT(CopyIdleWhileRetiring, retiring(fsm) && ring_pref |-> !copy_busy_i)
 
 endmodule
 

@@ -35,6 +35,10 @@ module sgpu_cp_ctrl
   output      logic [63:0]                 fence_done_o,
   output      logic                        preempt_pending_o,
   output      logic                        preempt_in_entry_o,
+  /// The next ring entry's read was requested while this one retires (not started yet); the
+  /// stream stop is dropping such a read (the entry is not started).
+  output      logic                        ring_pref_o,
+  output      logic                        ring_drop_o,
   output      cp_evt_t                     evt_o,
   output      cp_fault_rec_t               fault_o,
   /// The free-running cycle counter, for TIMESTAMP.
@@ -52,6 +56,14 @@ module sgpu_cp_ctrl
   // Dword stream (sgpu_cp_dwords).
   input  wire logic                        dw_valid_i,
   output      logic                        dw_ready_o,
+  /// The dword behind the head is there too (dw2_i); with dw_ready_o, dw_two_o takes both.
+  input  wire logic                        dw_valid2_i,
+  input  wire logic [31:0]                 dw2_i,
+  output      logic                        dw_two_o,
+  /// The write offered is a WRITE_* data pair (both dwords, one word), or the first data dword
+  /// behind the address high dword at the head (sgpu_cp_wr).
+  output      logic                        wr_pair_o,
+  output      logic                        wr_hi_o,
   output      logic                        dw_clear_o,
   input  wire logic [31:0]                 dw_i,
 
@@ -121,6 +133,10 @@ module sgpu_cp_ctrl
   logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
   logic [63:0]     fence_done_q, fence_done_d;
   cp_fault_rec_t   fault_q, fault_d;
+  logic            ring_pref_q, ring_pref_d;      // the next entry's read is requested
+  logic            ring_drop_q, ring_drop_d;      // StStreamStop drops the prefetched entry
+  logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
+                                                  // and may go with the first data dword
 
   /////////////
   // Helpers //
@@ -128,6 +144,7 @@ module sgpu_cp_ctrl
 
   logic [31:0]     ring_mask;
   sgpu_pkg::addr_t entry_addr, buf_addr;
+  logic            next_ready;  // another entry waits and may be started
   logic [63:0]     entry_fence;
   pkt_header_t     hdr;      // the dword at the stream head, seen as a packet header
   copy_args_t      a;        // the argument register, copy view (slot names)
@@ -136,7 +153,13 @@ module sgpu_cp_ctrl
 
   assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
   assign head_next_o = (head_q + 32'd1) & ring_mask;
-  assign entry_addr  = cfg_i.ring_base + sgpu_pkg::addr_t'({head_q & ring_mask, 5'b00000});
+  // The entry at the head, or while retiring the next one (its prefetch): one adder for both.
+  // Nothing names the head's entry while it retires (faults there name WB_ADDR).
+  assign entry_addr  = cfg_i.ring_base
+                       + sgpu_pkg::addr_t'({retiring(state_q) ? head_next_o : head_q & ring_mask,
+                                            5'b00000});
+  assign next_ready  = cfg_i.enable && !pre_pend_q
+                       && (head_next_o != (cfg_i.ring_tail & ring_mask));
   assign buf_addr    = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
   assign entry_fence = {entry_q.fence_hi, entry_q.fence_lo};
   assign hdr         = pkt_header_t'(dw_i);
@@ -148,9 +171,36 @@ module sgpu_cp_ctrl
   // FSM //
   /////////
 
+  // WRITE_DATA (not the privileged WRITE_PHYSICAL, whose high dword is range checked) whose
+  // address low dword (bits `lo`) is dword-aligned, so that its high dword cannot fault, and whose first
+  // data dword leaves alone anyway: at an odd dword, or the only one.
+  function automatic logic hi_may_pair(logic privileged, logic [2:0] lo, logic [15:0] dwords);
+    return !privileged && lo[1:0] == 2'b00 && (lo[2] || dwords == 16'd4);
+  endfunction
+
   cp_fault_req_t fault_req;
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
   logic          commit;    // the entry retires this cycle
+  logic          body_last; // the payload dword(s) taken this cycle end the packet
+  logic          hdr_two;   // a WRITE_* header is taken with its address low dword
+
+  // WRITE_DATA and WRITE_PHYSICAL take two dwords a cycle where nothing can fault between them
+  // (registered state and the dword window only: never the write path's ready):
+  // - the header with the address low dword (it has no check of its own);
+  // - a data dword at an 8-byte aligned destination with the next data dword: one 64-bit write;
+  //   both are in the same word, so the pair faults, translates and is acknowledged as one
+  //   dword would be;
+  // - WRITE_DATA's address high dword with the first data dword, when the address low dword
+  //   was dword-aligned (so the high dword cannot fault: WRITE_PHYSICAL's range check is left
+  //   alone) and that data dword goes alone anyway (odd destination, or the only one).
+  assign hdr_two   = (state_q == StPktHeader) && dec_i.hdr_class == PktClassWrite && dw_valid2_i;
+  assign wr_pair_o = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
+                     && dec_i.slot == SlotData && !a.dst[2] && !dec_i.last && dw_valid2_i;
+  // (hi_next_q: decided when the address low dword was taken, so that the write's source
+  // select does not wait for the decoder.)
+  assign wr_hi_o   = (state_q == StPktBody) && hi_next_q && dw_valid2_i;
+  assign dw_two_o  = hdr_two || wr_pair_o || wr_hi_o;
+  assign body_last = (wr_pair_o || wr_hi_o) ? (pkt_idx_q == pkt_q.hdr.dwords - 16'd3) : dec_i.last;
 
   always_comb begin
     state_d        = state_q;
@@ -166,6 +216,9 @@ module sgpu_cp_ctrl
     fence_done_d   = fence_done_q;
     fence_out_d    = fence_out_q;
     fault_d        = fault_q;
+    ring_pref_d    = ring_pref_q;
+    ring_drop_d    = ring_drop_q;
+    hi_next_d      = hi_next_q;
     fault_req      = '0;
     wd_fault       = 1'b0;
     commit         = 1'b0;
@@ -312,6 +365,13 @@ module sgpu_cp_ctrl
             stream_op_o     = StreamHeader;
             stream_dwords_o = 30'(hdr.dwords);
             if (hdr.dwords != 16'd1) state_d = StPktBody;
+            hi_next_d = 1'b0;
+            if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
+              stream_op_o                 = StreamHeader2;
+              pkt_idx_d                   = 16'd1;
+              pkt_d.args.copy.dst[31:0]   = dw2_i;
+              hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
+            end
           end
         end else if (dma_status_valid_i) begin
           dma_status_ready_o = 1'b1;
@@ -323,10 +383,13 @@ module sgpu_cp_ctrl
       // taken when the write is). After the last one the packet faults or goes on by its class.
       StPktBody: begin
         if (dw_valid_i) begin
-          dw_ready_o  = (dec_i.slot == SlotData) ? wr_ready_i : 1'b1;
+          dw_ready_o  = (dec_i.slot == SlotData || wr_hi_o) ? wr_ready_i : 1'b1;
           pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
           if (dec_i.slot == SlotData && wr_ready_i) begin
-            pkt_d.args.copy.dst = a.dst + sgpu_pkg::addr_t'(4);
+            pkt_d.args.copy.dst = a.dst + (wr_pair_o ? sgpu_pkg::addr_t'(8) : sgpu_pkg::addr_t'(4));
+          end
+          if (wr_hi_o && wr_ready_i) begin
+            pkt_d.args.copy.dst = {dw_i, a.dst[31:0]} + sgpu_pkg::addr_t'(4);
           end
           // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
           if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
@@ -337,12 +400,16 @@ module sgpu_cp_ctrl
             pkt_d.args.range.pages_left = pkt_q.args.range.count;
           end
           fault_req = chk_i.dword_fault;
+          if (dw_ready_o) begin
+            hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
+                        && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
+          end
           if (dw_ready_o && !fault_req.valid) begin
-            pkt_idx_d   = pkt_idx_q + 16'd1;
-            stream_op_o = StreamSkip;
-            if (dec_i.last && chk_i.last_fault.valid) begin
+            pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
+            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
+            if (body_last && chk_i.last_fault.valid) begin
               fault_req = chk_i.last_fault;
-            end else if (dec_i.last) begin
+            end else if (body_last) begin
               unique case (chk_i.next)
                 NextFence:      state_d = StFenceDrain;
                 NextInvalidate: state_d = StInvDrain;
@@ -455,7 +522,9 @@ module sgpu_cp_ctrl
         dma_status_ready_o = 1'b1;
         dw_clear_o         = 1'b1;
         if (!dma_busy_i) begin
-          state_d = (dec_i.info.pkt_class == PktClassIndirect) ? StBufResume : StWaitReq;
+          ring_drop_d = 1'b0;
+          state_d = ring_drop_q ? StIdle
+                  : (dec_i.info.pkt_class == PktClassIndirect) ? StBufResume : StWaitReq;
         end
       end
 
@@ -529,6 +598,10 @@ module sgpu_cp_ctrl
       // Write-back record: {reserved, head} at WB_ADDR + 8 once every write of the submission
       // was acknowledged, then the fence at WB_ADDR once the head word was: nothing can fail
       // after the fence word is issued except that write itself.
+      // Meanwhile the fetch engine is free (the buffer is done): the next ring entry's read is
+      // requested if one waits, so its latency hides behind the record's round trips. Its dwords
+      // wait in the fetch engine until the commit; it is started only then (below the case), and
+      // dropped as if never read if the entry faults, is reset or a preemption comes first.
       StRetireDrain: begin
         if (wr_idle_i && wr_ready_i) begin
           wb_second_d = 1'b1;
@@ -537,11 +610,24 @@ module sgpu_cp_ctrl
             state_d     = StRetireAck;
           end
         end
+        if (!ring_pref_q && next_ready) begin
+          dma_req_valid_o = 1'b1;
+          dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                              tag: TagRing};
+          ring_pref_d     = dma_req_ready_i;
+        end
       end
 
       // Waiting for the fence word's response: the commit point (below the case). A failed
       // response is a fault, resolved below, and changes nothing.
-      StRetireAck: ;
+      StRetireAck: begin
+        if (!ring_pref_q && next_ready) begin
+          dma_req_valid_o = 1'b1;
+          dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                              tag: TagRing};
+          ring_pref_d     = dma_req_ready_i;
+        end
+      end
 
       ////////////////
       // Preemption //
@@ -611,6 +697,16 @@ module sgpu_cp_ctrl
         if (state_q == StRetireAck) begin
           head_d  = head_next_o;
           state_d = StIdle;
+          // The prefetched entry (at the new head) is started now, or, if CTRL.enable was
+          // cleared or a preemption is pending, dropped: the stream stop aborts its read and
+          // drops its dwords and status, then idles (the head stays on it: not started). A
+          // request offered in this cycle and taken is the prefetch too.
+          if (ring_pref_d) begin
+            ring_pref_d = 1'b0;
+            entry_idx_d = '0;
+            ring_drop_d = !(cfg_i.enable && !pre_pend_q);
+            state_d     = (cfg_i.enable && !pre_pend_q) ? StRingData : StStreamStop;
+          end
         end
       end
     end
@@ -661,6 +757,10 @@ module sgpu_cp_ctrl
       pre_pend_d = 1'b0;
     end
 
+    // A prefetched read is dropped by every abort of the fetch engine (fault, reset, preemption).
+    if (stops_fetch(state_d)) ring_pref_d = 1'b0;
+    if (draining(state_d)) ring_drop_d = 1'b0;
+
     // The fetch engine latches an abort: one pulse when draining starts stops it, and it
     // reports not-busy once every read it issued has returned.
     dma_abort_o = stops_fetch(state_d) && !stops_fetch(state_q);
@@ -671,6 +771,8 @@ module sgpu_cp_ctrl
   assign fence_done_o       = fence_done_q;
   assign preempt_pending_o  = pre_pend_q;
   assign preempt_in_entry_o = pre_entry_q;
+  assign ring_pref_o        = ring_pref_q;
+  assign ring_drop_o        = ring_drop_q;
   assign fault_o            = fault_q;
   assign entry_o            = entry_q;
   assign pkt_o              = pkt_q;
@@ -694,6 +796,9 @@ module sgpu_cp_ctrl
       pre_entry_q  <= 1'b0;
       fence_done_q <= '0;
       fault_q      <= '0;
+      ring_pref_q  <= 1'b0;
+      hi_next_q    <= 1'b0;
+      ring_drop_q  <= 1'b0;
     end else begin
       state_q      <= state_d;
       head_q       <= head_d;
@@ -706,6 +811,9 @@ module sgpu_cp_ctrl
       pre_entry_q  <= pre_entry_d;
       fence_done_q <= fence_done_d;
       fault_q      <= fault_d;
+      ring_pref_q  <= ring_pref_d;
+      hi_next_q    <= hi_next_d;
+      ring_drop_q  <= ring_drop_d;
     end
   end
 
@@ -733,7 +841,18 @@ module sgpu_cp_ctrl
   // The stream is only re-requested once the aborted one drained.
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
+  // Two dwords are taken only where neither can fault (WRITE_DATA: the header, which then
+  // passed its check, with at least three payload dwords; no check at the address high dword).
+  `SGPU_ASSERT(TwoWithoutFault, dw_ready_o && dw_two_o && state_q == StPktBody
+      |-> !chk_i.dword_fault.valid)
+  `SGPU_ASSERT(HiPairIsWriteData, wr_hi_o |-> dec_i.info.pkt_class == PktClassWrite
+      && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00)
+  `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
+      |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
+  `SGPU_ASSERT(DropOnlyInStreamStop, ring_drop_q |-> state_q == StStreamStop)
+  // The prefetch is only requested while retiring, and lives until the commit or an abort.
+  `SGPU_ASSERT(PrefetchOnlyWhileRetiring, ring_pref_q |-> retiring(state_q))
 
   // Retirement's commit point: FENCE_DONE and the head move only when the fence word is
   // acknowledged OKAY, and nothing faults the entry in that cycle or after the fence word issued

@@ -37,22 +37,22 @@ module sgpu_cp_decode
   /// Payload dwords of it already consumed (0 = the dword after the header is next).
   input  wire logic [15:0] idx_i,
 
-  /// The header's fault (FaultNone, or the first check it fails); the packet's row of the
-  /// table; where its next payload dword goes; whether that dword is its last.
+  /// The header's fault (FaultNone, or the first check it fails) and class; the packet's row of
+  /// the table; where its next payload dword goes; whether that dword is its last.
   output      cp_dec_t     dec_o
 );
 
   fault_e    hdr_fault;
-  pkt_info_t info;
+  pkt_info_t hdr_info, info;
   cp_slot_e  slot;
   logic      last;
-  assign dec_o = '{hdr_fault: hdr_fault, info: info, slot: slot, last: last};
+  assign dec_o = '{hdr_fault: hdr_fault, hdr_class: hdr_info.pkt_class,
+                   hdr_privileged: hdr_info.privileged, info: info, slot: slot, last: last};
 
   //////////////////
   // Header check //
   //////////////////
 
-  pkt_info_t hdr_info;
   assign hdr_info = pkt_info(hdr_i.opcode);
 
   always_comb begin

@@ -1,9 +1,14 @@
-// Splits the fetch engine's data beats into a stream of 32-bit dwords, lowest lane first.
+// Splits the fetch engine's data beats into a stream of 32-bit dwords, lowest lane first, and
+// shows the controller the first two: it takes one per cycle, or two (a WRITE_DATA dword pair
+// that leaves as one 64-bit write).
 //
 // Packets and ring entries are dword-aligned with dword lengths, so every beat holds a whole
 // number of dwords: the packed stream of the fetch engine puts them in the low lanes and marks
-// them with byte enables. One dword leaves per cycle; the next beat is taken in the same cycle
-// as the last dword of the current one, so a stream of beats is unpacked without bubbles.
+// them with byte enables. The dwords wait in a window of two beats, a shift register whose head
+// is the decoder's dword (straight from a flop, no lane multiplexer in front of the decoder).
+// A beat is taken when the window has room for a whole beat after this cycle's dwords leave,
+// so a stream of beats is unpacked without bubbles at one dword per cycle, and at two dwords per
+// cycle while the controller takes pairs.
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -14,7 +19,7 @@ module sgpu_cp_dwords #(
 ) (
   input  wire logic                   clk_i,
   input  wire logic                   rst_ni,
-  /// Drops the beat being unpacked (engine reset, fault).
+  /// Drops the dwords not yet taken (engine reset, fault, a stopped stream).
   input  wire logic                   clear_i,
 
   input  wire logic                   in_valid_i,
@@ -22,19 +27,23 @@ module sgpu_cp_dwords #(
   input  wire logic [DataWidth-1:0]   in_data_i,
   input  wire logic [DataWidth/8-1:0] in_keep_i,
 
+  /// The dword at the head (out_valid_o) and the one behind it (out_valid2_o).
   output      logic                   out_valid_o,
+  output      logic [31:0]            out_dword_o,
+  output      logic                   out_valid2_o,
+  output      logic [31:0]            out_dword2_o,
+  /// Takes the head dword; with out_two_i both (only while out_valid2_o).
   input  wire logic                   out_ready_i,
-  output      logic [31:0]            out_dword_o
+  input  wire logic                   out_two_i
 );
 
   localparam int unsigned Dwords = DataWidth / 32;
-  localparam int unsigned IdxWidth = (Dwords > 1) ? $clog2(Dwords) : 1;
-  localparam int unsigned CntWidth = $clog2(Dwords + 1);
+  localparam int unsigned Window = (2 * Dwords > 2) ? 2 * Dwords : 2;
+  localparam int unsigned CntWidth = $clog2(Window + 1);
 
-  logic [DataWidth-1:0] data_q, data_d;
-  logic [IdxWidth-1:0]  idx_q, idx_d;
-  logic [CntWidth-1:0]  left_q, left_d;
-  logic [CntWidth-1:0]  in_dwords;
+  logic [Window-1:0][31:0] win_q, win_d;
+  logic [CntWidth-1:0]     count_q, count_d, kept;
+  logic [CntWidth-1:0]     in_dwords, taken;
 
   // Whole dwords present in the incoming beat (enables are contiguous from lane 0).
   always_comb begin
@@ -44,41 +53,49 @@ module sgpu_cp_dwords #(
     end
   end
 
-  assign out_valid_o = (left_q != '0);
-  assign out_dword_o = data_q[32*idx_q +: 32];
-  // Room for a new beat when empty, or when the last dword leaves in this cycle.
-  assign in_ready_o  = (left_q == '0) || (left_q == CntWidth'(1) && out_ready_i);
+  assign out_valid_o  = (count_q != '0);
+  assign out_valid2_o = (count_q >= CntWidth'(2));
+  assign out_dword_o  = win_q[0];
+  assign out_dword2_o = win_q[1];
+
+  // Dwords leaving this cycle; the ready of the input follows from them (never from in_valid_i).
+  assign taken = !(out_valid_o && out_ready_i) ? '0
+               : (out_two_i ? CntWidth'(2) : CntWidth'(1));
+  assign kept       = count_q - taken;
+  assign in_ready_o = ({1'b0, kept} + (CntWidth + 1)'(Dwords)) <= (CntWidth + 1)'(Window);
 
   always_comb begin
-    data_d = data_q;
-    idx_d  = idx_q;
-    left_d = left_q;
-    if (out_valid_o && out_ready_i) begin
-      idx_d  = idx_q + 1'b1;
-      left_d = left_q - 1'b1;
+    // Shift the remaining dwords to the head, then append the beat's behind them.
+    for (int unsigned i = 0; i < Window; i++) begin
+      win_d[i] = win_q[i];
+      if (taken == CntWidth'(1) && i + 1 < Window) win_d[i] = win_q[i+1];
+      if (taken == CntWidth'(2) && i + 2 < Window) win_d[i] = win_q[i+2];
     end
+    count_d = kept;
     if (in_valid_i && in_ready_o) begin
-      data_d = in_data_i;
-      idx_d  = '0;
-      left_d = in_dwords;
+      for (int unsigned i = 0; i < Window; i++) begin
+        for (int unsigned j = 0; j < Dwords; j++) begin
+          if (CntWidth'(i) == kept + CntWidth'(j)) win_d[i] = in_data_i[32*j +: 32];
+        end
+      end
+      count_d = kept + in_dwords;
     end
     if (clear_i) begin
-      left_d = '0;
+      count_d = '0;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      idx_q  <= '0;
-      left_q <= '0;
+      count_q <= '0;
     end else begin
-      idx_q  <= idx_d;
-      left_q <= left_d;
+      count_q <= count_d;
     end
   end
 
+  // Dwords beyond count_q are never read.
   always_ff @(posedge clk_i) begin
-    data_q <= data_d;
+    win_q <= win_d;
   end
 
   `SGPU_ASSERT_STATIC(g_bad_width, DataWidth % 32 == 0 && DataWidth >= 32,
@@ -90,6 +107,9 @@ module sgpu_cp_dwords #(
     assign whole_dwords[i] = (in_keep_i[4*i +: 4] == 4'h0) || (in_keep_i[4*i +: 4] == 4'hf);
   end
   `SGPU_ASSERT(WholeDwords, (in_valid_i && in_ready_o) |-> &whole_dwords)
+  // A pair is only taken while two dwords are there.
+  `SGPU_ASSERT(TwoOnlyWhenTwo, out_ready_i && out_two_i && out_valid_o |-> out_valid2_o)
+  `SGPU_ASSERT(CountBounded, 32'(count_q) <= Window)
 
 endmodule
 

@@ -215,6 +215,8 @@ package sgpu_cp_pkg;
   /// The decoder's answers (sgpu_cp_decode).
   typedef struct packed {
     sgpu_abi_pkg::fault_e    hdr_fault;  ///< of the dword at the stream head, as a header
+    sgpu_abi_pkg::pkt_class_e hdr_class; ///< its class, as a header (if it is a known opcode)
+    logic                    hdr_privileged; ///< it is a privileged packet (WRITE_PHYSICAL, ...)
     sgpu_abi_pkg::pkt_info_t info;       ///< the current packet's row of the packet table
     cp_slot_e                slot;       ///< where its next payload dword goes
     logic                    last;       ///< that dword is its last
@@ -256,7 +258,8 @@ package sgpu_cp_pkg;
     StCopyReq,      // copy engine packets: offering the request to the copy engine
     StCopyWait,     // copy engine packets: waiting for the engine's status
     StWaitDrain,    // WAIT_MEM: waiting for every earlier write to be acknowledged
-    StStreamStop,   // WAIT_MEM, INDIRECT: buffer stream aborted; draining the fetch engine
+    StStreamStop,   // WAIT_MEM, INDIRECT: buffer stream aborted; draining the fetch engine (also
+                    // a prefetched ring entry that is not started: then back to idle)
     StWaitReq,      // WAIT_MEM: requesting the polled dword
     StWaitData,     // WAIT_MEM: collecting it
     StWaitStatus,   // WAIT_MEM: its fetch status; comparing
@@ -321,10 +324,12 @@ package sgpu_cp_pkg;
   endfunction
 
   /// How the controller moves the stream position (sgpu_cp_stream) in a cycle.
-  typedef enum logic [2:0] {
+  typedef enum logic [3:0] {
     StreamHold,    ///< no change
     StreamStart,   ///< start the entry's buffer
     StreamSkip,    ///< one dword was consumed
+    StreamSkip2,   ///< two dwords were consumed (a WRITE_DATA pair)
+    StreamHeader2, ///< StreamHeader with the dword behind the header (WRITE_*: the address low)
     StreamHeader,  ///< a packet header was accepted: one dword consumed, the packet's claimed
     StreamCall,    ///< INDIRECT: push the caller (after this dword), start the called buffer
     StreamReturn,  ///< the called buffer is done: pop the caller

@@ -23,7 +23,7 @@ module sgpu_cp_stream
   input  wire sgpu_pkg::addr_t base_i,
   /// StreamStart: the entry's start offset; StreamRewind: the offset of the packet's header.
   input  wire logic [31:0]     offset_i,
-  /// StreamStart, StreamCall: dwords of the buffer; StreamHeader: the packet's dwords (header
+  /// StreamStart, StreamCall: dwords of the buffer; StreamHeader(2): the packet's dwords (header
   /// included); StreamRewind: the packet's dwords given back.
   input  wire logic [29:0]     dwords_i,
 
@@ -76,7 +76,12 @@ module sgpu_cp_stream
         offset_d = offset_q + 32'd4;
         left_d   = left_q - dwords_i;
       end
-      StreamSkip: offset_d = offset_q + 32'd4;
+      StreamHeader2: begin
+        offset_d = offset_q + 32'd8;
+        left_d   = left_q - dwords_i;
+      end
+      StreamSkip:  offset_d = offset_q + 32'd4;
+      StreamSkip2: offset_d = offset_q + 32'd8;
       StreamCall: begin
         stack_d[push_idx] = '{base: base_q, offset: offset_q + 32'd4, left: left_q};
         depth_d  = depth_q + 1'b1;

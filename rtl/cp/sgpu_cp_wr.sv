@@ -4,7 +4,8 @@
 // Which write is a function of registered state and the dword at the head of the stream, never
 // of the write path's ready (that depends on the address: a request that depended on ready
 // would close a loop). Every write is one 64-bit word at an 8-byte aligned address with byte
-// strobes: a dword of WRITE_DATA, WRITE_PHYSICAL or MAP goes into its half of the word; FENCE
+// strobes: a dword of WRITE_DATA, WRITE_PHYSICAL or MAP goes into its half of the word, two
+// WRITE_* dwords of one word (the controller's pair) fill it; FENCE
 // writes 32 or 64 bits; UNMAP's dummy PTE, TIMESTAMP's counter and the records are whole words.
 //
 // The write-back record's fence word is written last, and each of its two words only once
@@ -20,9 +21,14 @@ module sgpu_cp_wr
   import sgpu_cp_pkg::*;
 (
   /// The controller's state, and what it is reading: a data dword (WRITE_*, MAP) is at the
-  /// head of the stream.
+  /// head of the stream, or (hi_i) the address high dword that goes with the data dword behind.
   input  wire cp_fsm_e            fsm_i,
   input  wire logic               data_i,
+  /// WRITE_DATA pair: the head dword (8-byte aligned destination) and dw2_i behind it leave as
+  /// one 64-bit write. hi_i: the head is the address high dword, dw2_i the first data dword.
+  input  wire logic               pair_i,
+  input  wire logic               hi_i,
+  input  wire logic [31:0]        dw2_i,
   /// The write path is idle (each word of the write-back record waits for every earlier write).
   input  wire logic               wr_idle_i,
   /// The packet's arguments (dst counts up through WRITE_* and MAP data; the range view's
@@ -59,16 +65,20 @@ module sgpu_cp_wr
     WrWriteback   // the write-back record (two words, each after every earlier write)
   } src_e;
 
+  // The source follows from the state alone; whether the write is offered this cycle also
+  // from the stream head (a data dword) and the write path (idle, for the record). The word is
+  // formed from the source, so its address never waits for the decoder: the write translator's
+  // page compare, and the ready that comes back from it, start from registers.
   src_e src;
   always_comb begin
     src = WrNone;
     unique case (fsm_i)
-      StPktBody:      if (data_i) src = WrData;
+      StPktBody:      src = WrData;
       StUnmapWrite:   src = WrUnmap;
       StFenceWrite:   src = WrFence;
       StTsWrite:      src = WrTimestamp;
       StPreemptWrite: src = WrPreempt;
-      StRetireDrain:  if (wr_idle_i) src = WrWriteback;
+      StRetireDrain:  src = WrWriteback;
       default: ;
     endcase
   end
@@ -82,13 +92,21 @@ module sgpu_cp_wr
   assign dword = (map_i && !dst[2]) ? {dw_i[31:12], 9'h000, args_i.range.pte_flags[2:0]} : dw_i;
 
   always_comb begin
-    valid_o = (src != WrNone);
+    valid_o = (src != WrNone) && (src != WrData || data_i) && (src != WrWriteback || wr_idle_i);
     wr_o    = '0;
     unique case (src)
       WrData: begin
-        wr_o.addr = {dst[63:3], 3'b000};
-        wr_o.data = dst[2] ? {dword, 32'h0} : {32'h0, dword};
-        wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
+        wr_o.addr = {hi_i ? dw_i : dst[63:32], dst[31:3], 3'b000};
+        if (hi_i) begin
+          wr_o.data = dst[2] ? {dw2_i, 32'h0} : {32'h0, dw2_i};
+          wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
+        end else if (pair_i) begin
+          wr_o.data = {dw2_i, dword};
+          wr_o.strb = 8'hff;
+        end else begin
+          wr_o.data = dst[2] ? {dword, 32'h0} : {32'h0, dword};
+          wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
+        end
       end
       WrUnmap: begin
         wr_o.addr = args_i.range.pte_addr;

@@ -85,7 +85,10 @@ module sgpu_axi_wr #(
     .count_o    ()
   );
 
-  sgpu_fifo #(.Width(DataWidth + StrbWidth), .Depth(2)) u_w_fifo (
+  // W leaves two cycles after its request at the earliest (the AW FIFO's register, then the
+  // write port's W-order FIFO behind the AW handshake): four entries keep one write a cycle
+  // (two would pass only two in three).
+  sgpu_fifo #(.Width(DataWidth + StrbWidth), .Depth(4)) u_w_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
     .in_valid_i (accept), .in_ready_o(w_in_ready), .in_data_i({lane_strb, lane_data}),
     .out_valid_o(axi_wr_req_o.w_valid), .out_ready_i(axi_wr_rsp_i.w_ready),

@@ -32,8 +32,12 @@ module sgpu_top #(
   parameter int unsigned MaxReadsInFlight = 16,
   /// Fetch engine data buffer in beats: bounds the reads in flight by the room for their data.
   parameter int unsigned ReadBufferBeats = sgpu_dma_pkg::DefaultBufferBeats,
-  /// Writes the write master keeps in flight.
+  /// Write bursts the copy engine keeps in flight.
   parameter int unsigned MaxWritesInFlight = 8,
+  /// Writes the command processor's write master keeps in flight (WRITE_DATA, fences, records):
+  /// single-beat writes, so at a write latency L the CP writes at most CpWritesInFlight / L words
+  /// per cycle (64 / 64: the CP's peak, one word a cycle from a beat of two data dwords).
+  parameter int unsigned CpWritesInFlight = 64,
   /// Largest ring the command processor accepts (log2 of entries).
   parameter int unsigned MaxRingLog2 = 16,
   /// Deepest INDIRECT nesting below a ring entry's buffer (CAP_MEM.max_indirect_depth), 1..255.
@@ -423,7 +427,7 @@ module sgpu_top #(
     .DataWidth     (DataWidth),
     .IdWidth       (IdWidth),
     .AxiId         (FetchAxiId),
-    .MaxOutstanding(MaxWritesInFlight),
+    .MaxOutstanding(CpWritesInFlight),
     .axi_wr_req_t  (axi_wr_req_t),
     .axi_wr_rsp_t  (axi_wr_rsp_t)
   ) u_axi_wr (

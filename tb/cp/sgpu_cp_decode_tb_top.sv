@@ -19,6 +19,10 @@ module sgpu_cp_decode_tb_top
   input  wire logic         privileged_i,
   input  wire logic [29:0]  buf_left_i,
   output      logic [7:0]   hdr_fault_o,
+  /// The header's class and privilege as the controller sees them at the header (hdr_class,
+  /// hdr_privileged: WRITE_DATA's two-dword fast path keys on them).
+  output      logic [3:0]   hdr_class_o,
+  output      logic         hdr_privileged_o,
 
   // Payload routing of the packet with header pkt_i; payload dword k+1 is payload_i[32k +: 32].
   input  wire logic [31:0]  pkt_i,
@@ -44,7 +48,9 @@ module sgpu_cp_decode_tb_top
     .idx_i       ('0),
     .dec_o       (hdr_dec)
   );
-  assign hdr_fault_o = hdr_dec.hdr_fault;
+  assign hdr_fault_o      = hdr_dec.hdr_fault;
+  assign hdr_class_o      = hdr_dec.hdr_class;
+  assign hdr_privileged_o = hdr_dec.hdr_privileged;
 
   cp_dec_t [7:0] dec;
   for (genvar k = 0; k < 8; k++) begin : g_dword

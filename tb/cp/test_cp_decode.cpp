@@ -165,6 +165,19 @@ TEST_CASE("payload routing: every packet's fields land in its class's view", "[c
   }
 }
 
+TEST_CASE("header class and privilege at the header are the packet's table row", "[cp]") {
+  Decoder dec;
+  auto& t = *dec.dut;
+  for (const abi::PacketInfo& p : abi::kPackets) {
+    CAPTURE(p.name);
+    t.hdr_i = abi::make_header(p.opcode, p.min_dwords);
+    t.pkt_i = abi::make_header(p.opcode, p.min_dwords);
+    t.eval();
+    CHECK(t.hdr_class_o == t.pkt_class_o);
+    CHECK(bool(t.hdr_privileged_o) == p.privileged);
+  }
+}
+
 TEST_CASE("payload routing: data dwords are written, INDIRECT's length and NOP's payload dropped", "[cp]") {
   Decoder dec;
   auto& t = *dec.dut;

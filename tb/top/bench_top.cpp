@@ -18,6 +18,11 @@
 //                              the fixed costs (ring entry, first fetch, write-back) cancel
 //   cp_write_data_packets_per_cycle  the same for WRITE_DATA packets with one data dword (each an
 //                              8-byte write: bounded by writes in flight / write latency)
+//   cp_write_data_packets_per_cycle_{4,8,16}dw  the same with 4, 8 and 16 data dwords to an
+//                              8-byte aligned destination (dword pairs leave as one 8-byte write)
+//   cp_small_submissions_per_us  ring entries of one 1-dword WRITE_DATA packet back to back
+//                              behind one doorbell: entries of 8 and 40, (difference in entries) /
+//                              (difference in cycles) at the simulated 250 MHz clock
 //   cp_wait_mem_cycles         extra cycles of a WAIT_MEM satisfied at its first read (stream
 //                              stop, drain, poll read, re-request) against a 6-dword NOP
 //   cp_preempt_latency_cycles  PREEMPT.request written -> INT_STATUS.preempted, during a 1 MiB COPY
@@ -26,6 +31,7 @@
 //                              same NOPs inline (stream stop, called buffer's fetch, re-request)
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -148,6 +154,15 @@ int main() {
     out["cp_write_data_packets_per_cycle"] =
         round3(rate([](Packets& p, std::uint32_t i) { p.write_data(kDst + 4 * (i % 4096), {i}); }, 512, 2560));
     ok = ok && h.mem().read32(kDst + 4 * 2559) == 2559;
+    for (const std::uint32_t n : {4u, 8u, 16u}) {
+      const auto packet = [n](Packets& p, std::uint32_t i) {
+        std::vector<std::uint32_t> data(n);
+        for (std::uint32_t k = 0; k < n; ++k) data[k] = i * n + k;
+        p.write_data(kDst + 4 * ((i * n) % 16384), data);
+      };
+      out["cp_write_data_packets_per_cycle_" + std::to_string(n) + "dw"] = round3(rate(packet, 256, 1280));
+      ok = ok && h.mem().read32(kDst + 4 * ((1279 * n) % 16384)) == 1279 * n;
+    }
     h.mem().write32(kSrc, 1);
     Packets with_wait, with_nop;
     with_wait.nop(1).wait_mem(kSrc, abi::WaitMemFunc::Eq, 1, 0xffffffffu).nop(64);
@@ -168,6 +183,34 @@ int main() {
     const std::uint64_t c_inline = run_entry(h, inline_nops, ++fence);
     ok = ok && c_call != 0 && c_inline != 0;
     out["cp_indirect_cycles"] = static_cast<std::int64_t>(c_call) - static_cast<std::int64_t>(c_inline);
+  }
+  {
+    // Small submissions: one doorbell for a run of 1-packet ring entries; the difference of two
+    // runs cancels the doorbell and the first fetch.
+    RingHarness h(config(), 7);
+    std::uint64_t fence = 0;
+    std::uint64_t c[2] = {};
+    const std::uint32_t n[2] = {8, 40};
+    for (int k = 0; k < 2; ++k) {
+      const std::uint64_t first = fence + 1;
+      for (std::uint32_t i = 0; i < n[k]; ++i) {
+        Packets p;
+        p.write_data(kDst + 8 * i, {static_cast<std::uint32_t>(first + i)});
+        h.push(p, ++fence);
+      }
+      h.doorbell();
+      const std::uint64_t c0 = h.dev().cycle();
+      for (std::uint64_t t = 0; t < 1'000'000 && c[k] == 0; ++t) {
+        if (h.writeback().fence == fence) c[k] = h.dev().cycle() - c0;
+        h.dev().step(1);
+      }
+      ok = ok && c[k] != 0 && h.mem().read32(kDst + 8 * (n[k] - 1)) == fence;
+      h.dev().step(200);
+    }
+    ok = ok && c[1] > c[0];
+    const double mhz = h.dev().config().clock_hz / 1e6;
+    out["cp_small_submissions_per_us"] =
+        round3(static_cast<double>(n[1] - n[0]) * mhz / static_cast<double>(c[1] - c[0]));
   }
   {
     RingHarness h(config());

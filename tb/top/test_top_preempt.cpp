@@ -125,8 +125,11 @@ TEST_CASE("preemption ends an endless WAIT_MEM, which is evaluated again after r
 TEST_CASE("preemption inside a called buffer reports the INDIRECT's offset and resumes inside it", "[top][preempt][indirect]") {
   RingHarness h;
   setup(h, 6);
+  // Long enough to still be running after 1000 cycles at one 1-dword WRITE_DATA every two
+  // cycles (1000 packets; their data stays below the marker at + 0x1000).
+  constexpr std::uint32_t kCalledPackets = 1000;
   Packets called;
-  for (std::uint32_t i = 0; i < 300; ++i) called.write_data(kDataAddr + 4 * i, {0x2000 + i});
+  for (std::uint32_t i = 0; i < kCalledPackets; ++i) called.write_data(kDataAddr + 4 * i, {0x2000 + i});
   h.mem().write(kCalled, called.words().data(), called.bytes());
   h.push(Packets().nop(4).indirect(kCalled, called.bytes()).write_data(kDataAddr + 0x1000, {7}), 40);
   h.doorbell();
@@ -136,7 +139,7 @@ TEST_CASE("preemption inside a called buffer reports the INDIRECT's offset and r
   CHECK(h.mem().read32(kDataAddr + 0x1000) == 0);
   resume(h);
   REQUIRE(h.wait_irq() & kIntDone);
-  for (std::uint32_t i = 0; i < 300; ++i) CHECK(h.mem().read32(kDataAddr + 4 * i) == 0x2000 + i);
+  for (std::uint32_t i = 0; i < kCalledPackets; ++i) CHECK(h.mem().read32(kDataAddr + 4 * i) == 0x2000 + i);
   CHECK(h.mem().read32(kDataAddr + 0x1000) == 7);
 }
 
@@ -174,4 +177,106 @@ TEST_CASE("preemption between submissions completes at once, and reset after a p
   h.doorbell();
   REQUIRE(h.wait_fence(53));
   CHECK(h.mem().read32(kDataAddr + 0x800) == 0x600d);
+}
+
+namespace {
+
+/// Two 1-packet entries behind one doorbell; runs until the first one's data is in memory (it
+/// is retiring: its write-back record is being written and the second entry's ring read is
+/// prefetched).
+void run_into_first_retirement(RingHarness& h, std::uint64_t fence) {
+  h.push(Packets().write_data(kDataAddr + 0x2000, {0xa1}), fence);
+  h.push(Packets().write_data(kDataAddr + 0x2008, {0xb2}), fence + 1);
+  h.doorbell();
+  for (int i = 0; i < 20000 && h.mem().read32(kDataAddr + 0x2000) != 0xa1; ++i) h.dev().step(1);
+  REQUIRE(h.mem().read32(kDataAddr + 0x2000) == 0xa1);
+}
+
+}  // namespace
+
+TEST_CASE("preemption while an entry retires drops the prefetched next entry: not started, resumed from the ring", "[top][preempt][prefetch]") {
+  RingHarness h;
+  setup(h, 0x77);
+  run_into_first_retirement(h, 70);
+  const Preempt r = preempt(h);
+  // At a submission boundary: the first entry retired, the second was never started.
+  CHECK(r.status == SGPU_REGS__PREEMPT_STATUS__PREEMPTED_bm);
+  CHECK(r.record.last_fence == 70);
+  CHECK(h.writeback().fence == 70);
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == 1);
+  CHECK(h.mem().read32(kDataAddr + 0x2008) == 0);
+  // Its ring entry was read ahead all the same (ring, buffer, ring): the read was dropped.
+  CHECK(h.dev().memory_port().stats().read_bursts >= 3);
+  CHECK(h.reg(SGPU_REG(STATUS)) & SGPU_REGS__STATUS__IDLE_bm);
+  h.dev().step(2000);
+  CHECK(h.mem().read32(kDataAddr + 0x2008) == 0);
+  resume(h);
+  REQUIRE(h.wait_fence(71));
+  CHECK(h.mem().read32(kDataAddr + 0x2008) == 0xb2);
+  CHECK(h.reg(SGPU_REG(PREEMPT_STATUS)) == 0);
+}
+
+TEST_CASE("an engine reset while an entry retires drops the prefetched next entry as if never read", "[top][preempt][prefetch][reset]") {
+  RingHarness h;
+  setup(h, 0x78);
+  run_into_first_retirement(h, 80);
+  // The second entry's ring read is on the bus while the first one's record is written.
+  for (int i = 0; i < 64 && h.dev().memory_port().stats().reads_in_flight == 0; ++i) h.dev().step(1);
+  REQUIRE(h.dev().memory_port().stats().reads_in_flight > 0);
+  CHECK(h.writeback().fence != 80);
+  REQUIRE(h.reset_engine());
+  h.dev().step(2000);
+  CHECK(h.mem().read32(kDataAddr + 0x2008) == 0);
+  CHECK(h.writeback().fence != 81);
+  CHECK_FALSE(h.faulted());
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == 0);
+  // The ring restarts at entry 0 and runs normally.
+  h.push(Packets().write_data(kDataAddr + 0x2010, {0xc3}), 82);
+  h.push(Packets().write_data(kDataAddr + 0x2018, {0xd4}), 83);
+  h.doorbell();
+  REQUIRE(h.wait_fence(83));
+  CHECK(h.mem().read32(kDataAddr + 0x2010) == 0xc3);
+  CHECK(h.mem().read32(kDataAddr + 0x2018) == 0xd4);
+  CHECK(h.mem().read32(kDataAddr + 0x2008) == 0);
+}
+
+TEST_CASE("CTRL.enable cleared while an entry retires: the prefetched entry waits unstarted until it is set again", "[top][prefetch]") {
+  RingHarness h;
+  setup(h, 0x79);
+  run_into_first_retirement(h, 90);
+  h.dev().mmio_write32(SGPU_REG(CTRL), 0);
+  REQUIRE(h.wait_fence(90));
+  h.dev().step(3000);
+  CHECK(h.writeback().fence == 90);
+  CHECK(h.dev().memory_port().stats().read_bursts >= 3);  // the second entry's ring read, dropped
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == 1);
+  CHECK(h.mem().read32(kDataAddr + 0x2008) == 0);
+  CHECK(h.reg(SGPU_REG(STATUS)) & SGPU_REGS__STATUS__IDLE_bm);
+  h.dev().mmio_write32(SGPU_REG(CTRL), SGPU_REGS__CTRL__ENABLE_bm);
+  REQUIRE(h.wait_fence(91));
+  CHECK(h.mem().read32(kDataAddr + 0x2008) == 0xb2);
+}
+
+TEST_CASE("entries back to back: each prefetched ring entry runs in order with its own fence and privilege", "[top][prefetch]") {
+  RingHarness h(sim::SimConfig{}, 5);
+  // The ring read is lent privilege while the entry before it retires; that privilege must not
+  // reach the next entry's packets: a privileged entry, then an unprivileged one whose
+  // WRITE_PHYSICAL faults.
+  for (std::uint32_t i = 0; i < 12; ++i) {
+    h.push(Packets().write_data(kDataAddr + 0x3000 + 8 * i, {0x100 + i}), 100 + i);
+  }
+  h.push(Packets().write_physical(kDataAddr + 0x3100, {0x5eed}), 112, abi::ring_flags::kPrivileged);
+  h.push(Packets().write_physical(kDataAddr + 0x3108, {0xbad}), 113);
+  h.doorbell();
+  REQUIRE(h.wait_fence(112));
+  for (int i = 0; i < 1000 && !h.faulted(); ++i) h.dev().step(16);
+  REQUIRE(h.faulted());
+  for (std::uint32_t i = 0; i < 12; ++i) CHECK(h.mem().read32(kDataAddr + 0x3000 + 8 * i) == 0x100 + i);
+  CHECK(h.mem().read32(kDataAddr + 0x3100) == 0x5eed);
+  CHECK(h.mem().read32(kDataAddr + 0x3108) == 0);
+  const RingHarness::Fault f = h.fault();
+  CHECK(f.reason == abi::Fault::PrivilegedPacket);
+  CHECK(f.ring_index == 13);
+  CHECK(f.fence == 113);
+  CHECK(h.writeback().fence == 112);
 }
