@@ -206,7 +206,7 @@ std::uint64_t fence_value(const Rig& r, const abi::RingEntry& e) {
 
 }  // namespace
 
-TEST_CASE("preempt mock: higher-priority work past the quantum preempts; paging goes back first with its fence, "
+TEST_CASE("preempt mock: higher-priority work past the quantum preempts, then paging goes back first with its fence, "
           "then the high-priority packet, then the preempted one from PREEMPT_OFFSET",
           "[sched][preempt]") {
   // A ring of 4 entries (3 in flight), so the high-priority packet cannot follow its paging
@@ -291,7 +291,7 @@ TEST_CASE("preempt mock: higher-priority work past the quantum preempts; paging 
   CHECK(s.counters().recoveries == 0);
 }
 
-TEST_CASE("preempt mock: a TdrDelay overrun the engine answers is put back, not guilty; a second one without "
+TEST_CASE("preempt mock: a TdrDelay overrun the engine answers is put back, not guilty, then a second one without "
           "progress is the hang",
           "[sched][preempt][tdr]") {
   Rig r;
@@ -410,7 +410,7 @@ TEST_CASE("preempt mock: an answer that comes after preempt_timeout for a priori
   REQUIRE(s.wait(*ls2, 1ms));
 }
 
-TEST_CASE("preempt mock: a paging packet that overruns continues where it stopped; overrunning again without "
+TEST_CASE("preempt mock: a paging packet that overruns continues where it stopped, then overrunning again without "
           "progress is fatal",
           "[sched][preempt][tdr]") {
   Rig r;
