@@ -25,6 +25,7 @@ struct DemoOptions {
   bool no_hang = false;                    ///< skip the injected hang and its recovery
   bool no_reference = false;               ///< skip the comparison with the C++ reference model
   unsigned tdr_us = 1000;                  ///< TdrDelay for the demo, microseconds of device time
+  unsigned quantum_us = 50;                ///< preempt_quantum: how long lower-priority work may hold the engine
   unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
   std::string postmortem_dir;              ///< write a post-mortem per fault/TDR here ("" = none)
   /// --trace [FILE]: the timeline trace (Chrome/Perfetto JSON) to FILE, or beside the PNG

@@ -2,6 +2,7 @@
 // each ring entry when it retires or is aborted, the device's own timestamps, counters and TDR
 // steps. Called only while tracing (trace_ set); nothing here runs otherwise.
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -122,12 +123,18 @@ void Scheduler::trace_retired(HwPacket& p) {
       read_landing(pass.buffer.memory.cpu(), kmd::timestamp_landing_offset(static_cast<std::uint32_t>(pass.buffer.memory.size())));
   if (p.dma_start == 0) pass.device_begin = l.begin;
   const bool has_end = pass.timestamp_end_offset >= p.dma_start && pass.timestamp_end_offset < p.dma_end;
-  if (has_end && pass.device_begin != 0 && l.end != 0) {
+  // A pass preempted before its first portion retired runs, on the engine row, from where its
+  // rest resumed (the cycle counter then) to its closing timestamp.
+  const bool resumed = pass.device_begin == 0 && pass.resumed_cycles != 0;
+  const std::uint64_t begin = resumed ? pass.resumed_cycles : pass.device_begin;
+  if (has_end && begin != 0 && l.end != 0) {
     trace::Args a = packet_args(p);
     a.push_back({"kind", std::string((pass.ring_flags & SubmitCommandFlags::kPresent) ? "present" : "render")});
-    trace_->slice(Track::of(TrackKind::Engine), label, TracePoint::device(pass.device_begin), TracePoint::device(l.end),
-                  std::move(a));
+    if (resumed) a.push_back({"resumed_from", num(p.dma_start)});
+    trace_->slice(Track::of(TrackKind::Engine), resumed ? label + " (resumed)" : label, TracePoint::device(begin),
+                  TracePoint::device(l.end), std::move(a));
   }
+  if (has_end) pass.resumed_cycles = 0;
 }
 
 // Recovery: the packet will not complete with this fence (the guilty one, or one the reset
@@ -142,7 +149,14 @@ void Scheduler::trace_aborted(const HwPacket& p, const char* why) {
     if (p.paging.timestamp_landing == 0 || p.paging.buffer == nullptr) return;
     l = read_landing(p.paging.buffer->cpu(), p.paging.timestamp_landing);
   } else {
-    if (!p.pass->timestamps || p.dma_start != 0) return;
+    if (!p.pass->timestamps) return;
+    if (p.dma_start != 0) {
+      // A resumed rest stopped again: it ran from its resumption to now.
+      if (p.pass->resumed_cycles != 0)
+        trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + " aborted",
+                      TracePoint::device(std::exchange(p.pass->resumed_cycles, 0)), t, std::move(a));
+      return;
+    }
     l = read_landing(p.pass->buffer.memory.cpu(),
                      kmd::timestamp_landing_offset(static_cast<std::uint32_t>(p.pass->buffer.memory.size())));
   }
