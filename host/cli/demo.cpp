@@ -86,6 +86,7 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   auto timed_owner = std::make_unique<TimedTransport>(std::move(*transport));
   TimedTransport& timed = *timed_owner;
   sched::RuntimeOptions ro;
+  demo::configure_scheduler(ro.scheduler);  // then the flags
   ro.scheduler.tdr_delay = std::chrono::microseconds(demo.tdr_us);
   ro.scheduler.preempt_timeout = std::chrono::microseconds(demo.tdr_us) / 4;
   ro.scheduler.preempt_quantum = std::chrono::microseconds(demo.quantum_us);

@@ -291,6 +291,12 @@ class Run {
 
 }  // namespace
 
+void configure_scheduler(sched::SchedulerOptions& options) {
+  options.tdr_delay = kTdrDelay;
+  options.preempt_timeout = kPreemptTimeout;
+  options.preempt_quantum = kPreemptQuantum;
+}
+
 std::size_t expected_steps(const WorkloadOptions& options) {
   // Set-up; per frame background and sprites submitted, render completed, presented; the copy
   // submitted and completed; the last flip; read-back. The hang adds its submission and its

@@ -41,6 +41,15 @@ constexpr int kRenderPriority = 1;
 constexpr int kCopyPriority = -1;
 constexpr int kHangPriority = -2;
 
+/// The scheduler settings the workload is made for (`sgpu demo`'s defaults; it runs a few ms of
+/// device time): TdrDelay 1 ms, so the hang is recovered within the demo; 250 us for the engine
+/// to answer a preemption; a 50 us quantum, so the frames' work preempts the copy stream.
+constexpr std::chrono::nanoseconds kTdrDelay = std::chrono::milliseconds(1);
+constexpr std::chrono::nanoseconds kPreemptTimeout = std::chrono::microseconds(250);
+constexpr std::chrono::nanoseconds kPreemptQuantum = std::chrono::microseconds(50);
+/// Sets those three in `options` (the rest untouched).
+void configure_scheduler(sched::SchedulerOptions& options);
+
 struct WorkloadOptions {
   SceneGeometry geometry;
   bool inject_hang = true;

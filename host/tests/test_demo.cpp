@@ -65,9 +65,7 @@ TEST_CASE("demo PNG: written with libpng, read back byte-exact, errors name the 
 TEST_CASE("demo workload on the Verilated RTL: every presented frame is the model's, the hang is recovered",
           "[demo][sim][parity]") {
   sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
-  ro.scheduler.preempt_quantum = std::chrono::microseconds(50);  // as `sgpu demo`
+  demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`: TdrDelay 1 ms (the default is 2 s), a 50 us quantum
   TransportRegistry registry;  // the default board, as `sgpu demo`
   test::register_e2e_backends(registry);
   auto transport = registry.open(test::e2e_backend());

@@ -57,9 +57,7 @@ Parsed parse(const std::string& text) {
 TEST_CASE("trace of the demo on the Verilated RTL: tracks, device execution times and ordering guarantees",
           "[trace][sim]") {
   sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
-  ro.scheduler.preempt_quantum = std::chrono::microseconds(50);  // as `sgpu demo`
+  demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`
   TransportRegistry registry;
   test::register_e2e_backends(registry);
   auto transport = registry.open("sim");
