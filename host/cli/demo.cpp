@@ -172,10 +172,16 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
            c.recoveries, c.preemptions, c.resubmitted_paging, c.requeued_packets, c.cancelled_packets,
            duration_str(ro.scheduler.tdr_delay));
   if (wo.inject_hang) {
+    // How it was recovered depends on the engine: the RTL answers the preemption inside the wait
+    // (put back, then a second overrun without progress); the reference model preempts only
+    // between entries, so the request goes unanswered.
+    const std::string how = c.overruns > 0 ? "put back at its first TdrDelay overrun, recovered at its second without progress"
+                            : c.preempt_timeouts > 0
+                                ? fmt::format("recovered at its TdrDelay overrun: the engine did not answer the "
+                                              "preemption request within {}", duration_str(ro.scheduler.preempt_timeout))
+                                : std::string("recovered");
     rep.line("hang:      {}; the lost context now gets: {}",
-             r.hang_recovered ? fmt::format("put back at its first TdrDelay overrun, recovered at its second without "
-                                             "progress (submission aborted, every other context completed)")
-                             : std::string("NOT RECOVERED"),
+             r.hang_recovered ? how + " (submission aborted, every other context completed)" : std::string("NOT RECOVERED"),
              r.hang_context_error);
     failures += !r.hang_recovered;
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sgpu/trace/timeline.hpp"
@@ -183,6 +184,20 @@ TEST_CASE("trace of the demo on the Verilated RTL: tracks, device execution time
     REQUIRE(marks.size() == 2 * copy_records);
     for (std::size_t i = 0; i < marks.size(); ++i) CHECK(marks[i] == (i % 2 ? "resumed" : "preempted"));
     CHECK(offsets == want_offsets);  // it resumed where the scheduler's log says
+    // On the engine row: its runs before each preemption ("… preempted", not "aborted": it
+    // loses nothing) and its last run from the resumption to its closing timestamp.
+    const std::string label = fmt::format("submission {} ", r->copy.value());
+    std::size_t preempted_runs = 0, resumed_runs = 0;
+    for (const auto& e : p.on("engine", "X")) {
+      const std::string n = e.at("name");
+      if (n.rfind(label, 0) != 0) continue;
+      CHECK(n.find("aborted") == std::string::npos);
+      preempted_runs += n.size() > 10 && n.substr(n.size() - 10) == " preempted";
+      resumed_runs += n.find("(resumed)") != std::string::npos;
+    }
+    CHECK(preempted_runs >= 1);  // a run stopped before its opening TIMESTAMP leaves no slice
+    CHECK(preempted_runs <= copy_records);
+    CHECK(resumed_runs == 1);
   }
 
   SECTION("the TDR steps in order: the first overrun put back, the second one recovered") {

@@ -141,9 +141,11 @@ void Scheduler::trace_retired(HwPacket& p) {
 // aborted and the scheduler puts back). A started DMA buffer shows on the engine until the reset.
 void Scheduler::trace_aborted(const HwPacket& p, const char* why) {
   const auto t = TracePoint::host(now());
+  // A packet put back by a preemption is not lost work's victim: named apart from the aborted.
+  const std::string suffix = std::strncmp(why, "preempted", 9) == 0 ? " preempted" : " aborted";
   trace::Args a = packet_args(p);
   a.push_back({"aborted", std::string(why)});
-  trace_->slice(Track::of(TrackKind::HardwareQueue), packet_label(p) + " aborted", TracePoint::host(p.written_at), t, a);
+  trace_->slice(Track::of(TrackKind::HardwareQueue), packet_label(p) + suffix, TracePoint::host(p.written_at), t, a);
   Landing l;
   if (p.is_paging()) {
     if (p.paging.timestamp_landing == 0 || p.paging.buffer == nullptr) return;
@@ -153,7 +155,7 @@ void Scheduler::trace_aborted(const HwPacket& p, const char* why) {
     if (p.dma_start != 0) {
       // A resumed rest stopped again: it ran from its resumption to now.
       if (p.pass->resumed_cycles != 0)
-        trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + " aborted",
+        trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + suffix,
                       TracePoint::device(std::exchange(p.pass->resumed_cycles, 0)), t, std::move(a));
       return;
     }
@@ -161,7 +163,7 @@ void Scheduler::trace_aborted(const HwPacket& p, const char* why) {
                      kmd::timestamp_landing_offset(static_cast<std::uint32_t>(p.pass->buffer.memory.size())));
   }
   if (l.begin != 0 && l.end == 0)
-    trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + " aborted", TracePoint::device(l.begin), t,
+    trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + suffix, TracePoint::device(l.begin), t,
                   std::move(a));
 }
 
