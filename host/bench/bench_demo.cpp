@@ -51,8 +51,7 @@ int main() {
   auto timed_owner = std::make_unique<sgpu::TimedTransport>(std::move(*t));
   sgpu::TimedTransport& timed = *timed_owner;
   sgpu::sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
+  sgpu::demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`
   auto rt = sgpu::sched::Runtime::open(std::move(timed_owner), ro);
   if (!rt) return std::fprintf(stderr, "%s\n", to_string(rt.error()).c_str()), 1;
   const auto inside0 = timed.inside();

@@ -54,8 +54,7 @@ int worker(std::string_view model) {
   auto t = registry.open("sim");
   if (!t) return std::fprintf(stderr, "%s\n", to_string(t.error()).c_str()), 1;
   sgpu::sched::RuntimeOptions ro;  // as bench_demo and `sgpu demo`
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
+  sgpu::demo::configure_scheduler(ro.scheduler);
   auto rt = sgpu::sched::Runtime::open(std::move(*t), ro);
   if (!rt) return std::fprintf(stderr, "%s\n", to_string(rt.error()).c_str()), 1;
   const std::uint64_t cycles = sgpu_bench_measured_workload(**rt);

@@ -39,8 +39,7 @@ int run_one(const char* backend, unsigned quantum) {
   auto t = registry.open(backend);
   if (!t) return std::fprintf(stderr, "%s\n", to_string(t.error()).c_str()), 1;
   sgpu::sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
+  sgpu::demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`
   auto rt = sgpu::sched::Runtime::open(std::move(*t), ro);
   if (!rt) return std::fprintf(stderr, "%s\n", to_string(rt.error()).c_str()), 1;
   auto r = sgpu::demo::run_workload(**rt, {});

@@ -1,12 +1,14 @@
 // Shared pieces of the `sgpu` command-line tool.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "sgpu/device.hpp"
 #include "sgpu/transport/registry.hpp"
+#include "workload.hpp"
 
 namespace sgpu::cli {
 
@@ -24,7 +26,12 @@ struct DemoOptions {
   unsigned vsync_us = 500;                 ///< the display's refresh period, device time
   bool no_hang = false;                    ///< skip the injected hang and its recovery
   bool no_reference = false;               ///< skip the comparison with the C++ reference model
-  unsigned tdr_us = 1000;                  ///< TdrDelay for the demo, microseconds of device time
+  /// TdrDelay for the demo, microseconds of device time (the engine gets a quarter of it to
+  /// answer a preemption request)
+  unsigned tdr_us = static_cast<unsigned>(std::chrono::duration_cast<std::chrono::microseconds>(demo::kTdrDelay).count());
+  /// preempt_quantum: how long lower-priority work may hold the engine while higher waits
+  unsigned quantum_us =
+      static_cast<unsigned>(std::chrono::duration_cast<std::chrono::microseconds>(demo::kPreemptQuantum).count());
   unsigned timeout_ms = 50;                ///< longest wait for one fence, device time
   std::string postmortem_dir;              ///< write a post-mortem per fault/TDR here ("" = none)
   /// --trace [FILE]: the timeline trace (Chrome/Perfetto JSON) to FILE, or beside the PNG

@@ -86,8 +86,10 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
   auto timed_owner = std::make_unique<TimedTransport>(std::move(*transport));
   TimedTransport& timed = *timed_owner;
   sched::RuntimeOptions ro;
+  demo::configure_scheduler(ro.scheduler);  // then the flags
   ro.scheduler.tdr_delay = std::chrono::microseconds(demo.tdr_us);
   ro.scheduler.preempt_timeout = std::chrono::microseconds(demo.tdr_us) / 4;
+  ro.scheduler.preempt_quantum = std::chrono::microseconds(demo.quantum_us);
   // --postmortem: one dump per recovery, written when the scheduler takes it (before the reset).
   std::vector<std::string> postmortems;
   std::string postmortem_error;
@@ -170,8 +172,16 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
            c.recoveries, c.preemptions, c.resubmitted_paging, c.requeued_packets, c.cancelled_packets,
            duration_str(ro.scheduler.tdr_delay));
   if (wo.inject_hang) {
+    // How it was recovered depends on the engine: the RTL answers the preemption inside the wait
+    // (put back, then a second overrun without progress); the reference model preempts only
+    // between entries, so the request goes unanswered.
+    const std::string how = c.overruns > 0 ? "put back at its first TdrDelay overrun, recovered at its second without progress"
+                            : c.preempt_timeouts > 0
+                                ? fmt::format("recovered at its TdrDelay overrun: the engine did not answer the "
+                                              "preemption request within {}", duration_str(ro.scheduler.preempt_timeout))
+                                : std::string("recovered");
     rep.line("hang:      {}; the lost context now gets: {}",
-             r.hang_recovered ? "recovered (submission aborted, every other context completed)" : "NOT RECOVERED",
+             r.hang_recovered ? how + " (submission aborted, every other context completed)" : std::string("NOT RECOVERED"),
              r.hang_context_error);
     failures += !r.hang_recovered;
   }
@@ -181,8 +191,44 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
              postmortem_error.empty() ? "" : "; WRITING FAILED: " + postmortem_error);
     failures += !postmortem_error.empty() || (wo.inject_hang && postmortems.empty());
   }
-  rep.line("copies:    {} x 64 KiB on the copy context {}", wo.copy_chunks, r.copies_ok ? "arrived intact" : "CORRUPT");
+  std::size_t copy_preempted = 0;
+  for (const auto& p : r.preemptions) copy_preempted += p.record.submission == r.copy;
+  rep.line("copies:    {} x 64 KiB on the copy context (priority {}, submission {}, submitted at {}) {}, every byte "
+           "checked; preempted {} times",
+           wo.copy_chunks, demo::kCopyPriority, r.copy, duration_str(r.copy_submitted_at - start),
+           r.copies_ok ? "arrived intact" : "CORRUPT", copy_preempted);
   failures += !r.copies_ok;
+  // Each packet put back: whose, why, where it resumed and how long it waited (preemption
+  // request to the head of the ring again).
+  rep.line("preemption: quantum {}, priorities present {} > render {} > copy {} > hang {}; {} packets put back "
+           "({} for higher-priority work, {} at TdrDelay overruns)",
+           duration_str(ro.scheduler.preempt_quantum), demo::kPresentPriority, demo::kRenderPriority,
+           demo::kCopyPriority, demo::kHangPriority, r.preemptions.size(), c.priority_preemptions, c.overruns);
+  for (const auto& p : r.preemptions) {
+    const auto& rec = p.record;
+    std::string why = "at a TdrDelay overrun";
+    if (!rec.overrun) {
+      why = "for higher-priority work";
+      for (const auto& f : r.frames) {
+        if (rec.requested_at >= f.render_submitted_at && rec.requested_at <= f.render_completed_at) {
+          why = fmt::format("for render frame {} (priority {}; submitted to completed {})", f.index + 1,
+                            demo::kRenderPriority, duration_str(f.render_completed_at - f.render_submitted_at));
+          break;
+        }
+        if (rec.requested_at >= f.requested_at && rec.requested_at <= f.flipped_at) {
+          why = fmt::format("for the Present of frame {} (priority {})", f.index + 1, demo::kPresentPriority);
+          break;
+        }
+      }
+    }
+    rep.line("  {:>10}  submission {} ({}, priority {}, ring fence {}) preempted {}: resumed at offset {} {}", 
+             duration_str(rec.requested_at - start), rec.submission, p.context.empty() ? "?" : p.context, p.priority,
+             rec.fence, why, rec.resume_offset,
+             rec.resumed_at ? fmt::format("as ring fence {} at {}, {} after the preemption request", rec.resumed_fence,
+                                          duration_str(*rec.resumed_at - start),
+                                          duration_str(*rec.resumed_at - rec.requested_at))
+                            : std::string("(never ran again: recovered)"));
+  }
   rep.line("semaphore: WAIT_MEM on the render context's own WRITE_DATA passed; user fence {:#018x} {}", r.user_fence,
            r.user_fence == demo::kUserFenceValue ? "written" : "WRONG");
   failures += r.user_fence != demo::kUserFenceValue;
@@ -211,8 +257,9 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
            "vsyncs",
            r.frames.size(), duration_str(wo.vsync_period), r.frames_presented, r.vsyncs);
   failures += r.frames_presented != wo.frames || r.frames.size() != wo.frames;
-  rep.line("  {:>5}  {:>13}  {:>7}  {:>10}  {:>18}  {:>17}  {:>16}  {}", "frame", "present fence", "primary",
-           "presented", "waited off-screen", "on screen (vsync)", "fingerprint", "reference model");
+  rep.line("  {:>5}  {:>13}  {:>14}  {:>7}  {:>10}  {:>18}  {:>17}  {:>16}  {}", "frame", "present fence",
+           "render latency", "primary", "presented", "waited off-screen", "on screen (vsync)", "fingerprint",
+           "reference model");
   std::size_t identical = 0;
   for (const auto& f : r.frames) {
     std::string verdict = "-";
@@ -222,8 +269,8 @@ int run_demo(const CommonOptions& options, const DemoOptions& demo) {
       identical += diff.empty();
       failures += !diff.empty();
     }
-    rep.line("  {:>5}  {:>13}  {:>7}  {:>10}  {:>18}  {:>17}  {:016x}  {}", f.index + 1, f.fence, f.primary,
-             duration_str(f.presented_at - start), duration_str(f.presented_at - f.requested_at),
+    rep.line("  {:>5}  {:>13}  {:>14}  {:>7}  {:>10}  {:>18}  {:>17}  {:016x}  {}", f.index + 1, f.fence,
+             duration_str(f.render_completed_at - f.render_submitted_at), f.primary, duration_str(f.presented_at - start), duration_str(f.presented_at - f.requested_at),
              fmt::format("{} ({})", duration_str(f.flipped_at - start), f.vsync), fingerprint(f.bytes), verdict);
   }
   rep.line("frame:     {}x{} A8R8G8B8; the last frame on screen written to {}, every frame side by side to {}",

@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--tdr-us", demo.tdr_us, "TdrDelay: how long a packet may run, microseconds of device time")
       ->capture_default_str()
       ->check(CLI::Range(10u, 10000000u));
+  demo_cmd->add_option("--quantum-us", demo.quantum_us,
+                       "The scheduling quantum: how long the low-priority copy may hold the engine while render or "
+                       "present work waits, microseconds of device time")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000000u));
   demo_cmd->add_option("--timeout-ms", demo.timeout_ms, "Longest wait for one fence, milliseconds of device time")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));

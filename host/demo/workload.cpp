@@ -1,6 +1,9 @@
 #include "workload.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -40,6 +43,7 @@ class Run {
     if (o_.trace) {
       if (Status st = s_.set_trace(o_.trace); !st) return at("start the trace", st.error());
     }
+    log_start_ = s_.counters().resumed_packets;
     Status body_status = body(*dev);
     if (o_.trace) (void)s_.set_trace(nullptr);
     SGPU_RETURN_IF_ERROR(body_status);
@@ -49,6 +53,7 @@ class Run {
     report_.simulated = now() - t0;
     report_.counters = s_.counters();
     report_.dma_completed_reports = s_.reporter().counters().reported;
+    collect_preemptions();
     return std::move(report_);
   }
 
@@ -58,10 +63,33 @@ class Run {
     report_.steps.push_back({std::move(what), now(), fence});
     if (o_.on_step) o_.on_step(report_.steps.size(), expected_steps(o_));
   }
-  void name(const kmd::Context& ctx, const char* role) {
+  // Names the context in the trace and the report; sets its priority.
+  Status role(const kmd::Context& ctx, const char* role, int priority) {
     if (o_.trace) o_.trace->name_context(ctx.id(), fmt::format("context {} ({}) queue", ++named_, role));
+    roles_[ctx.id()] = {role, priority};
+    if (Status st = s_.set_priority(ctx, priority); !st) return at(fmt::format("set the {} context's priority", role), st.error());
+    return ok_status();
   }
   unsigned named_ = 0;
+  std::map<std::uint64_t, std::pair<std::string, int>> roles_;
+  std::uint64_t log_start_ = 0;  // Counters::resumed_packets when the workload began
+
+  // The scheduler's preemption log entries made during the workload (it keeps the last
+  // kPreemptionLogSize: older ones are gone).
+  void collect_preemptions() {
+    const auto& log = s_.preemption_log();
+    const std::uint64_t made = s_.counters().resumed_packets - log_start_;
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(made, log.size()));
+    for (std::size_t i = log.size() - n; i < log.size(); ++i) {
+      PreemptionReport p;
+      p.record = log[i];
+      if (auto it = roles_.find(log[i].context); it != roles_.end()) {
+        p.context = it->second.first;
+        p.priority = it->second.second;
+      }
+      report_.preemptions.push_back(std::move(p));
+    }
+  }
 
   Result<kmd::Allocation> allocate(kmd::Device& dev, std::uint64_t bytes, const char* what) {
     auto a = dev.create_allocation(info(rt_.adapter(), bytes));
@@ -90,9 +118,9 @@ class Run {
     auto present = rt_.create_context(dev);
     for (auto* c : {&render, &copy, &present})
       if (!*c) return at("create context", c->error());
-    name((*render)->get(), "render");
-    name((*copy)->get(), "copy");
-    name((*present)->get(), "present");
+    SGPU_RETURN_IF_ERROR(role((*render)->get(), "render", kRenderPriority));
+    SGPU_RETURN_IF_ERROR(role((*copy)->get(), "copy", kCopyPriority));
+    SGPU_RETURN_IF_ERROR(role((*present)->get(), "present", kPresentPriority));
     auto frame = allocate(dev, g.frame_bytes(), "back buffer");
     auto sprite = allocate(dev, g.sprite_bytes(), "sprite");
     auto status = allocate(dev, kStatusBytes, "status");
@@ -117,27 +145,26 @@ class Run {
     std::optional<kmd::Allocation> word;
     SubmissionId f_hang;
     sched::PresentFence last;
+    SubmissionId f_copy;
+    std::vector<std::pair<std::chrono::nanoseconds, std::chrono::nanoseconds>> render_times;
     for (std::uint32_t n = 0; n < o_.frames; ++n) {
       const std::uint32_t number = n + 1;
-      // The previous frame's Present reads the back buffer: it must be done before this frame
-      // overwrites it (its flip need not be: that frame stays on screen meanwhile).
-      // Asking the flip queue right after arms that frame's flip at once (it sees Presents
-      // complete only when called), so it goes on screen at the next vsync.
+      // Vsync-paced: the next frame renders once the previous one is on screen (its Present,
+      // which reads the back buffer, is done by then). The copy streams meanwhile, and this
+      // frame's render preempts it.
       if (n > 0) {
-        if (Status st = s_.wait(flips.history()[n - 1].submission, o_.timeout); !st)
-          return at(fmt::format("wait for the Present of frame {}", n), st.error());
-        if (auto q = flips.query(flips.history()[n - 1].fence); !q)
-          return at(fmt::format("query the flip of frame {}", n), q.error());
+        if (Status st = flips.wait(flips.history()[n - 1].fence, o_.timeout); !st)
+          return at(fmt::format("wait for frame {} on screen", n), st.error());
       }
       // render: the scene, two lists on one context (in order).
       umd::CommandList sprites;
       SGPU_RETURN_IF_ERROR(record_sprites(g, sa, sprites, n));
+      const auto render_at = now();
       SGPU_RETURN_IF_ERROR(submit((*render)->get(), background,
                                   fmt::format("render frame {}: background ({} ops)", number, background.operations())));
       SGPU_ASSIGN_OR_RETURN(
           const SubmissionId f_sp,
           submit((*render)->get(), sprites, fmt::format("render frame {}: sprites ({} ops)", number, sprites.operations())));
-      SubmissionId f_copy;
       if (n == 0) {
         SGPU_ASSIGN_OR_RETURN(f_copy, copy_and_hang(dev, (*copy)->get(), *src, *dst, hang, word, f_hang));
       }
@@ -145,6 +172,7 @@ class Run {
       // present: after the render fence, blt the back buffer into the back primary; the flip
       // queue waits first until that primary has left the screen.
       SGPU_RETURN_IF_ERROR(wait(f_sp, fmt::format("render frame {}", number)));
+      render_times.emplace_back(render_at, now());
       sched::PresentRequest pr;
       pr.kind = kmd::PresentKind::Blt;
       pr.src = frame->handle();
@@ -158,14 +186,19 @@ class Run {
       last = *pf;
       step(fmt::format("presented frame {}: blt back buffer -> primary {} (present fence {})", number, into, *pf),
            flips.history().back().submission);
-      if (n == 0) SGPU_RETURN_IF_ERROR(wait(f_copy, "copy"));
     }
     if (Status st = flips.wait(last, o_.timeout); !st) return at("wait for the last flip", st.error());
     step(fmt::format("frame {} on screen: {} frames presented in {} vsyncs", o_.frames, flips.frames_presented(),
                      flips.vsyncs()),
          flips.history().back().submission);
+    SGPU_RETURN_IF_ERROR(wait(f_copy, fmt::format("copy: {} x 64 KiB", o_.copy_chunks)));
+    report_.copy = f_copy;
+    report_.copy_completed_at = now();
 
     if (o_.inject_hang) {
+      // The hang runs only when nothing else waits (the lowest priority): its two overruns come
+      // after everything else. Its wait ends with its abort (DeviceLost), or Timeout.
+      (void)s_.wait(f_hang, o_.timeout);
       auto q = s_.query(f_hang);
       umd::CommandList again;
       SGPU_RETURN_IF_ERROR(again.nop());
@@ -190,6 +223,7 @@ class Run {
       f.flipped_at = r.flipped_at;
       f.vsync = r.vsync;
       f.bytes = r.scanout;
+      if (f.index < render_times.size()) std::tie(f.render_submitted_at, f.render_completed_at) = render_times[f.index];
       report_.frames.push_back(std::move(f));
     }
     report_.frame = report_.frames.back().bytes;
@@ -198,8 +232,16 @@ class Run {
     auto sp = src->lock();
     auto dp = dst->lock();
     if (!sp || !dp) return at("lock copy allocations", sp ? dp.error() : sp.error());
-    report_.copies_ok = std::memcmp(*sp, *dp, std::size_t{kChunk} * o_.copy_chunks) == 0 &&
-                        static_cast<const std::uint32_t*>(*dp)[kChunk / 4 * 2] == (0xc0de0000u | 2);
+    // Every word of the destination as the stream wrote it: the pattern, each even chunk's
+    // first word stamped with its number (and the source the same).
+    const auto* dw = static_cast<const std::uint32_t*>(*dp);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < std::size_t{kChunk} / 4 * o_.copy_chunks; ++i) {
+      const std::size_t chunk = i / (kChunk / 4);
+      const bool stamped = i % (kChunk / 4) == 0 && chunk % 2 == 0;
+      wrong += dw[i] != (stamped ? (0xc0de0000u | static_cast<std::uint32_t>(chunk)) : 0x9e3779b9u);
+    }
+    report_.copies_ok = wrong == 0 && std::memcmp(*sp, *dp, std::size_t{kChunk} * o_.copy_chunks) == 0;
     SGPU_RETURN_IF_ERROR(src->unlock());
     SGPU_RETURN_IF_ERROR(dst->unlock());
     auto st = status->lock();
@@ -210,31 +252,35 @@ class Run {
     return ok_status();
   }
 
-  // During the first frame: the copy context's source pattern, the hang (a wait nobody
-  // satisfies, between the copy context's two submissions), the chunked copies.
+  // During the first frame: the copy stream (one submission: per 64 KiB chunk, fill the source
+  // chunk, stamp every other one, copy it: packets of at most 64 KiB, so a preemption stops it
+  // soon and it resumes at the chunk it reached) and the hang (a wait nobody satisfies).
   Result<SubmissionId> copy_and_hang(kmd::Device& dev, kmd::Context& copy, kmd::Allocation& src, kmd::Allocation& dst,
                                      std::unique_ptr<sched::ScheduledContext>& hang,
                                      std::optional<kmd::Allocation>& word, SubmissionId& f_hang) {
-    umd::CommandList fill, chunks;
-    SGPU_RETURN_IF_ERROR(fill.fill(src.handle(), 0, kChunk * o_.copy_chunks, 0x9e3779b9u));
-    for (std::uint32_t i = 0; i < o_.copy_chunks; i += 2) {
-      const std::uint32_t w = 0xc0de0000u | i;
-      SGPU_RETURN_IF_ERROR(fill.write_data(src.handle(), i * kChunk, &w, 1));
+    umd::CommandList stream;
+    for (std::uint32_t i = 0; i < o_.copy_chunks; ++i) {
+      SGPU_RETURN_IF_ERROR(stream.fill(src.handle(), i * kChunk, kChunk, 0x9e3779b9u));
+      if (i % 2 == 0) {
+        const std::uint32_t w = 0xc0de0000u | i;
+        SGPU_RETURN_IF_ERROR(stream.write_data(src.handle(), i * kChunk, &w, 1));
+      }
+      SGPU_RETURN_IF_ERROR(stream.copy(src.handle(), i * kChunk, dst.handle(), i * kChunk, kChunk));
     }
-    for (std::uint32_t i = 0; i < o_.copy_chunks; ++i)
-      SGPU_RETURN_IF_ERROR(chunks.copy(src.handle(), i * kChunk, dst.handle(), i * kChunk, kChunk));
-    SGPU_RETURN_IF_ERROR(submit(copy, fill, "copy: source pattern"));
+    report_.copy_submitted_at = now();
+    SGPU_ASSIGN_OR_RETURN(const SubmissionId f_copy,
+                          submit(copy, stream, fmt::format("copy: {} x 64 KiB (fill, stamp, copy)", o_.copy_chunks)));
     if (o_.inject_hang) {
       auto h = rt_.create_context(dev);
       if (!h) return at("create context", h.error());
       hang = std::move(*h);
-      name(hang->get(), "hang");
+      SGPU_RETURN_IF_ERROR(role(hang->get(), "hang", kHangPriority));
       SGPU_ASSIGN_OR_RETURN(word, allocate(dev, 4096, "hang word"));
       umd::CommandList stuck;
       SGPU_RETURN_IF_ERROR(stuck.wait(word->handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 64));
       SGPU_ASSIGN_OR_RETURN(f_hang, submit(hang->get(), stuck, "hang: WAIT_MEM on a word nobody writes"));
     }
-    return submit(copy, chunks, fmt::format("copy: {} x 64 KiB", o_.copy_chunks));
+    return f_copy;
   }
 
   sched::Runtime& rt_;
@@ -245,11 +291,17 @@ class Run {
 
 }  // namespace
 
+void configure_scheduler(sched::SchedulerOptions& options) {
+  options.tdr_delay = kTdrDelay;
+  options.preempt_timeout = kPreemptTimeout;
+  options.preempt_quantum = kPreemptQuantum;
+}
+
 std::size_t expected_steps(const WorkloadOptions& options) {
-  // Set-up; per frame background and sprites submitted, render completed, presented; copy
-  // pattern and chunks submitted, copy completed; the last flip; read-back. The hang adds its
-  // submission and its recovery.
-  return 4 * std::size_t{options.frames} + 6 + (options.inject_hang ? 2 : 0);
+  // Set-up; per frame background and sprites submitted, render completed, presented; the copy
+  // submitted and completed; the last flip; read-back. The hang adds its submission and its
+  // recovery.
+  return 4 * std::size_t{options.frames} + 5 + (options.inject_hang ? 2 : 0);
 }
 
 Result<WorkloadReport> run_workload(sched::Runtime& runtime, const WorkloadOptions& options) {

@@ -2,16 +2,21 @@
 //
 // Four contexts on one device, as a desktop would have them:
 //   render   two command lists draw the scene (scene.hpp) into the back buffer;
-//   copy     streams 64 KiB copies between two allocations meanwhile (checked byte for byte);
-//   hang     (optional) a WAIT_MEM on a word nobody writes: the scheduler's hang detection
-//            preempts and resets the engine, the context is lost, every other context goes on;
-//   present  a flip queue of two primaries (sched/flip_queue.hpp): after each frame's render
-//            fence, Presents (blt) the back buffer into the back primary; its flip takes effect
-//            at the next vsync (a period of simulated time).
+//   copy     (low priority) one long submission streams 64 KiB chunks between two allocations
+//            (fill a source chunk, stamp it, copy it; checked byte for byte): it runs in the
+//            gaps between frames, the render and present work preempts it at a packet boundary
+//            and it resumes from PREEMPT_OFFSET (Scheduler::preemption_log());
+//   hang     (optional, lowest priority) a WAIT_MEM on a word nobody writes: put back at its
+//            first TdrDelay overrun, recovered at its second without progress (engine reset,
+//            the context lost), every other context goes on;
+//   present  (highest priority) a flip queue of two primaries (sched/flip_queue.hpp): after each
+//            frame's render fence, Presents (blt) the back buffer into the back primary; its
+//            flip takes effect at the next vsync (a period of simulated time).
 // The scene is drawn `frames` times, each frame a step further along the sprites' wave with its
-// number in the status bar: frame N + 1 renders while frame N waits for its vsync or is on
-// screen, and presenting into the primary on screen waits until a flip takes it off. Each frame
-// is what the display showed when its flip took effect (the flip queue's capture).
+// number in the status bar. Rendering is vsync-paced, as with vsync on: frame N + 1 renders once
+// frame N is on screen (the copy streams meanwhile), and presenting into the primary on screen
+// waits until a flip takes it off. Each frame is what the display showed when its flip took
+// effect (the flip queue's capture).
 #pragma once
 
 #include <chrono>
@@ -29,10 +34,26 @@
 
 namespace sgpu::demo {
 
+/// The contexts' scheduling priorities (Scheduler::set_priority): the display first, then
+/// rendering; the copy stream and the hang in the background.
+constexpr int kPresentPriority = 2;
+constexpr int kRenderPriority = 1;
+constexpr int kCopyPriority = -1;
+constexpr int kHangPriority = -2;
+
+/// The scheduler settings the workload is made for (`sgpu demo`'s defaults; it runs a few ms of
+/// device time): TdrDelay 1 ms, so the hang is recovered within the demo; 250 us for the engine
+/// to answer a preemption; a 50 us quantum, so the frames' work preempts the copy stream.
+constexpr std::chrono::nanoseconds kTdrDelay = std::chrono::milliseconds(1);
+constexpr std::chrono::nanoseconds kPreemptTimeout = std::chrono::microseconds(250);
+constexpr std::chrono::nanoseconds kPreemptQuantum = std::chrono::microseconds(50);
+/// Sets those three in `options` (the rest untouched).
+void configure_scheduler(sched::SchedulerOptions& options);
+
 struct WorkloadOptions {
   SceneGeometry geometry;
   bool inject_hang = true;
-  std::uint32_t copy_chunks = 8;  ///< 64 KiB copies the copy context streams
+  std::uint32_t copy_chunks = 8;  ///< 64 KiB chunks the copy context streams (one submission)
   std::chrono::nanoseconds timeout = std::chrono::milliseconds(50);  ///< per wait, device time
   std::uint32_t frames = 3;  ///< frames rendered and presented (at least 1)
   /// The display's refresh period (device time). Far above 60 Hz: a 60 Hz display would leave the
@@ -64,6 +85,16 @@ struct FrameReport {
   std::chrono::nanoseconds flipped_at{};    ///< the vsync at which it went on screen
   std::uint64_t vsync = 0;                  ///< that vsync's number
   std::vector<std::uint8_t> bytes;          ///< the frame on screen, frame_bytes()
+  std::chrono::nanoseconds render_submitted_at{};  ///< its background submitted
+  std::chrono::nanoseconds render_completed_at{};  ///< its sprites' fence seen completed
+};
+
+/// A packet of the workload a preemption put back (Scheduler::PreemptionRecord) and whom it
+/// belongs to.
+struct PreemptionReport {
+  sched::Scheduler::PreemptionRecord record;
+  std::string context;  ///< "copy", "hang", ... ("" for a context not the workload's)
+  int priority = 0;
 };
 
 struct WorkloadReport {
@@ -73,6 +104,9 @@ struct WorkloadReport {
   std::uint64_t vsyncs = 0;            ///< vsyncs while the flip queue lived
   std::vector<Step> steps;
   bool copies_ok = false;           ///< the copy context's bytes arrived intact
+  SubmissionId copy;                ///< the copy stream's submission
+  std::chrono::nanoseconds copy_submitted_at{}, copy_completed_at{};
+  std::vector<PreemptionReport> preemptions;  ///< packets put back during the workload, in order
   bool hang_recovered = false;      ///< the hung submission was aborted, its context lost
   std::string hang_context_error;   ///< what the lost context's next call answered
   std::uint64_t user_fence = 0;     ///< what the scene's user FENCE wrote

@@ -65,8 +65,7 @@ TEST_CASE("demo PNG: written with libpng, read back byte-exact, errors name the 
 TEST_CASE("demo workload on the Verilated RTL: every presented frame is the model's, the hang is recovered",
           "[demo][sim][parity]") {
   sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`; the default is TdrDelay's 2 s
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
+  demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`: TdrDelay 1 ms (the default is 2 s), a 50 us quantum
   TransportRegistry registry;  // the default board, as `sgpu demo`
   test::register_e2e_backends(registry);
   auto transport = registry.open(test::e2e_backend());
@@ -118,7 +117,35 @@ TEST_CASE("demo workload on the Verilated RTL: every presented frame is the mode
   CHECK(r->user_fence == demo::kUserFenceValue);
   CHECK(r->counters.recoveries == 1);
   CHECK(r->counters.cancelled_packets == 1);
-  CHECK(r->counters.resubmitted_paging >= 1);  // the copy context's paging sat behind the hang
+
+  // Preemption: every packet put back is the workload's, a lower-priority one (copy or hang),
+  // and ran again at or past where it started; the copy's bytes are right (copies_ok checks
+  // every word against the pattern).
+  std::size_t copy_preempted = 0, copy_resumed_inside = 0;
+  for (const demo::PreemptionReport& p : r->preemptions) {
+    INFO("preempted submission " << p.record.submission.value() << " (" << p.context << ")");
+    CHECK((p.context == "copy" || p.context == "hang"));
+    CHECK(p.priority < demo::kRenderPriority);
+    CHECK(p.record.taken_back_at >= p.record.requested_at);
+    if (p.record.submission == r->copy) {
+      ++copy_preempted;
+      REQUIRE(p.record.resumed_at);  // the copy completed, so every put-back ran again
+      CHECK(*p.record.resumed_at > p.record.requested_at);
+      copy_resumed_inside += p.record.resume_offset > 0;
+    }
+  }
+  // On a device that stops inside a ring entry (the Verilated RTL: sim, pcie-sim, systemc) the
+  // copy stream is running when frame 2's render arrives: it stops at a packet boundary inside
+  // the stream and resumes from there, and the hang is put back at its first TdrDelay overrun,
+  // recovered at its second. The reference model (model, untimed; systemc-model) preempts only
+  // between ring entries: nothing is put back there and only the checks above hold.
+  if (test::e2e_preempts_inside_entries()) {
+    CHECK(copy_preempted >= 1);
+    CHECK(copy_resumed_inside >= 1);
+    CHECK(r->counters.priority_preemptions >= 1);
+    CHECK(r->counters.overruns >= 1);
+    CHECK((*rt)->scheduler().preemption_times().resumed >= copy_preempted);
+  }
 
   // The PNG of the presented frame decodes back to the model's frame.
   const demo::SceneGeometry& g = wo.geometry;

@@ -140,6 +140,17 @@ TEST_CASE("sched preempt sim: a long low-priority copy lets a high-priority pack
   const abi::RingEntry resumed = r.rt->device().ring_entry(1);
   CHECK(resumed.context_id == static_cast<std::uint32_t>(r.low->get().id()));
   CHECK(resumed.start_offset > 0);
+  // The preemption log names the copy, where it resumed and when.
+  REQUIRE(s.preemption_log().size() == 1);
+  const Scheduler::PreemptionRecord& rec = s.preemption_log().back();
+  CHECK(rec.submission == copy);
+  CHECK(rec.context == r.low->get().id());
+  CHECK_FALSE(rec.overrun);
+  CHECK(rec.resume_offset == resumed.start_offset);
+  CHECK(rec.taken_back_at >= rec.requested_at);
+  REQUIRE(rec.resumed_at);
+  CHECK(*rec.resumed_at - rec.requested_at == s.preemption_times().last_request_to_resume);
+  CHECK(rec.resumed_fence > rec.fence);
   r.check_copy();
   check_notifications(s.reporter());
   auto p = r.al[2].lock();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sgpu/trace/timeline.hpp"
@@ -57,8 +58,7 @@ Parsed parse(const std::string& text) {
 TEST_CASE("trace of the demo on the Verilated RTL: tracks, device execution times and ordering guarantees",
           "[trace][sim]") {
   sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
+  demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`
   TransportRegistry registry;
   test::register_e2e_backends(registry);
   auto transport = registry.open("sim");
@@ -161,6 +161,43 @@ TEST_CASE("trace of the demo on the Verilated RTL: tracks, device execution time
     std::size_t missing = 0;
     for (auto s : submissions) missing += executed.count(s) == 0;
     CHECK(missing == 1);
+  }
+
+  SECTION("the copy context's row shows each preemption and the resumption after it") {
+    std::vector<std::string> marks;
+    std::vector<std::int64_t> offsets;
+    for (const auto& e : p.on("context 2 (copy) queue", "i")) {
+      const std::string n = e.at("name");
+      if (n != "preempted" && n != "resumed") continue;
+      marks.push_back(n);
+      CHECK(e.at("args").at("submission").get<std::int64_t>() == static_cast<std::int64_t>(r->copy.value()));
+      if (n == "resumed") offsets.push_back(e.at("args").at("offset").get<std::int64_t>());
+    }
+    std::size_t copy_records = 0;
+    std::vector<std::int64_t> want_offsets;
+    for (const auto& pr : r->preemptions)
+      if (pr.record.submission == r->copy) {
+        ++copy_records;
+        want_offsets.push_back(pr.record.resume_offset);
+      }
+    REQUIRE(copy_records >= 1);
+    REQUIRE(marks.size() == 2 * copy_records);
+    for (std::size_t i = 0; i < marks.size(); ++i) CHECK(marks[i] == (i % 2 ? "resumed" : "preempted"));
+    CHECK(offsets == want_offsets);  // it resumed where the scheduler's log says
+    // On the engine row: its runs before each preemption ("… preempted", not "aborted": it
+    // loses nothing) and its last run from the resumption to its closing timestamp.
+    const std::string label = fmt::format("submission {} ", r->copy.value());
+    std::size_t preempted_runs = 0, resumed_runs = 0;
+    for (const auto& e : p.on("engine", "X")) {
+      const std::string n = e.at("name");
+      if (n.rfind(label, 0) != 0) continue;
+      CHECK(n.find("aborted") == std::string::npos);
+      preempted_runs += n.size() > 10 && n.substr(n.size() - 10) == " preempted";
+      resumed_runs += n.find("(resumed)") != std::string::npos;
+    }
+    CHECK(preempted_runs >= 1);  // a run stopped before its opening TIMESTAMP leaves no slice
+    CHECK(preempted_runs <= copy_records);
+    CHECK(resumed_runs == 1);
   }
 
   SECTION("the TDR steps in order: the first overrun put back, the second one recovered") {

@@ -35,8 +35,7 @@ void run_demo(const char* spec) {
   if (!t) FAIL(to_string(t.error()));
   CHECK((*t)->name() == "board");
   sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);  // as `sgpu demo`
-  ro.scheduler.preempt_timeout = std::chrono::microseconds(250);
+  demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`
   auto rt = sched::Runtime::open(std::move(*t), ro);
   if (!rt) FAIL(to_string(rt.error()));
   demo::WorkloadOptions wo;

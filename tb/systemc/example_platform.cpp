@@ -36,8 +36,7 @@ void host_software(std::shared_ptr<Platform> platform, const std::string& png, O
   namespace demo = sgpu::demo;
   // Hang detection as `sgpu demo` sets it: a packet may run 1 ms of device time (TdrDelay).
   sgpu::sched::RuntimeOptions ro;
-  ro.scheduler.tdr_delay = std::chrono::milliseconds(1);
-  ro.scheduler.preempt_timeout = ro.scheduler.tdr_delay / 4;
+  sgpu::demo::configure_scheduler(ro.scheduler);  // as `sgpu demo`
   auto rt = sgpu::sched::Runtime::open(sgpu::systemc::make_platform_transport(platform), ro);
   if (!rt) {
     out.message = "driver stack: " + to_string(rt.error());

@@ -205,6 +205,15 @@ std::size_t Scheduler::take_back_ring(std::uint64_t cancelled_context, const Res
         else if (w->overran_at && *w->overran_at != resume->offset) w->overran_at.reset();
         w->preempted_at = resume->requested_at;
         ++counters_.resumed_packets;
+        if (preemption_log_.size() == kPreemptionLogSize) preemption_log_.pop_front();
+        preemption_log_.push_back(PreemptionRecord{pass.submission, ctx, it->fence, resume->offset, resume->overran,
+                                                   resume->requested_at, now(), std::nullopt, RingFence{}});
+        if (trace_)
+          trace_->instant(trace::Track::context_queue(ctx), "preempted", trace::TracePoint::host(now()),
+                          {{"submission", static_cast<std::int64_t>(pass.submission.value())},
+                           {"fence", static_cast<std::int64_t>(it->fence.value())},
+                           {"resume_offset", static_cast<std::int64_t>(resume->offset)},
+                           {"overrun", std::int64_t{resume->overran}}});
       }
       ++pass.queued;
       if (trace_) w->queued_at = now();

@@ -242,11 +242,28 @@ void Scheduler::note_resumed_head() {
   pt.last_request_to_resume = d;
   pt.max_request_to_resume = std::max(pt.max_request_to_resume, d);
   pt.total_request_to_resume += d;
-  if (trace_)
+  const SubmissionId submission = h.pass->submission;
+  for (auto it = preemption_log_.rbegin(); it != preemption_log_.rend(); ++it)
+    if (it->submission == submission && it->context == h.context && !it->resumed_at) {
+      it->resumed_at = device_.transport().now();
+      it->resumed_fence = h.fence;
+      break;
+    }
+  if (trace_) {
+    // Where the engine row's slice of the rest begins (a register read, only while tracing).
+    if (auto cycles = device_.cycle_counter()) {
+      h.pass->resumed_cycles = *cycles;
+      trace_->calibrate(*cycles, now());
+    }
+    trace_->instant(trace::Track::context_queue(h.context), "resumed", trace::TracePoint::host(now()),
+                    {{"submission", static_cast<std::int64_t>(submission.value())},
+                     {"fence", static_cast<std::int64_t>(h.fence.value())},
+                     {"offset", static_cast<std::int64_t>(h.dma_start)}});
     trace_preemption("resumed", {{"fence", static_cast<std::int64_t>(h.fence.value())},
                                  {"context", static_cast<std::int64_t>(h.context)},
                                  {"offset", static_cast<std::int64_t>(h.dma_start)},
                                  {"request_to_resume_ns", static_cast<std::int64_t>(d.count())}});
+  }
 }
 
 void Scheduler::trace_preemption(const char* step, std::vector<std::pair<std::string, std::int64_t>> args) {

@@ -31,6 +31,9 @@ struct Scheduler::Pass {
   bool timestamps = false;
   std::uint32_t timestamp_end_offset = 0;  // the closing TIMESTAMP
   std::uint64_t device_begin = 0;          // cycles the opening one wrote (0: not yet)
+  // Preempted and put back: the cycle counter when its rest reached the head of the ring again
+  // (its opening TIMESTAMP does not run again; 0: not resumed)
+  std::uint64_t resumed_cycles = 0;
   std::chrono::nanoseconds render_begin{}, render_end{};
 };
 

@@ -2,6 +2,7 @@
 // each ring entry when it retires or is aborted, the device's own timestamps, counters and TDR
 // steps. Called only while tracing (trace_ set); nothing here runs otherwise.
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -122,32 +123,47 @@ void Scheduler::trace_retired(HwPacket& p) {
       read_landing(pass.buffer.memory.cpu(), kmd::timestamp_landing_offset(static_cast<std::uint32_t>(pass.buffer.memory.size())));
   if (p.dma_start == 0) pass.device_begin = l.begin;
   const bool has_end = pass.timestamp_end_offset >= p.dma_start && pass.timestamp_end_offset < p.dma_end;
-  if (has_end && pass.device_begin != 0 && l.end != 0) {
+  // A pass preempted before its first portion retired runs, on the engine row, from where its
+  // rest resumed (the cycle counter then) to its closing timestamp.
+  const bool resumed = pass.device_begin == 0 && pass.resumed_cycles != 0;
+  const std::uint64_t begin = resumed ? pass.resumed_cycles : pass.device_begin;
+  if (has_end && begin != 0 && l.end != 0) {
     trace::Args a = packet_args(p);
     a.push_back({"kind", std::string((pass.ring_flags & SubmitCommandFlags::kPresent) ? "present" : "render")});
-    trace_->slice(Track::of(TrackKind::Engine), label, TracePoint::device(pass.device_begin), TracePoint::device(l.end),
-                  std::move(a));
+    if (resumed) a.push_back({"resumed_from", num(p.dma_start)});
+    trace_->slice(Track::of(TrackKind::Engine), resumed ? label + " (resumed)" : label, TracePoint::device(begin),
+                  TracePoint::device(l.end), std::move(a));
   }
+  if (has_end) pass.resumed_cycles = 0;
 }
 
 // Recovery: the packet will not complete with this fence (the guilty one, or one the reset
 // aborted and the scheduler puts back). A started DMA buffer shows on the engine until the reset.
 void Scheduler::trace_aborted(const HwPacket& p, const char* why) {
   const auto t = TracePoint::host(now());
+  // A packet put back by a preemption is not lost work's victim: named apart from the aborted.
+  const std::string suffix = std::strncmp(why, "preempted", 9) == 0 ? " preempted" : " aborted";
   trace::Args a = packet_args(p);
   a.push_back({"aborted", std::string(why)});
-  trace_->slice(Track::of(TrackKind::HardwareQueue), packet_label(p) + " aborted", TracePoint::host(p.written_at), t, a);
+  trace_->slice(Track::of(TrackKind::HardwareQueue), packet_label(p) + suffix, TracePoint::host(p.written_at), t, a);
   Landing l;
   if (p.is_paging()) {
     if (p.paging.timestamp_landing == 0 || p.paging.buffer == nullptr) return;
     l = read_landing(p.paging.buffer->cpu(), p.paging.timestamp_landing);
   } else {
-    if (!p.pass->timestamps || p.dma_start != 0) return;
+    if (!p.pass->timestamps) return;
+    if (p.dma_start != 0) {
+      // A resumed rest stopped again: it ran from its resumption to now.
+      if (p.pass->resumed_cycles != 0)
+        trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + suffix,
+                      TracePoint::device(std::exchange(p.pass->resumed_cycles, 0)), t, std::move(a));
+      return;
+    }
     l = read_landing(p.pass->buffer.memory.cpu(),
                      kmd::timestamp_landing_offset(static_cast<std::uint32_t>(p.pass->buffer.memory.size())));
   }
   if (l.begin != 0 && l.end == 0)
-    trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + " aborted", TracePoint::device(l.begin), t,
+    trace_->slice(Track::of(TrackKind::Engine), packet_label(p) + suffix, TracePoint::device(l.begin), t,
                   std::move(a));
 }
 

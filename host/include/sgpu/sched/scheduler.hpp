@@ -275,6 +275,22 @@ class Scheduler final : public vidmm::PagingQueue {
     std::chrono::nanoseconds last_request_to_resume{}, max_request_to_resume{}, total_request_to_resume{};
   };
   const PreemptionTimes& preemption_times() const { return preemption_times_; }
+  /// One packet a preemption put back to resume where it stopped (Counters::resumed_packets), for
+  /// reports: which submission, where it resumes and when it ran again.
+  struct PreemptionRecord {
+    SubmissionId submission;
+    std::uint64_t context = 0;
+    RingFence fence;                  ///< its ring fence when it was stopped
+    std::uint32_t resume_offset = 0;  ///< PREEMPT_OFFSET: the DMA buffer offset it resumes from
+    bool overrun = false;             ///< put back at a TdrDelay overrun (else for higher-priority work)
+    std::chrono::nanoseconds requested_at{};  ///< the preemption request (transport time)
+    std::chrono::nanoseconds taken_back_at{}; ///< DMA_PREEMPTED handled, the ring taken back
+    std::optional<std::chrono::nanoseconds> resumed_at;  ///< at the head of the ring again
+    RingFence resumed_fence;          ///< its new ring fence (0 until resumed)
+  };
+  /// The last kPreemptionLogSize records, oldest first.
+  static constexpr std::size_t kPreemptionLogSize = 32;
+  const std::deque<PreemptionRecord>& preemption_log() const { return preemption_log_; }
   /// The last post-mortem taken (only with SchedulerOptions::postmortem set).
   const std::optional<diag::PostMortem>& last_postmortem() const { return last_postmortem_; }
   /// Packets on the ring / in software queues.
@@ -390,6 +406,7 @@ class Scheduler final : public vidmm::PagingQueue {
   std::map<int, std::uint64_t> next_rr_;  // round-robin position (context id) per priority
   std::optional<PreemptRequest> preempt_;  // a preemption request not answered yet
   PreemptionTimes preemption_times_;
+  std::deque<PreemptionRecord> preemption_log_;
   std::optional<Error> fatal_;
   Counters counters_;
   diag::InterruptHistory interrupts_;
