@@ -203,6 +203,14 @@ Status Device::State::reset_and_wait() {
     const std::uint32_t status = rd(SGPU_REG(STATUS));
     if (SGPU_FIELD(STATUS, RESETTING).get(status) == 0 && SGPU_FIELD(STATUS, IDLE).get(status) != 0)
       return ok_status();
+    // A card that went away reads "resetting" forever; on a simulated transport whose reads no
+    // longer reach the simulator, time would not even pass towards reset_timeout.
+    if (status == kAllOnes) {
+      all_ones = true;
+      return Error::make(Errc::DeviceLost, Touched::Hardware,
+                         "device lost: STATUS reads {:#010x} during the engine reset (surprise removal or a dead link)",
+                         status);
+    }
     const auto elapsed = t->now() - start;
     if (elapsed >= options.reset_timeout)
       return Error::make(Errc::Timeout, Touched::Hardware,
@@ -312,7 +320,7 @@ Device& Device::operator=(Device&&) noexcept = default;
 Device::~Device() {
   // Stop and drain the engine before the ring memory goes away, so it never touches freed
   // memory. Best effort: a destructor has nobody to report to.
-  if (s_ && s_->t) {
+  if (s_ && s_->t && !s_->all_ones) {
     try {
       (void)s_->reset_and_wait();
     } catch (const TransportFailure&) {

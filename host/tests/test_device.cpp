@@ -363,6 +363,23 @@ TEST_CASE("reset_engine: a reset that never drains is a Timeout", "[device]") {
   CHECK_THAT(r.error().message, Catch::Contains("resetting 1"));
 }
 
+TEST_CASE("reset_engine: a card that reads all ones is lost at once, and the destructor leaves it alone",
+          "[device][device_lost]") {
+  Fixture f;
+  f.mock->on_write = [&](std::uint32_t o, std::uint32_t v) {
+    if (o == SGPU_REG(RESET) && v) f.mock->set_reg(SGPU_REG(STATUS), 0xFFFF'FFFFu);
+  };
+  auto r = f.device->reset_engine();  // the mock's time never moves: without the check, forever
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::DeviceLost);
+  CHECK_THAT(r.error().message, Catch::Contains("STATUS reads 0xffffffff"));
+  CHECK(f.device->lost());
+  int writes = 0;  // the mock goes with the device: count what its destructor writes
+  f.mock->on_write = [&](std::uint32_t, std::uint32_t) { ++writes; };
+  f.device.reset();
+  CHECK(writes == 0);  // no reset of a card that is gone
+}
+
 TEST_CASE("a broken link is a TransportError, not an exception", "[device]") {
   Fixture f;
   f.mock->on_write = [](std::uint32_t, std::uint32_t) { throw TransportFailure("link down"); };

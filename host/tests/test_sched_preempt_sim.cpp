@@ -157,8 +157,8 @@ TEST_CASE("sched preempt sim: a long low-priority copy lets a high-priority pack
   REQUIRE(p);
   CHECK(*static_cast<const std::uint32_t*>(*p) == 0x600d);
   REQUIRE(r.al[2].unlock());
-  WARN("high-priority packet behind a 4 MiB copy: " << latency.count() / 1000.0 << " us submit to completion; "
-       << "preemption request to resume " << s.preemption_times().last_request_to_resume.count() / 1000.0 << " us");
+  WARN("high-priority packet behind a 4 MiB copy: " << static_cast<double>(latency.count()) / 1000.0 << " us submit to completion; "
+       << "preemption request to resume " << static_cast<double>(s.preemption_times().last_request_to_resume.count()) / 1000.0 << " us");
   CHECK(latency < 1ms);
 }
 
