@@ -148,11 +148,11 @@ def main():
     chain = []
     while b is not None:
         if names.get(b):
-            chain.append(min(names[b], key=len))
+            chain.append((min(names[b], key=len), depth[b]))
         b = prev.get(b)
-    print(f"{'path' if a.path else 'worst path'} ({lvl:g} levels into {label}), through its named signals:")
-    for net in reversed(chain):
-        print(f"  {net}")
+    print(f"{'path' if a.path else 'worst path'} ({lvl:g} levels into {label}), through its named signals (levels on arrival):")
+    for net, at in reversed(chain):
+        print(f"  {at:5.1f}  {net}")
 
 
 if __name__ == "__main__":
