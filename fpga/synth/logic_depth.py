@@ -12,6 +12,7 @@ absolute numbers.
 
   logic_depth.py --sources build/rtl_sources.f --venv build/venv --out build/fmax [--top 30]
       [--cut NET ...]    treat these nets as registered: "what if this were cut?"
+      [--path REG]       show the worst path into this register (a name from the list) instead
 """
 import argparse
 import collections
@@ -89,6 +90,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--top", type=int, default=30, help="registers to list")
     ap.add_argument("--cut", nargs="*", default=[], help="nets to treat as registered")
+    ap.add_argument("--path", help="register (as listed) whose worst input path to show")
     a = ap.parse_args()
 
     mod = gate_netlist(a)
@@ -140,15 +142,17 @@ def main():
     print("deepest register inputs (gate levels; about 25 fit 125 MHz on an ECP5-8):")
     for label, (lvl, _) in ranked[:a.top]:
         print(f"  {lvl:5.1f}  {label}")
-    label, (lvl, b) = ranked[0]
+    if a.path and a.path not in per_reg:
+        sys.exit(f"logic_depth: no register {a.path}")
+    label, (lvl, b) = (a.path, per_reg[a.path]) if a.path else ranked[0]
     chain = []
     while b is not None:
         if names.get(b):
-            chain.append(min(names[b], key=len))
+            chain.append((min(names[b], key=len), depth[b]))
         b = prev.get(b)
-    print(f"worst path ({lvl:g} levels into {label}), through its named signals:")
-    for net in reversed(chain):
-        print(f"  {net}")
+    print(f"{'path' if a.path else 'worst path'} ({lvl:g} levels into {label}), through its named signals (levels on arrival):")
+    for net, at in reversed(chain):
+        print(f"  {at:5.1f}  {net}")
 
 
 if __name__ == "__main__":

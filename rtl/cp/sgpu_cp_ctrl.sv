@@ -135,6 +135,8 @@ module sgpu_cp_ctrl
   cp_fault_rec_t   fault_q, fault_d;
   logic            ring_pref_q, ring_pref_d;      // the next entry's read is requested
   logic            ring_drop_q, ring_drop_d;      // StStreamStop drops the prefetched entry
+  logic            dma_abort_q, dma_abort_d;      // the fetch engine's abort pulse, registered
+  logic            dma_busy;                      // the fetch engine is busy or its abort pending
   logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
                                                   // and may go with the first data dword
 
@@ -165,7 +167,7 @@ module sgpu_cp_ctrl
   assign hdr         = pkt_header_t'(dw_i);
   assign a           = pkt_q.args.copy;
   assign rows_m1     = a.height - 32'd1;
-  assign drained     = !dma_busy_i && wr_idle_i && !copy_busy_i;
+  assign drained     = !dma_busy && wr_idle_i && !copy_busy_i;
 
   /////////
   // FSM //
@@ -521,7 +523,7 @@ module sgpu_cp_ctrl
       StStreamStop: begin
         dma_status_ready_o = 1'b1;
         dw_clear_o         = 1'b1;
-        if (!dma_busy_i) begin
+        if (!dma_busy) begin
           ring_drop_d = 1'b0;
           state_d = ring_drop_q ? StIdle
                   : (dec_i.info.pkt_class == PktClassIndirect) ? StBufResume : StWaitReq;
@@ -762,9 +764,17 @@ module sgpu_cp_ctrl
     if (draining(state_d)) ring_drop_d = 1'b0;
 
     // The fetch engine latches an abort: one pulse when draining starts stops it, and it
-    // reports not-busy once every read it issued has returned.
-    dma_abort_o = stops_fetch(state_d) && !stops_fetch(state_q);
+    // reports not-busy once every read it issued has returned. The pulse leaves from a register
+    // (dma_abort_q), a cycle after the state that decided it: the CP's next state is deep logic
+    // (the write path's ready, faults), the fetch engine's request FIFOs too.
+    dma_abort_d = stops_fetch(state_d) && !stops_fetch(state_q);
   end
+
+  // While the pulse is on its way the fetch engine does not know yet: it counts as busy, so no
+  // drain ends before the engine took the abort. The stop states drop its data and statuses in
+  // that cycle as in every other.
+  assign dma_busy    = dma_busy_i || dma_abort_q;
+  assign dma_abort_o = dma_abort_q;
 
   assign fsm_o              = state_q;
   assign head_o             = head_q;
@@ -799,6 +809,7 @@ module sgpu_cp_ctrl
       ring_pref_q  <= 1'b0;
       hi_next_q    <= 1'b0;
       ring_drop_q  <= 1'b0;
+      dma_abort_q  <= 1'b0;
     end else begin
       state_q      <= state_d;
       head_q       <= head_d;
@@ -814,6 +825,7 @@ module sgpu_cp_ctrl
       ring_pref_q  <= ring_pref_d;
       hi_next_q    <= hi_next_d;
       ring_drop_q  <= ring_drop_d;
+      dma_abort_q  <= dma_abort_d;
     end
   end
 
@@ -839,7 +851,7 @@ module sgpu_cp_ctrl
       |-> dma_status_i.tag == ((state_q inside {StRingData, StRingStatus}) ? TagRing
                                : (state_q inside {StWaitData, StWaitStatus}) ? TagWait : TagBuffer))
   // The stream is only re-requested once the aborted one drained.
-  `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy_i)
+  `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
   // Two dwords are taken only where neither can fault (WRITE_DATA: the header, which then
   // passed its check, with at least three payload dwords; no check at the address high dword).

@@ -4,11 +4,13 @@
 //
 // Packets and ring entries are dword-aligned with dword lengths, so every beat holds a whole
 // number of dwords: the packed stream of the fetch engine puts them in the low lanes and marks
-// them with byte enables. The dwords wait in a window of two beats, a shift register whose head
-// is the decoder's dword (straight from a flop, no lane multiplexer in front of the decoder).
-// A beat is taken when the window has room for a whole beat after this cycle's dwords leave,
-// so a stream of beats is unpacked without bubbles at one dword per cycle, and at two dwords per
-// cycle while the controller takes pairs.
+// them with byte enables. The dwords wait in a window of two beats and two dwords, a shift
+// register whose head is the decoder's dword (straight from a flop, no lane multiplexer in front
+// of the decoder). A beat is taken when the window has room for it before this cycle's dwords
+// leave: the input's ready is a register compare, not the end of the controller's decision
+// (which waits for the write path's ready), and the two extra dwords keep a pair at the head
+// whenever the window was too full for a beat, so a stream of beats is still unpacked without
+// bubbles at one dword per cycle, and at two dwords per cycle while the controller takes pairs.
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -38,7 +40,7 @@ module sgpu_cp_dwords #(
 );
 
   localparam int unsigned Dwords = DataWidth / 32;
-  localparam int unsigned Window = (2 * Dwords > 2) ? 2 * Dwords : 2;
+  localparam int unsigned Window = 2 * Dwords + 2;
   localparam int unsigned CntWidth = $clog2(Window + 1);
 
   logic [Window-1:0][31:0] win_q, win_d;
@@ -58,11 +60,11 @@ module sgpu_cp_dwords #(
   assign out_dword_o  = win_q[0];
   assign out_dword2_o = win_q[1];
 
-  // Dwords leaving this cycle; the ready of the input follows from them (never from in_valid_i).
+  // Dwords leaving this cycle. The input's ready depends on neither them nor in_valid_i.
   assign taken = !(out_valid_o && out_ready_i) ? '0
                : (out_two_i ? CntWidth'(2) : CntWidth'(1));
   assign kept       = count_q - taken;
-  assign in_ready_o = ({1'b0, kept} + (CntWidth + 1)'(Dwords)) <= (CntWidth + 1)'(Window);
+  assign in_ready_o = ({1'b0, count_q} + (CntWidth + 1)'(Dwords)) <= (CntWidth + 1)'(Window);
 
   always_comb begin
     // Shift the remaining dwords to the head, then append the beat's behind them.

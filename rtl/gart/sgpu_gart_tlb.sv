@@ -69,11 +69,14 @@ module sgpu_gart_tlb #(
   logic [Entries-1:0]  lk_match;
   logic [PtrWidth-1:0] lk_sel;
 
+  // At most one entry matches (OneEntryPerPage), so the matching entry's number is the OR of
+  // the numbers of the entries that match: a tree, not a priority chain through every entry.
+  // No match gives entry 0, as the lowest-first search did.
   always_comb begin
     lk_sel = '0;
-    for (int i = Entries - 1; i >= 0; i--) begin
+    for (int i = 0; i < Entries; i++) begin
       lk_match[i] = valid_q[i] && (idx_q[i] == lk_idx_i);
-      if (lk_match[i]) lk_sel = PtrWidth'(i);
+      lk_sel |= lk_match[i] ? PtrWidth'(i) : '0;
     end
   end
 

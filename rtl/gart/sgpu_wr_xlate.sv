@@ -6,8 +6,10 @@
 // write never reaches the bus. The last successful translation is kept in a one-entry cache
 // tagged with {GPU page, privilege, GART enable}; writes to that page pass in the same cycle
 // (one per cycle, as without translation). A write to another page asks the GART (write = 1, so
-// write-protect applies) and is accepted the cycle after the answer: about four cycles per new
-// page on a TLB hit.
+// write-protect applies) and is accepted the cycle after the answer: about five cycles per new
+// page on a TLB hit. The request leaves from a register, a cycle after the miss: the page
+// compare of the write being offered (behind the CP's choice of its write) is not in front of
+// the translation arbiter and, through its grant, the other clients' request FIFOs.
 //
 // Invalidation: while an invalidation is pending or running (inv_busy_i) the cache is dropped,
 // and an answer to a request that overlapped one is used once, for the write that asked, and
@@ -90,20 +92,26 @@ module sgpu_wr_xlate (
   // Translation //
   /////////////////
 
+  logic           pend_q, pend_d;       // a request is registered, not yet accepted
   logic           wait_q, wait_d;       // a request was accepted; its answer is owed
   logic           stale_q, stale_d;     // an invalidation overlapped it
   sgpu_pkg::pfn_t w_vpn_q, w_vpn_d;
   logic           w_priv_q, w_priv_d, w_en_q, w_en_d;
   sgpu_pkg::addr_t w_addr_q, w_addr_d;
 
-  // Ask only for a write that is being offered and misses; nothing while an answer is owed.
-  assign xlate_req_valid_o = req_valid_i && !hit && !wait_q;
-  assign xlate_req_o       = '{vpn: req_vpn, write: 1'b1};
-  assign xlate_priv_o      = req_priv_i;
+  // Ask only for a write that is being offered and misses; one request at a time. The page,
+  // privilege and first byte are registered with the miss; the request is held until accepted
+  // even if the write goes away (its answer is then used by nobody, or dropped as a fault of a
+  // halted CP).
+  logic miss;
+  assign miss              = req_valid_i && !hit && !wait_q && !pend_q;
+  assign xlate_req_valid_o = pend_q;
+  assign xlate_req_o       = '{vpn: w_vpn_q, write: 1'b1};
+  assign xlate_priv_o      = w_priv_q;
   assign xlate_rsp_ready_o = 1'b1;
 
   logic req_hs, rsp_hs;
-  assign req_hs = xlate_req_valid_o && xlate_req_ready_i;
+  assign req_hs = pend_q && xlate_req_ready_i;
   assign rsp_hs = xlate_rsp_valid_i && wait_q;
 
   // First written byte: the CP writes one dword (strobes 0x0f or 0xf0) or a 64-bit word.
@@ -117,6 +125,7 @@ module sgpu_wr_xlate (
     c_ppn_d   = c_ppn_q;
     c_priv_d  = c_priv_q;
     c_en_d    = c_en_q;
+    pend_d    = pend_q;
     wait_d    = wait_q;
     stale_d   = stale_q || inv_busy_i;
     w_vpn_d   = w_vpn_q;
@@ -129,13 +138,20 @@ module sgpu_wr_xlate (
     if (inv_busy_i && !c_once_q) c_valid_d = 1'b0;
     if (c_once_q && !(req_valid_i && hit && !out_ready_i)) c_valid_d = 1'b0;
 
-    if (req_hs) begin
-      wait_d   = 1'b1;
-      stale_d  = inv_busy_i;
+    if (miss) begin
+      pend_d   = 1'b1;
       w_vpn_d  = req_vpn;
       w_priv_d = req_priv_i;
-      w_en_d   = enable_i;
       w_addr_d = req_first_byte;
+    end
+
+    // GART_CTRL.enable and the overlap with an invalidation count from the acceptance, as the
+    // GART translates from then on.
+    if (req_hs) begin
+      pend_d   = 1'b0;
+      wait_d   = 1'b1;
+      stale_d  = inv_busy_i;
+      w_en_d   = enable_i;
     end
 
     if (rsp_hs) begin
@@ -153,17 +169,19 @@ module sgpu_wr_xlate (
 
   assign fault_o      = rsp_hs && xlate_rsp_i.fault;
   assign fault_addr_o = w_addr_q;
-  assign idle_o       = !wait_q;
+  assign idle_o       = !wait_q && !pend_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       c_valid_q <= 1'b0;
       c_once_q  <= 1'b0;
+      pend_q    <= 1'b0;
       wait_q    <= 1'b0;
       stale_q   <= 1'b0;
     end else begin
       c_valid_q <= c_valid_d;
       c_once_q  <= c_once_d;
+      pend_q    <= pend_d;
       wait_q    <= wait_d;
       stale_q   <= stale_d;
     end
@@ -187,6 +205,7 @@ module sgpu_wr_xlate (
 
   // The fault names the write being offered: the CP holds it until it is accepted or faults.
   `SGPU_ASSERT(OneRequestAtATime, wait_q |-> !xlate_req_valid_o)
+  `SGPU_ASSERT(RequestHeld, xlate_req_valid_o && !xlate_req_ready_i |=> xlate_req_valid_o)
   `SGPU_ASSERT(NoAnswerUnasked, xlate_rsp_valid_i |-> wait_q)
 
 endmodule

@@ -96,8 +96,9 @@ TEST_CASE("dwords come out once and in order, one or two at a time", "[cp][dword
     w.dut->out_two_i = take == 2;
     w.settle();
     const bool beat_taken = offering && w.dut->in_ready_o;
-    // Room for a whole beat after this cycle's dwords leave: the window holds two beats.
-    REQUIRE(w.dut->in_ready_o == (expected.size() - take + 2 <= 4));
+    // Room for a whole beat before this cycle's dwords leave (the ready does not wait for the
+    // taker): the window holds two beats and two dwords.
+    REQUIRE(w.dut->in_ready_o == (expected.size() + 2 <= 6));
     w.clock();
     for (unsigned i = 0; i < take; ++i) expected.pop_front();
     taken += take;
@@ -149,7 +150,7 @@ TEST_CASE("dwords keep up with a beat per cycle: pairs at two and singles at one
 
 TEST_CASE("dwords: clear drops every dword not taken", "[cp][dwords]") {
   Window w;
-  for (int beat = 0; beat < 2; ++beat) {
+  for (int beat = 0; beat < 3; ++beat) {
     w.idle_inputs();
     w.dut->in_valid_i = 1;
     w.dut->in_data_i = 0x0000000200000001ull + beat * 0x0000000200000002ull;
@@ -161,12 +162,16 @@ TEST_CASE("dwords: clear drops every dword not taken", "[cp][dwords]") {
   w.idle_inputs();
   w.settle();
   REQUIRE(w.dut->out_valid2_o);
-  // Full: a third beat waits unless two dwords leave.
+  // Full: a fourth beat waits, even while dwords leave (ready never waits for the taker).
+  w.dut->out_ready_i = 1;
+  w.dut->out_two_i = 1;
   w.dut->in_valid_i = 1;
   w.dut->in_keep_i = 0xff;
   w.settle();
   CHECK_FALSE(w.dut->in_ready_o);
   w.dut->in_valid_i = 0;
+  w.dut->out_ready_i = 0;
+  w.dut->out_two_i = 0;
   w.dut->clear_i = 1;
   w.settle();
   w.clock();
