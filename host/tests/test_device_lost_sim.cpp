@@ -128,6 +128,6 @@ TEST_CASE("device lost on the RTL: a card that starts reading all ones mid-run e
 }
 
 TEST_CASE("device lost on the RTL: a link that breaks mid-run ends every wait with DeviceLost",
-          "[sched][sim][parity][device_lost]") {
+          "[sched][sim][parity][device_lost][link_break]") {
   lose_the_card_mid_run(false);
 }
