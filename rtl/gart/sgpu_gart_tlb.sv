@@ -123,11 +123,13 @@ module sgpu_gart_tlb #(
   logic [Entries-1:0]  fill_match;
   logic [PtrWidth-1:0] fill_sel, fill_slot;
 
+  // At most one entry holds the page (OneEntryPerPage): an OR tree of the matching entries'
+  // numbers, as for the lookup, not a priority chain through every entry.
   always_comb begin
     fill_sel = '0;
-    for (int i = Entries - 1; i >= 0; i--) begin
+    for (int i = 0; i < Entries; i++) begin
       fill_match[i] = valid_q[i] && (idx_q[i] == fill_idx_i);
-      if (fill_match[i]) fill_sel = PtrWidth'(i);
+      fill_sel |= fill_match[i] ? PtrWidth'(i) : '0;
     end
   end
 
@@ -226,7 +228,7 @@ module sgpu_gart_tlb #(
   ////////////////
 
   // A page is never cached twice.
-  `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match_cur))
+  `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match_cur) && $onehot0(fill_match))
   // The caller never fills while a sweep runs (a stale PTE could survive it).
   `SGPU_ASSERT(NoFillDuringSweep, !(fill_valid_i && sw_busy_q))
 
