@@ -18,7 +18,9 @@
 //
 // Pipeline: a request is taken into `cur`, classified from registers in the next cycle and, if
 // it can be decided (not an aperture page missing from the TLB), answered into the response
-// register: one translation per cycle on hits, responses in request order. A miss starts a
+// register: one translation per cycle on hits, responses in request order. The TLB compares
+// the page a request will hold while it is being taken (a registered compare), so the lookup
+// cycle only reads the matched entry; the cycle after a TLB fill the lookup waits a cycle. A miss starts a
 // walk of the PTE line (8 PTEs) holding the page and waits for it; the PTE is taken straight
 // from the walk as it streams past, and every valid PTE of the line is cached. Each aperture
 // lookup also queues a prefetch of the next line, so a stream through consecutive pages finds
@@ -182,10 +184,10 @@ module sgpu_gart #(
   end
 
   // TLB lookup of cur.
-  logic           tlb_hit, tlb_writable, tlb_snoop;
+  logic           tlb_hit, tlb_fresh, tlb_writable, tlb_snoop;
   sgpu_pkg::pfn_t tlb_ppn;
 
-  logic           decided, need_walk, ap_lookup;
+  logic           decided, need_walk, ap_lookup, ap_wait, walk_err;
   gart_fault_e    fault;
   sgpu_pkg::pfn_t ppn;
   logic           snoop;
@@ -195,6 +197,8 @@ module sgpu_gart #(
     decided   = 1'b1;
     need_walk = 1'b0;
     ap_lookup = 1'b0;
+    ap_wait   = 1'b0;
+    walk_err  = 1'b0;
     fault     = GartFaultNone;
     ppn       = cur_vpn_q;
     snoop     = 1'b0;
@@ -206,18 +210,26 @@ module sgpu_gart #(
         fault = GartFaultOutOfRange;
       end else begin
         ap_lookup = 1'b1;
-        if (tlb_hit) begin
+        ap_wait   = !res_valid_q;
+        if (res_valid_q && !res_err_q) begin
+          // cur's PTE, taken from a walk as it streamed past (the same PTE the TLB caches if
+          // valid): answered without waiting for the stream's fills to end.
+          pte = res_pte_q;
+        end else if (!tlb_fresh) begin
+          // The TLB compare is a cycle old and a fill came in between: look again.
+          decided = 1'b0;
+        end else if (tlb_hit) begin
           pte = '{ppn: tlb_ppn, reserved: '0, snoop: tlb_snoop, writable: tlb_writable,
                   valid: 1'b1};
         end else if (res_valid_q) begin
-          pte = res_pte_q;
+          walk_err = 1'b1;
         end else begin
           decided   = 1'b0;
           need_walk = 1'b1;
         end
-        if (!tlb_hit && res_valid_q && res_err_q) fault = GartFaultWalkError;
-        else if (!pte.valid)                      fault = GartFaultInvalidPte;
-        else if (cur_write_q && !pte.writable)    fault = GartFaultWriteProtect;
+        if (walk_err)                          fault = GartFaultWalkError;
+        else if (!pte.valid)                   fault = GartFaultInvalidPte;
+        else if (cur_write_q && !pte.writable) fault = GartFaultWriteProtect;
         ppn   = pte.ppn;
         snoop = pte.snoop;
       end
@@ -318,7 +330,10 @@ module sgpu_gart #(
   ) u_tlb (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
-    .lk_idx_i       (ap_idx),
+    .lk_idx_new_i   (xlate_req_i.vpn[ApIdxWidth-1:0]),
+    .lk_idx_cur_i   (ap_idx),
+    .lk_take_i      (xlate_req_valid_i && xlate_req_ready_o),
+    .lk_fresh_o     (tlb_fresh),
     .lk_hit_o       (tlb_hit),
     .lk_ppn_o       (tlb_ppn),
     .lk_writable_o  (tlb_writable),
@@ -428,10 +443,12 @@ module sgpu_gart #(
       if (wk_start_pf || (pf_pend_q && pf_line_q == wk_start_line)) pf_pend_d = 1'b0;
     end
 
-    // A PTE streams past: take it if cur is waiting for it.
+    // A PTE streams past: take it if cur may be waiting for it (ap_wait, not need_walk: while
+    // the stream fills the TLB the lookup is not fresh and cur waits without asking for a walk;
+    // an invalid PTE is not cached, so it must be taken here). A TLB hit takes priority.
     if (wk_pte_valid) begin
       wk_got_d = wk_got_q + 1'b1;
-      if (cur_valid_q && need_walk && ap_idx == wk_fill_idx) begin
+      if (cur_valid_q && ap_wait && ap_idx == wk_fill_idx) begin
         res_valid_d = 1'b1;
         res_err_d   = 1'b0;
         res_pte_d   = wk_pte;
@@ -439,7 +456,7 @@ module sgpu_gart #(
     end
 
     // A walk failed before delivering cur's PTE.
-    if (wk_done && wk_done_err && cur_valid_q && need_walk && ap_line == wk_line_q &&
+    if (wk_done && wk_done_err && cur_valid_q && ap_wait && ap_line == wk_line_q &&
         4'(ap_idx[LineShift-1:0]) >= wk_got_q) begin
       res_valid_d = 1'b1;
       res_err_d   = 1'b1;

@@ -1,5 +1,6 @@
 // Fully associative TLB of the GART: Entries pages, each {aperture page index -> bus page,
-// writable, snoop}. One lookup port (combinational, from the caller's registers), one fill port
+// writable, snoop}. One lookup port (registered compare: the page the caller will hold in the
+// next cycle is compared in this one, and the match vector is read out the next cycle), one fill port
 // (overwrites the entry of the same page if there is one, else the oldest entry: FIFO
 // replacement), and an invalidation sweep that checks one entry per cycle against a page range
 // (or clears everything in one cycle).
@@ -22,9 +23,16 @@ module sgpu_gart_tlb #(
   /// Asynchronous reset, active low: every entry invalid.
   input  wire logic                       rst_ni,
 
-  /// Lookup: the aperture page index to translate.
-  input  wire logic [IdxWidth-1:0]        lk_idx_i,
-  /// An entry holds lk_idx_i.
+  /// Lookup, compared one cycle ahead: the page index of the request being taken (lk_take_i)...
+  input  wire logic [IdxWidth-1:0]        lk_idx_new_i,
+  /// ... or else of the one held (the caller's register).
+  input  wire logic [IdxWidth-1:0]        lk_idx_cur_i,
+  /// The caller takes a new request this cycle (selects lk_idx_new_i for the next cycle).
+  input  wire logic                       lk_take_i,
+  /// The lookup result below is up to date: no fill in the previous cycle (a fill may have
+  /// replaced a matched entry or added the page after the compare). Read hit only when set.
+  output      logic                       lk_fresh_o,
+  /// An entry holds the page held (compared in the previous cycle, still valid now).
   output      logic                       lk_hit_o,
   /// Its bus page.
   output      sgpu_pkg::pfn_t             lk_ppn_o,
@@ -66,20 +74,43 @@ module sgpu_gart_tlb #(
   // Lookup //
   ////////////
 
-  logic [Entries-1:0]  lk_match;
+  // The compare is registered so that it is not in series with the caller's decision: both
+  // candidates for the next cycle's page (a new request, the held one) are compared against the
+  // entries in this cycle, and the take signal only selects which match vector is kept.
+  // Staleness: a sweep that clears an entry is seen through valid_q (the kept vector is ANDed
+  // with it, so an invalidation takes effect exactly as with a combinational compare); a fill
+  // may rewrite an entry, so the cycle after a fill the result is not fresh and the caller
+  // waits a cycle (the compare of that cycle sees the filled entries).
+  logic [Entries-1:0]  lk_match_new, lk_match_cur, lk_match_q, lk_match;
   logic [PtrWidth-1:0] lk_sel;
+  logic                fill_q;
 
-  // At most one entry matches (OneEntryPerPage), so the matching entry's number is the OR of
-  // the numbers of the entries that match: a tree, not a priority chain through every entry.
-  // No match gives entry 0, as the lowest-first search did.
   always_comb begin
-    lk_sel = '0;
     for (int i = 0; i < Entries; i++) begin
-      lk_match[i] = valid_q[i] && (idx_q[i] == lk_idx_i);
-      lk_sel |= lk_match[i] ? PtrWidth'(i) : '0;
+      lk_match_new[i] = valid_q[i] && (idx_q[i] == lk_idx_new_i);
+      lk_match_cur[i] = valid_q[i] && (idx_q[i] == lk_idx_cur_i);
     end
   end
 
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      lk_match_q <= '0;
+      fill_q     <= 1'b0;
+    end else begin
+      lk_match_q <= lk_take_i ? lk_match_new : lk_match_cur;
+      fill_q     <= fill_valid_i;
+    end
+  end
+
+  // At most one entry matches (OneEntryPerPage), so the matching entry's number is the OR of
+  // the numbers of the entries that match: a tree, not a priority chain through every entry.
+  always_comb begin
+    lk_match = lk_match_q & valid_q;
+    lk_sel   = '0;
+    for (int i = 0; i < Entries; i++) lk_sel |= lk_match_q[i] ? PtrWidth'(i) : '0;
+  end
+
+  assign lk_fresh_o    = !fill_q;
   assign lk_hit_o      = |lk_match;
   assign lk_ppn_o      = ppn_q[lk_sel];
   assign lk_writable_o = writable_q[lk_sel];
@@ -92,11 +123,13 @@ module sgpu_gart_tlb #(
   logic [Entries-1:0]  fill_match;
   logic [PtrWidth-1:0] fill_sel, fill_slot;
 
+  // At most one entry holds the page (OneEntryPerPage): an OR tree of the matching entries'
+  // numbers, as for the lookup, not a priority chain through every entry.
   always_comb begin
     fill_sel = '0;
-    for (int i = Entries - 1; i >= 0; i--) begin
+    for (int i = 0; i < Entries; i++) begin
       fill_match[i] = valid_q[i] && (idx_q[i] == fill_idx_i);
-      if (fill_match[i]) fill_sel = PtrWidth'(i);
+      fill_sel |= fill_match[i] ? PtrWidth'(i) : '0;
     end
   end
 
@@ -195,7 +228,7 @@ module sgpu_gart_tlb #(
   ////////////////
 
   // A page is never cached twice.
-  `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match))
+  `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match_cur) && $onehot0(fill_match))
   // The caller never fills while a sweep runs (a stale PTE could survive it).
   `SGPU_ASSERT(NoFillDuringSweep, !(fill_valid_i && sw_busy_q))
 
