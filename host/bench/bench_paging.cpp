@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_must.hpp"
 #include "backends/backends.hpp"
 #include "sgpu/device.hpp"
 #include "sgpu/kmd/adapter.hpp"
@@ -27,18 +28,7 @@ namespace {
 using namespace sgpu;
 using namespace std::chrono_literals;
 
-[[noreturn]] void die(std::string_view what, const Error& e) {
-  fmt::print(stderr, "bench_paging: {}: {}\n", what, to_string(e));
-  std::exit(1);
-}
-template <class T>
-T must(Result<T> r, std::string_view what) {
-  if (!r) die(what, r.error());
-  return std::move(*r);
-}
-void must(const Status& s, std::string_view what) {
-  if (!s) die(what, s.error());
-}
+using bench::must;
 
 constexpr std::uint32_t kBytes = 1 << 20;
 

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_must.hpp"
 #include "backends/backends.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/trace/timeline.hpp"
@@ -28,18 +29,7 @@ namespace {
 using namespace sgpu;
 using namespace std::chrono_literals;
 
-[[noreturn]] void die(std::string_view what, const Error& e) {
-  fmt::print(stderr, "bench_paging_overlap: {}: {}\n", what, to_string(e));
-  std::exit(1);
-}
-template <class T>
-T must(Result<T> r, std::string_view what) {
-  if (!r) die(what, r.error());
-  return std::move(*r);
-}
-void must(const Status& s, std::string_view what) {
-  if (!s) die(what, s.error());
-}
+using bench::must;
 
 using Interval = std::pair<std::int64_t, std::int64_t>;  // [begin, end) ns on the transport's axis
 

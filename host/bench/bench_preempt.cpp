@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_must.hpp"
 #include "backends/backends.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/umd/command_list.hpp"
@@ -25,18 +26,7 @@ namespace {
 using namespace sgpu;
 using namespace std::chrono_literals;
 
-[[noreturn]] void die(std::string_view what, const Error& e) {
-  fmt::print(stderr, "bench_preempt: {}: {}\n", what, to_string(e));
-  std::exit(1);
-}
-template <class T>
-T must(Result<T> r, std::string_view what) {
-  if (!r) die(what, r.error());
-  return std::move(*r);
-}
-void must(const Status& s, std::string_view what) {
-  if (!s) die(what, s.error());
-}
+using bench::must;
 
 constexpr std::uint32_t kCopyBytes = 64u << 20;
 double us(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1000.0; }

@@ -104,4 +104,27 @@ struct FakeEngine {
   }
 };
 
+/// Where a mock device's segments are: the aperture (GART) and the memory segment.
+struct MockSegments {
+  std::uint64_t aperture_base = 0;
+  std::uint64_t aperture_pages = 0;
+  std::uint64_t memory_base = 0;
+  std::uint64_t memory_bytes = 0;
+};
+
+/// Makes the mock report a device with a GART (32 TLB entries, 52-bit system addresses) and a
+/// memory segment at `segments`, plus `extra_features` (CAP_FEATURES bits, e.g. preemption).
+inline void describe_gart_device(MockTransport& m, const MockSegments& segments, std::uint32_t extra_features = 0) {
+  m.set_reg(SGPU_REG(CAP_FEATURES), SGPU_FIELD(CAP_FEATURES, GART).mask |
+                                        SGPU_FIELD(CAP_FEATURES, MEMORY_SEGMENT).mask | extra_features);
+  m.set_reg(SGPU_REG(CAP_APSEG_BASE_LO), static_cast<std::uint32_t>(segments.aperture_base));
+  m.set_reg(SGPU_REG(CAP_APSEG_BASE_HI), static_cast<std::uint32_t>(segments.aperture_base >> 32));
+  m.set_reg(SGPU_REG(CAP_APSEG_SIZE_LO), static_cast<std::uint32_t>(segments.aperture_pages * 4096));
+  m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_LO), static_cast<std::uint32_t>(segments.memory_base));
+  m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_HI), static_cast<std::uint32_t>(segments.memory_base >> 32));
+  m.set_reg(SGPU_REG(CAP_MEMSEG_SIZE_LO), static_cast<std::uint32_t>(segments.memory_bytes));
+  m.set_reg(SGPU_REG(GART_CAP),
+            SGPU_FIELD(GART_CAP, TLB_ENTRIES).put(32) | SGPU_FIELD(GART_CAP, SYS_ADDR_BITS).put(52));
+}
+
 }  // namespace sgpu::test

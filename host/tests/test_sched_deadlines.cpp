@@ -186,17 +186,7 @@ struct Stack {
   explicit Stack(RuntimeOptions o = options()) {
     auto mock = std::make_unique<MockTransport>();
     engine = std::make_unique<test::FakeEngine>(*mock);
-    MockTransport& m = *mock;
-    m.set_reg(SGPU_REG(CAP_FEATURES),
-              SGPU_FIELD(CAP_FEATURES, GART).mask | SGPU_FIELD(CAP_FEATURES, MEMORY_SEGMENT).mask);
-    m.set_reg(SGPU_REG(CAP_APSEG_BASE_LO), static_cast<std::uint32_t>(kApBase));
-    m.set_reg(SGPU_REG(CAP_APSEG_BASE_HI), static_cast<std::uint32_t>(kApBase >> 32));
-    m.set_reg(SGPU_REG(CAP_APSEG_SIZE_LO), static_cast<std::uint32_t>(kApPages * 4096));
-    m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_LO), static_cast<std::uint32_t>(kMemBase));
-    m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_HI), static_cast<std::uint32_t>(kMemBase >> 32));
-    m.set_reg(SGPU_REG(CAP_MEMSEG_SIZE_LO), static_cast<std::uint32_t>(kMemBytes));
-    m.set_reg(SGPU_REG(GART_CAP),
-              SGPU_FIELD(GART_CAP, TLB_ENTRIES).put(32) | SGPU_FIELD(GART_CAP, SYS_ADDR_BITS).put(52));
+    test::describe_gart_device(*mock, {kApBase, kApPages, kMemBase, kMemBytes});
     auto t = std::make_unique<BreakableTransport>(std::move(mock));
     transport = t.get();
     auto r = Runtime::open(std::move(t), o);

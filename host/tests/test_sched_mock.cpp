@@ -38,16 +38,7 @@ constexpr std::uint32_t kPagingFlags = abi::ring_flags::kPaging | abi::ring_flag
 /// except those of a context in `hung`, and executes paging buffers' closing FENCE.
 std::unique_ptr<test::FakeEngine> gart_device(MockTransport& m) {
   auto engine = std::make_unique<test::FakeEngine>(m);
-  m.set_reg(SGPU_REG(CAP_FEATURES),
-            SGPU_FIELD(CAP_FEATURES, GART).mask | SGPU_FIELD(CAP_FEATURES, MEMORY_SEGMENT).mask);
-  m.set_reg(SGPU_REG(CAP_APSEG_BASE_LO), static_cast<std::uint32_t>(kApBase));
-  m.set_reg(SGPU_REG(CAP_APSEG_BASE_HI), static_cast<std::uint32_t>(kApBase >> 32));
-  m.set_reg(SGPU_REG(CAP_APSEG_SIZE_LO), static_cast<std::uint32_t>(kApPages * 4096));
-  m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_LO), static_cast<std::uint32_t>(kMemBase));
-  m.set_reg(SGPU_REG(CAP_MEMSEG_BASE_HI), static_cast<std::uint32_t>(kMemBase >> 32));
-  m.set_reg(SGPU_REG(CAP_MEMSEG_SIZE_LO), static_cast<std::uint32_t>(kMemBytes));
-  m.set_reg(SGPU_REG(GART_CAP),
-            SGPU_FIELD(GART_CAP, TLB_ENTRIES).put(32) | SGPU_FIELD(GART_CAP, SYS_ADDR_BITS).put(52));
+  test::describe_gart_device(m, {kApBase, kApPages, kMemBase, kMemBytes});
   return engine;
 }
 
