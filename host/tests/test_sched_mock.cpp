@@ -16,6 +16,7 @@
 #include "sgpu/kmd/adapter.hpp"
 #include "sgpu/kmd/sizing.hpp"
 #include "sgpu/regs.hpp"
+#include "sgpu/sched/flip_queue.hpp"
 #include "sgpu/sched/runtime.hpp"
 #include "sgpu/transport/mock.hpp"
 #include "sgpu/umd/command_list.hpp"
@@ -422,4 +423,34 @@ TEST_CASE("scheduler: a context of another adapter is neither registered nor ser
   CHECK(b.rt->adapter().live_contexts() == 1);
   CHECK(a.writes().empty());  // nothing reached A's device
   CHECK(b.sched().submit((*b_ctx)->get(), cl));
+}
+
+TEST_CASE("flip queue: an adapter whose whole aperture is the kernel's window has nowhere to scan out from: Unsupported",
+          "[flip][sched]") {
+  // The window takes every aperture page, so no aperture segment is left for allocations and the
+  // primaries could only live in the memory segment, which the display cannot read.
+  auto t = std::make_unique<MockTransport>();
+  MockTransport* mock = t.get();
+  auto engine = std::make_unique<test::FakeEngine>(*mock);
+  const std::uint32_t window_pages = kernel_window_pages_for(8);
+  test::describe_gart_device(*mock, {kApBase, window_pages, kMemBase, kMemBytes});
+  RuntimeOptions o;
+  o.kernel_window_pages = window_pages;
+  auto rt = Runtime::open(std::move(t), o);
+  if (!rt) FAIL(to_string(rt.error()));
+  REQUIRE((*rt)->adapter().aperture_segments() == kmd::SegmentSet::of((*rt)->adapter().description().dma_buffer_segment_id));
+  auto dev = (*rt)->adapter().create_device({});
+  REQUIRE(dev);
+  auto ctx = (*rt)->create_context(*dev);
+  REQUIRE(ctx);
+  mock->clear_log();
+
+  FlipQueueOptions fo;
+  fo.surface = kmd::SurfaceDesc{64, 16, 256, 4};
+  auto q = FlipQueue::create(**rt, *dev, (*ctx)->get(), fo);
+  REQUIRE_FALSE(q);
+  CHECK(q.error().code == Errc::Unsupported);
+  CHECK(q.error().message.find("no aperture segment") != std::string::npos);
+  CHECK_FALSE(q.error().hardware_touched);
+  CHECK(mock->log().empty());  // refused before any allocation was made or mapped
 }
