@@ -525,8 +525,10 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
 /// or after it lands where the next packet (or the end of the list) does not expect it.
 bool render_in_order(const RenderArgs& a, RenderOutput& result) {
   std::uint32_t cursor;
-  // SlotId < max_slot_id with the Reserved bits clear is then one compare.
-  if (a.max_slot_id > kSlotIdMask + 1 || !in_order_start(a, cursor)) return false;
+  // SlotId < max_slot_id with the Reserved bits clear is then one compare, and every field's
+  // ordinal (the output SlotId) is below max_slot_id.
+  if (a.max_slot_id > kSlotIdMask + 1 || a.max_slot_id < abi::kMaxAddressFields || !in_order_start(a, cursor))
+    return false;
   RenderOutput out;
   const auto capacity = begin_pass("render", a.dma_buffer, a.dma_size, a.reserve_timestamps, out);
   if (!capacity) return false;
@@ -534,6 +536,16 @@ bool render_in_order(const RenderArgs& a, RenderOutput& result) {
   const std::uint32_t length = a.command_length;
   auto* dma = static_cast<std::byte*>(a.dma_buffer);
   const auto* cmd = static_cast<const std::byte*>(a.command);
+  // The arguments the loop reads, in locals: the compiler cannot tell that the stores into the
+  // DMA buffer and the output list leave them alone, and would load them again per field.
+  const PatchLocation* const patch_in = a.patch_in;
+  const std::uint32_t patch_in_size = a.patch_in_size;
+  PatchLocation* const patch_out = a.patch_out;
+  const std::uint32_t patch_out_size = a.patch_out_size;
+  const DxgkAllocationListEntry* const allocations = a.allocation_list;
+  const std::uint32_t allocation_count = a.allocation_list_size;
+  const std::uint32_t max_slot_id = a.max_slot_id;
+  const std::uint32_t dma_capacity = *capacity;
   // Command byte c is copied to DMA byte c + shift (mod 2^32); the pass copies no further than
   // copy_end: the command buffer's end or the DMA buffer's room.
   const std::uint32_t shift = out.dma_bytes - start;
@@ -564,35 +576,43 @@ bool render_in_order(const RenderArgs& a, RenderOutput& result) {
     if (dwords < p.min_dwords || dwords > p.max_dwords || std::uint64_t{off} + bytes > length ||
         (abi::header_flags(header) & ~p.flags_mask) != 0)
       return false;
-    if (!room_for(out, p, bytes, *capacity, a.patch_out_size)) {
+    if (!room_for(out, p, bytes, dma_capacity, patch_out_size)) {
       if (out.packets == 0) return false;  // not even one packet: the full path refuses
       out.multipass_offset = off;
       final_pass = false;
       break;
     }
     if (off + bytes > copied && !copy_to(off + bytes)) return false;
-    if (std::uint64_t{cursor} + p.address_count > a.patch_in_size) return false;
+    if (std::uint64_t{cursor} + p.address_count > patch_in_size) return false;
     for (unsigned f = 0; f < p.address_count; ++f) {
       const abi::AddressField& field = p.addresses[f];
       PatchLocation e;
-      std::memcpy(&e, a.patch_in + cursor + f, sizeof e);  // user memory: read once
-      if (e.patch_offset != off + 4 * field.dword || e.allocation_index >= a.allocation_list_size) return false;
-      const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];
+      std::memcpy(&e, patch_in + cursor + f, sizeof e);  // user memory: read once
+      if (e.patch_offset != off + 4 * field.dword || e.allocation_index >= allocation_count) return false;
+      const DxgkAllocationListEntry& al = allocations[e.allocation_index];
       const Access acc = access_of(field, pkt, dwords);
       const std::uint64_t align_mask = acc.align - 1;
+      const bool writes = field.access == abi::AddressAccess::Write;
+      // Combined without branches: which field of which packet comes next is not predictable.
       bool bad = !al.allocation;
-      bad |= e.slot_id_and_reserved >= a.max_slot_id || f >= a.max_slot_id;
-      bad |= acc.extent > al.size || e.allocation_offset > al.size - acc.extent;
-      bad |= field.access == abi::AddressAccess::Write && !al.write;
-      bad |= (acc.align & align_mask) != 0 || (e.allocation_offset & align_mask) != 0;
-      std::uint64_t address = 0;
-      if (al.segment != kSystemMemory) {
-        address = al.gpu_address + e.allocation_offset;
-        bad |= address < al.gpu_address || address + acc.extent < address || (address & align_mask) != 0;
-      }
+      bad |= e.slot_id_and_reserved >= max_slot_id;
+      bad |= acc.extent > al.size;
+      bad |= e.allocation_offset > al.size - acc.extent;
+      bad |= writes & !al.write;
+      bad |= (acc.align & align_mask) != 0;
+      bad |= (e.allocation_offset & align_mask) != 0;
+      const bool resident = al.segment != kSystemMemory;
+      const std::uint64_t address = resident ? al.gpu_address + e.allocation_offset : 0;
+      bad |= resident & ((address < al.gpu_address) | (address + acc.extent < address) | ((address & align_mask) != 0));
       if (bad) return false;
       put_address(pkt, field.dword, address);
-      a.patch_out[out.patch_count + f] = output_entry(p, f, e.allocation_index, e.allocation_offset, out.dma_bytes);
+      PatchLocation& o = patch_out[out.patch_count + f];
+      o.allocation_index = e.allocation_index;
+      o.allocation_offset = e.allocation_offset;
+      o.slot_id_and_reserved = f;  // as output_entry writes it
+      o.driver_id = writes ? driver_id::kWrite : driver_id::kRead;
+      o.patch_offset = out.dma_bytes + 4 * field.dword;
+      o.split_offset = out.dma_bytes;
     }
     cursor += p.address_count;
     out.patch_count += p.address_count;
