@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -485,21 +486,107 @@ Status render_pass(const RenderArgs& a, RenderOutput& result) {
 
 // ------------------------------------------------------------------------ the in-order path
 
-/// Opcodes whose packets Render may pass at all: known, unprivileged, and not executing another
-/// buffer (decode_header's first three rules, as one load per packet).
-constexpr std::array<bool, 256> kTranslatable = [] {
-  std::array<bool, 256> ok{};
-  for (const abi::PacketInfo& p : abi::kPackets) {
-    bool executes = false;
-    for (unsigned f = 0; f < p.address_count; ++f) executes |= p.addresses[f].access == abi::AddressAccess::Execute;
-    ok[static_cast<std::uint8_t>(p.opcode)] = !p.privileged && !executes;
-  }
-  return ok;
-}();
-
 /// How far the in-order path copies ahead of the packet it checks: the packets being checked stay
 /// in the core's caches, and the copy of the next chunk overlaps their checks.
 constexpr std::uint32_t kCopyAhead = 16 * 1024;
+
+/// The call's lists, as the in-order path's per-field check reads them.
+struct InOrderLists {
+  const PatchLocation* patch_in;
+  PatchLocation* patch_out;
+  const DxgkAllocationListEntry* allocations;
+  std::uint32_t allocation_count;
+  std::uint32_t max_slot_id;
+};
+
+/// Address field F of the packet kPackets[I] at command offset `off` (DMA offset `dma_off`), copied
+/// to `pkt`: its input entry `in` (read once), the access against the allocation, the pre-patched
+/// address, the output entry `out`; check_patch_entry's, check_access's and prepatch_address's
+/// rules without messages. Compiled for each packet kind and field, so the field's description
+/// (dword, access, extent rule, alignment) is constants; the branches are never taken on input
+/// that passes.
+template <std::size_t I, unsigned F>
+[[gnu::always_inline]] inline bool translate_field(const InOrderLists& l, std::uint32_t* pkt, std::uint32_t dwords,
+                                                   std::uint32_t off, std::uint32_t dma_off, const PatchLocation* in,
+                                                   PatchLocation* out) {
+  constexpr const abi::AddressField& field = abi::kPackets[I].addresses[F];
+  constexpr bool writes = field.access == abi::AddressAccess::Write;
+  PatchLocation e;
+  std::memcpy(&e, in, sizeof e);  // user memory: read once
+  // The max_slot_id precondition (render_in_order) makes this SlotId and Reserved check one compare.
+  if (e.patch_offset != off + 4 * field.dword || e.allocation_index >= l.allocation_count ||
+      e.slot_id_and_reserved >= l.max_slot_id)
+    return false;
+  const DxgkAllocationListEntry& al = l.allocations[e.allocation_index];
+  const Access acc = access_of(field, pkt, dwords);
+  const std::uint64_t align_mask = acc.align - 1;
+  if (!al.allocation || acc.extent > al.size || e.allocation_offset > al.size - acc.extent || (writes && !al.write) ||
+      (acc.align & align_mask) != 0 || (e.allocation_offset & align_mask) != 0)
+    return false;
+  std::uint64_t address = 0;
+  if (al.segment != kSystemMemory) {
+    address = al.gpu_address + e.allocation_offset;
+    if (address < al.gpu_address || address + acc.extent < address || (address & align_mask) != 0) return false;
+  }
+  put_address(pkt, field.dword, address);
+  out->allocation_index = e.allocation_index;
+  out->allocation_offset = e.allocation_offset;
+  out->slot_id_and_reserved = F;  // as output_entry writes them
+  out->driver_id = writes ? driver_id::kWrite : driver_id::kRead;
+  out->patch_offset = dma_off + 4 * field.dword;
+  out->split_offset = dma_off;
+  return true;
+}
+
+/// Every address field of the packet kPackets[I]: its entries are patch_in[cursor...], its output
+/// entries patch_out[patch_count...].
+template <std::size_t I>
+bool translate_fields(const InOrderLists& l, std::uint32_t* pkt, std::uint32_t dwords, std::uint32_t off,
+                      std::uint32_t dma_off, std::uint32_t cursor, std::uint32_t patch_count) {
+  constexpr unsigned kCount = abi::kPackets[I].address_count;
+  static_assert(kCount <= 2 && abi::kMaxAddressFields == 2, "translate_fields handles two address fields");
+  const PatchLocation* in = l.patch_in + cursor;
+  PatchLocation* out = l.patch_out + patch_count;
+  if constexpr (kCount > 0)
+    if (!translate_field<I, 0>(l, pkt, dwords, off, dma_off, in, out)) return false;
+  if constexpr (kCount > 1)
+    if (!translate_field<I, 1>(l, pkt, dwords, off, dma_off, in + 1, out + 1)) return false;
+  return true;
+}
+
+using TranslateFields = bool (*)(const InOrderLists&, std::uint32_t*, std::uint32_t, std::uint32_t, std::uint32_t,
+                                 std::uint32_t, std::uint32_t);
+template <std::size_t... I>
+constexpr std::array<TranslateFields, sizeof...(I)> translate_fields_table(std::index_sequence<I...>) {
+  return {&translate_fields<I>...};
+}
+/// translate_fields for each packet kind, by kPackets index.
+constexpr auto kTranslateFields = translate_fields_table(std::make_index_sequence<abi::kPackets.size()>{});
+
+/// What the in-order path checks of a header, by opcode: one load of 8 bytes instead of the
+/// PacketInfo lookups. translate == nullptr: a packet Render never passes (decode_header's first
+/// three rules: unknown, privileged, executing another buffer).
+struct InOrderPacket {
+  TranslateFields translate = nullptr;
+  std::uint16_t min_dwords = 0;
+  std::uint16_t max_dwords = 0;
+  std::uint8_t flags_mask = 0;
+  std::uint8_t address_count = 0;
+};
+static_assert(abi::header::kDwordsMask <= 0xffff, "InOrderPacket keeps dword counts in 16 bits");
+constexpr std::array<InOrderPacket, 256> kInOrderPackets = [] {
+  std::array<InOrderPacket, 256> table{};
+  for (std::size_t i = 0; i < abi::kPackets.size(); ++i) {
+    const abi::PacketInfo& p = abi::kPackets[i];
+    bool executes = false;
+    for (unsigned f = 0; f < p.address_count; ++f) executes |= p.addresses[f].access == abi::AddressAccess::Execute;
+    if (p.privileged || executes) continue;
+    table[static_cast<std::uint8_t>(p.opcode)] = {kTranslateFields[i], static_cast<std::uint16_t>(p.min_dwords),
+                                                  static_cast<std::uint16_t>(p.max_dwords), p.flags_mask,
+                                                  p.address_count};
+  }
+  return table;
+}();
 
 /// Where a pass of the in-order path starts: the command offset and the first input entry, from
 /// the resume cursor. False: not for this path (no cursor, a sorted one, or one that does not
@@ -538,14 +625,11 @@ bool render_in_order(const RenderArgs& a, RenderOutput& result) {
   const auto* cmd = static_cast<const std::byte*>(a.command);
   // The arguments the loop reads, in locals: the compiler cannot tell that the stores into the
   // DMA buffer and the output list leave them alone, and would load them again per field.
-  const PatchLocation* const patch_in = a.patch_in;
+  const InOrderLists lists{a.patch_in, a.patch_out, a.allocation_list, a.allocation_list_size, a.max_slot_id};
   const std::uint32_t patch_in_size = a.patch_in_size;
-  PatchLocation* const patch_out = a.patch_out;
   const std::uint32_t patch_out_size = a.patch_out_size;
-  const DxgkAllocationListEntry* const allocations = a.allocation_list;
-  const std::uint32_t allocation_count = a.allocation_list_size;
-  const std::uint32_t max_slot_id = a.max_slot_id;
   const std::uint32_t dma_capacity = *capacity;
+  const std::uint32_t fence_bytes = submission_fence_bytes();
   // Command byte c is copied to DMA byte c + shift (mod 2^32); the pass copies no further than
   // copy_end: the command buffer's end or the DMA buffer's room.
   const std::uint32_t shift = out.dma_bytes - start;
@@ -568,15 +652,15 @@ bool render_in_order(const RenderArgs& a, RenderOutput& result) {
     if (off + 4 > copied && !copy_to(off + 4)) return false;
     auto* pkt = reinterpret_cast<std::uint32_t*>(dma + out.dma_bytes);
     const std::uint32_t header = pkt[0];
-    const std::uint8_t opcode = abi::header_opcode(header);
-    if (!kTranslatable[opcode]) return false;
-    const abi::PacketInfo& p = abi::kPackets[abi::kPacketIndex[opcode]];
+    const InOrderPacket& p = kInOrderPackets[abi::header_opcode(header)];
     const std::uint32_t dwords = abi::header_dwords(header);
     const std::uint32_t bytes = 4 * dwords;
-    if (dwords < p.min_dwords || dwords > p.max_dwords || std::uint64_t{off} + bytes > length ||
-        (abi::header_flags(header) & ~p.flags_mask) != 0)
+    if (p.translate == nullptr || dwords < p.min_dwords || dwords > p.max_dwords ||
+        std::uint64_t{off} + bytes > length || (abi::header_flags(header) & ~p.flags_mask) != 0)
       return false;
-    if (!room_for(out, p, bytes, dma_capacity, patch_out_size)) {
+    // room_for, with the fence's size read once.
+    if (std::uint64_t{out.dma_bytes} + bytes + fence_bytes > dma_capacity ||
+        std::uint64_t{out.patch_count} + p.address_count > patch_out_size) {
       if (out.packets == 0) return false;  // not even one packet: the full path refuses
       out.multipass_offset = off;
       final_pass = false;
@@ -584,36 +668,7 @@ bool render_in_order(const RenderArgs& a, RenderOutput& result) {
     }
     if (off + bytes > copied && !copy_to(off + bytes)) return false;
     if (std::uint64_t{cursor} + p.address_count > patch_in_size) return false;
-    for (unsigned f = 0; f < p.address_count; ++f) {
-      const abi::AddressField& field = p.addresses[f];
-      PatchLocation e;
-      std::memcpy(&e, patch_in + cursor + f, sizeof e);  // user memory: read once
-      if (e.patch_offset != off + 4 * field.dword || e.allocation_index >= allocation_count) return false;
-      const DxgkAllocationListEntry& al = allocations[e.allocation_index];
-      const Access acc = access_of(field, pkt, dwords);
-      const std::uint64_t align_mask = acc.align - 1;
-      const bool writes = field.access == abi::AddressAccess::Write;
-      // Combined without branches: which field of which packet comes next is not predictable.
-      bool bad = !al.allocation;
-      bad |= e.slot_id_and_reserved >= max_slot_id;
-      bad |= acc.extent > al.size;
-      bad |= e.allocation_offset > al.size - acc.extent;
-      bad |= writes & !al.write;
-      bad |= (acc.align & align_mask) != 0;
-      bad |= (e.allocation_offset & align_mask) != 0;
-      const bool resident = al.segment != kSystemMemory;
-      const std::uint64_t address = resident ? al.gpu_address + e.allocation_offset : 0;
-      bad |= resident & ((address < al.gpu_address) | (address + acc.extent < address) | ((address & align_mask) != 0));
-      if (bad) return false;
-      put_address(pkt, field.dword, address);
-      PatchLocation& o = patch_out[out.patch_count + f];
-      o.allocation_index = e.allocation_index;
-      o.allocation_offset = e.allocation_offset;
-      o.slot_id_and_reserved = f;  // as output_entry writes it
-      o.driver_id = writes ? driver_id::kWrite : driver_id::kRead;
-      o.patch_offset = out.dma_bytes + 4 * field.dword;
-      o.split_offset = out.dma_bytes;
-    }
+    if (!p.translate(lists, pkt, dwords, off, out.dma_bytes, cursor, out.patch_count)) return false;
     cursor += p.address_count;
     out.patch_count += p.address_count;
     out.dma_bytes += bytes;
