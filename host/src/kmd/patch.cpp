@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -106,25 +107,61 @@ struct PacketBounds {
   std::array<FieldBound, abi::kMaxAddressFields> fields{};
 };
 
+/// Address field F of the packet kPackets[I] at SplitOffset `split`, as the per-entry check sees
+/// it. Compiled for each packet kind and field, so the field's description is constants.
+template <std::size_t I, unsigned F>
+[[gnu::always_inline]] inline void field_bound(const std::uint32_t* pkt, std::uint32_t dwords, std::uint32_t split,
+                                               FieldBound& b) {
+  constexpr const abi::PacketInfo& p = abi::kPackets[I];
+  constexpr const abi::AddressField& field = p.addresses[F];
+  const detail::Access acc = detail::access_of(field, pkt, dwords);
+  b = {split + 4 * field.dword, field.access == abi::AddressAccess::Write ? kWritable : kPatchable, acc.extent,
+       acc.align - 1u};
+  // A non-power-of-two alignment (none in the ABI today) or a field past the packet's end is left to
+  // check_entry: no entry passes this one.
+  constexpr auto pow2 = [](std::uint32_t x) { return x != 0 && (x & (x - 1)) == 0; };
+  constexpr bool kChecked = pow2(field.align.clear) && pow2(field.align.set) && 4u * field.dword + 8 <= 4u * p.min_dwords;
+  if constexpr (!kChecked) b.needs = ~0u;
+}
+
+/// The bounds of every address field of the packet kPackets[I].
+template <std::size_t I>
+void packet_bounds(const std::uint32_t* pkt, std::uint32_t dwords, std::uint32_t split, PacketBounds& b) {
+  constexpr unsigned kCount = abi::kPackets[I].address_count;
+  static_assert(kCount <= 2 && abi::kMaxAddressFields == 2, "packet_bounds handles two address fields");
+  b.count = kCount;
+  if constexpr (kCount > 0) field_bound<I, 0>(pkt, dwords, split, b.fields[0]);
+  if constexpr (kCount > 1) field_bound<I, 1>(pkt, dwords, split, b.fields[1]);
+}
+
+/// What the quick check reads of a header, by opcode: packet_bounds for the packet kind (nullptr:
+/// unknown opcode) and its dword limits.
+struct PatchPacket {
+  void (*bounds)(const std::uint32_t*, std::uint32_t, std::uint32_t, PacketBounds&) = nullptr;
+  std::uint32_t min_dwords = 0;
+  std::uint32_t max_dwords = 0;
+};
+template <std::size_t... I>
+constexpr std::array<PatchPacket, 256> patch_packets(std::index_sequence<I...>) {
+  std::array<PatchPacket, 256> table{};
+  ((table[static_cast<std::uint8_t>(abi::kPackets[I].opcode)] =
+        PatchPacket{&packet_bounds<I>, abi::kPackets[I].min_dwords, abi::kPackets[I].max_dwords}),
+   ...);
+  return table;
+}
+constexpr std::array<PatchPacket, 256> kPatchPackets = patch_packets(std::make_index_sequence<abi::kPackets.size()>{});
+
 /// The packet at SplitOffset `split`: false unless a whole known packet lies there inside the
-/// buffer; else its fields' bounds (a field this check leaves to check_entry passes no entry).
+/// buffer; else its fields' bounds.
 bool decode_packet(const PatchArgs& a, std::uint32_t split, PacketBounds& b) {
   if (split % 4 != 0 || std::uint64_t{split} + 4 > a.dma_size) return false;
   const auto* pkt = reinterpret_cast<const std::uint32_t*>(static_cast<const std::byte*>(a.dma_buffer) + split);
-  const abi::PacketInfo* p = abi::find_packet(abi::header_opcode(pkt[0]));
+  const PatchPacket& p = kPatchPackets[abi::header_opcode(pkt[0])];
   const std::uint32_t dwords = abi::header_dwords(pkt[0]);
-  if (p == nullptr || dwords < p->min_dwords || dwords > p->max_dwords || std::uint64_t{split} + 4ull * dwords > a.dma_size)
+  if (p.bounds == nullptr || dwords < p.min_dwords || dwords > p.max_dwords ||
+      std::uint64_t{split} + 4ull * dwords > a.dma_size)
     return false;
-  b.count = p->address_count;
-  for (unsigned f = 0; f < p->address_count; ++f) {
-    const abi::AddressField& field = p->addresses[f];
-    const detail::Access acc = detail::access_of(field, pkt, dwords);
-    FieldBound& fb = b.fields[f];
-    fb = {split + 4 * field.dword, field.access == abi::AddressAccess::Write ? kWritable : kPatchable, acc.extent,
-          acc.align - 1u};
-    // A non-power-of-two alignment (none in the ABI today) is left to check_entry.
-    if ((acc.align & (acc.align - 1)) != 0 || 4u * field.dword + 8 > 4u * dwords) fb.needs = ~0u;
-  }
+  p.bounds(pkt, dwords, split, b);
   return true;
 }
 
