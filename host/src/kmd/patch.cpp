@@ -76,19 +76,22 @@ Status check_field(const PatchArgs& a, std::uint32_t i, const PatchLocation& e, 
 struct AllocationBound {
   std::uint64_t base = 0;    ///< gpu_address
   std::uint64_t size = 0;    ///< bytes
-  std::uint32_t grants = 0;  ///< kPatchable | kWritable
+  std::uint32_t grants = 0;  ///< kNoAccess, kPatchable or kWritable
 };
-/// Listed, not null, resident, and base + size does not pass 2^64 (so no access inside the
-/// allocation wraps: the per-entry check needs no overflow test).
+/// Access levels, ordered so that an entry passes when its allocation's level is at least the
+/// one its field needs. kPatchable: listed, not null, resident, and base + size does not pass
+/// 2^64 (so no access inside the allocation wraps: the per-entry check needs no overflow test).
+constexpr std::uint32_t kNoAccess = 0;
 constexpr std::uint32_t kPatchable = 1;
-constexpr std::uint32_t kWritable = 2;  ///< with kPatchable: WriteOperation
+constexpr std::uint32_t kWritable = 2;  ///< kPatchable with WriteOperation
+constexpr std::uint32_t kNoEntryPasses = ~0u;
 
 std::vector<AllocationBound> allocation_bounds(const PatchArgs& a) {
   std::vector<AllocationBound> bounds(a.allocation_list_size);
   for (std::uint32_t i = 0; i < a.allocation_list_size; ++i) {
     const DxgkAllocationListEntry& al = a.allocation_list[i];
     const bool patchable = al.allocation && al.segment != kSystemMemory && al.gpu_address + al.size >= al.gpu_address;
-    bounds[i] = {al.gpu_address, al.size, patchable ? (kPatchable | (al.write ? kWritable : 0u)) : 0u};
+    bounds[i] = {al.gpu_address, al.size, !patchable ? kNoAccess : al.write ? kWritable : kPatchable};
   }
   return bounds;
 }
@@ -96,7 +99,7 @@ std::vector<AllocationBound> allocation_bounds(const PatchArgs& a) {
 /// What the per-entry check needs of one address field of a packet.
 struct FieldBound {
   std::uint32_t patch_offset = 0;  ///< where the field's entry must point
-  std::uint32_t needs = ~0u;       ///< grants the allocation must have (~0u: no entry passes)
+  std::uint32_t needs = kNoEntryPasses;  ///< the access level the allocation must have
   std::uint64_t extent = 0;        ///< bytes the packet touches from the address
   std::uint64_t align_mask = 0;    ///< the address's low bits that must be 0
 };
@@ -121,7 +124,9 @@ template <std::size_t I, unsigned F>
   // check_entry: no entry passes this one.
   constexpr auto pow2 = [](std::uint32_t x) { return x != 0 && (x & (x - 1)) == 0; };
   constexpr bool kChecked = pow2(field.align.clear) && pow2(field.align.set) && 4u * field.dword + 8 <= 4u * p.min_dwords;
-  if constexpr (!kChecked) b.needs = ~0u;
+  if constexpr (!kChecked) b.needs = kNoEntryPasses;
+  // So that offset + extent cannot wrap in the per-entry check (AllocationOffset < 2^32).
+  if (acc.extent > (std::uint64_t{1} << 63)) b.needs = kNoEntryPasses;
 }
 
 /// The bounds of every address field of the packet kPackets[I].
@@ -188,7 +193,7 @@ std::uint32_t first_unchecked(const PatchArgs& a, const std::vector<AllocationBo
       if (e.patch_offset != f.patch_offset || e.allocation_index >= allocation_count) return i;
       const AllocationBound& al = allocations[e.allocation_index];
       const std::uint64_t offset = e.allocation_offset;
-      if ((al.grants & f.needs) != f.needs || offset > al.size || f.extent > al.size - offset ||
+      if (al.grants < f.needs || offset + f.extent > al.size ||
           ((al.base + offset) & f.align_mask) != 0)
         return i;
       ++i;
