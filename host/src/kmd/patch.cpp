@@ -3,8 +3,8 @@
 #include <array>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -98,10 +98,10 @@ std::vector<AllocationBound> allocation_bounds(const PatchArgs& a) {
 
 /// What the per-entry check needs of one address field of a packet.
 struct FieldBound {
-  std::uint32_t patch_offset = 0;  ///< where the field's entry must point
+  std::uint32_t patch_offset = 0;        ///< where the field's entry must point
   std::uint32_t needs = kNoEntryPasses;  ///< the access level the allocation must have
-  std::uint64_t extent = 0;        ///< bytes the packet touches from the address
-  std::uint64_t align_mask = 0;    ///< the address's low bits that must be 0
+  std::uint64_t extent = 0;              ///< bytes the packet touches from the address
+  std::uint64_t align_mask = 0;          ///< the address's low bits that must be 0
 };
 
 /// One packet's address fields as the per-entry check sees them.
@@ -120,10 +120,11 @@ template <std::size_t I, unsigned F>
   const detail::Access acc = detail::access_of(field, pkt, dwords);
   b = {split + 4 * field.dword, field.access == abi::AddressAccess::Write ? kWritable : kPatchable, acc.extent,
        acc.align - 1u};
-  // A non-power-of-two alignment (none in the ABI today) or a field past the packet's end is left to
-  // check_entry: no entry passes this one.
+  // A non-power-of-two alignment (none in the ABI today) or a field past the packet's end is left
+  // to check_entry: no entry passes this one.
   constexpr auto pow2 = [](std::uint32_t x) { return x != 0 && (x & (x - 1)) == 0; };
-  constexpr bool kChecked = pow2(field.align.clear) && pow2(field.align.set) && 4u * field.dword + 8 <= 4u * p.min_dwords;
+  constexpr bool kChecked =
+      pow2(field.align.clear) && pow2(field.align.set) && 4u * field.dword + 8 <= 4u * p.min_dwords;
   if constexpr (!kChecked) b.needs = kNoEntryPasses;
   // So that offset + extent cannot wrap in the per-entry check (AllocationOffset < 2^32).
   if (acc.extent > (std::uint64_t{1} << 63)) b.needs = kNoEntryPasses;
@@ -193,9 +194,7 @@ std::uint32_t first_unchecked(const PatchArgs& a, const std::vector<AllocationBo
       if (e.patch_offset != f.patch_offset || e.allocation_index >= allocation_count) return i;
       const AllocationBound& al = allocations[e.allocation_index];
       const std::uint64_t offset = e.allocation_offset;
-      if (al.grants < f.needs || offset + f.extent > al.size ||
-          ((al.base + offset) & f.align_mask) != 0)
-        return i;
+      if (al.grants < f.needs || offset + f.extent > al.size || ((al.base + offset) & f.align_mask) != 0) return i;
       ++i;
     } while (i < end && list[i].split_offset == split);
   }
