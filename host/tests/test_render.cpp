@@ -342,6 +342,45 @@ TEST_CASE("render: packets straddling the in-order path's copy chunks render as 
   }
 }
 
+TEST_CASE("render: with the timestamp bracket, every pass of the in-order path equals the full path's", "[render]") {
+  // A continuing pass starts its packets after the opening TIMESTAMP: the in-order path's copy
+  // lands them at a different DMA offset than their command offset.
+  const auto cl = every_op();
+  RenderRig in_order(cl), full(cl);
+  std::reverse(full.patch_in.begin(), full.patch_in.end());  // the full path only
+  const std::uint32_t size = kmd::timestamp_reserve_bytes() + kmd::submission_fence_bytes() +
+                             4 * info(abi::Opcode::BlitRect).min_dwords + 64;
+  std::uint32_t offset = 0;
+  kmd::RenderCursor resume_in_order, resume_full;
+  int passes = 0;
+  for (bool complete = false; !complete; ++passes) {
+    REQUIRE(passes < 50);
+    auto a = in_order.args(size), b = full.args(size);
+    a.reserve_timestamps = b.reserve_timestamps = true;
+    a.multipass_offset = b.multipass_offset = offset;
+    a.resume = resume_in_order;
+    b.resume = resume_full;
+    auto r = kmd::render(a);
+    auto q = kmd::render(b);
+    REQUIRE(r);
+    REQUIRE(q);
+    INFO("pass " << passes);
+    CHECK(r->dma_bytes == q->dma_bytes);
+    CHECK(r->patch_count == q->patch_count);
+    CHECK(r->multipass_offset == q->multipass_offset);
+    CHECK(in_order.dma.first(r->dma_bytes) == full.dma.first(q->dma_bytes));
+    for (std::uint32_t i = 0; i < r->patch_count; ++i)
+      CHECK(std::memcmp(&in_order.patch_out[i], &full.patch_out[i], sizeof(PatchLocation)) == 0);
+    const auto pa = in_order.priv(), pb = full.priv();
+    CHECK(std::memcmp(&pa, &pb, sizeof pa) == 0);
+    complete = r->complete;
+    offset = r->multipass_offset;
+    resume_in_order = r->resume;
+    resume_full = q->resume;
+  }
+  CHECK(passes >= 3);
+}
+
 TEST_CASE("render: a resume cursor Render did not issue for this call is refused and writes nothing", "[render]") {
   const auto cl = every_op();
   RenderRig rig(cl);
