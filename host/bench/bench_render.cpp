@@ -5,6 +5,16 @@
 //                     packets, 16 allocations
 //   patch_vs_memcpy   Patch throughput (patch-location-list bytes applied per second) divided by
 //                     memcpy of the same bytes; 65 536 entries (32 768 COPY packets)
+// Reference figures (no validation at all: what the checks cost is the gap to these):
+//   render_floor_vs_memcpy        the same command buffer copied into the DMA buffer 16 KiB
+//                                 ahead of a walk over its packet headers (what Render's in-order
+//                                 path does before checking anything), / memcpy
+//   patch_store_floor_vs_memcpy   only Patch's stores: each entry's allocation address +
+//                                 AllocationOffset written at its PatchOffset, / memcpy of the list
+//   patch_decode_floor_vs_memcpy  only what checking an entry must read: the entry, the packet
+//                                 header at its SplitOffset decoded through the ABI table, the
+//                                 field it names and its allocation-list element; no compare, no
+//                                 store, / memcpy of the list
 // Ratios > 1 mean faster than the copy. Best of several runs, so noise only lowers them.
 // SGPU_BENCH_VERBOSE=1 also prints the absolute times to stderr (what docs/benchmarks.md quotes).
 #include <algorithm>
@@ -17,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sgpu/gen/abi.hpp"
 #include "sgpu/kmd/patch.hpp"
 #include "sgpu/kmd/render.hpp"
 #include "sgpu/umd/command_list.hpp"
@@ -108,6 +119,32 @@ bool render_once(const umd::CommandList& cl, const std::vector<kmd::DxgkAllocati
   return true;
 }
 
+/// render_floor_vs_memcpy's loop: the copy a chunk ahead of a header walk, nothing checked.
+bool copy_and_walk(const umd::CommandList& cl, void* dma_buffer) {
+  constexpr std::uint32_t kAhead = 16 * 1024;
+  auto* dma = static_cast<std::uint8_t*>(dma_buffer);
+  const auto* cmd = reinterpret_cast<const std::uint8_t*>(cl.commands().data());
+  const std::uint32_t length = cl.command_bytes();
+  std::uint32_t copied = 0, off = 0, packets = 0;
+  const auto copy_to = [&](std::uint32_t need) {
+    const std::uint32_t to = std::min(length, std::max(need, copied + kAhead));
+    std::memcpy(dma + copied, cmd + copied, to - copied);
+    copied = to;
+  };
+  while (off < length) {
+    if (off + 4 > copied) copy_to(off + 4);
+    std::uint32_t header;
+    std::memcpy(&header, dma + off, 4);
+    const std::uint32_t dwords = abi::header_dwords(header);
+    if (dwords == 0) return false;
+    off += 4 * dwords;
+    if (off > copied) copy_to(off);
+    ++packets;
+  }
+  asm volatile("" : : "r"(packets), "r"(dma) : "memory");
+  return true;
+}
+
 Rendered prepare(const umd::CommandList& cl) {
   Rendered r;
   // 4 KiB aligned, as Render requires of pDmaBuffer.
@@ -136,6 +173,8 @@ int main() {
   Rendered r = prepare(big);
   const double render_s = best_seconds([&] { return render_once(big, list, r); });
   const double render_ratio = memcpy_seconds(big.command_bytes()) / render_s;
+  const double render_floor_s = best_seconds([&] { return copy_and_walk(big, r.dma.p); });
+  const double render_floor_ratio = memcpy_seconds(big.command_bytes()) / render_floor_s;
 
   // ---- Patch: 65 536 entries
   umd::CommandList copies;
@@ -162,13 +201,47 @@ int main() {
   const double patch_s = best_seconds([&] { return static_cast<bool>(kmd::patch(pa)); });
   const double patch_ratio = memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(PatchLocation)) / patch_s;
 
+  // The floors: Patch's stores alone, and what its checks must read alone.
+  auto* dma = static_cast<std::uint8_t*>(p.dma.p);
+  const PatchLocation* entries = p.patches.data();
+  const std::uint32_t n = p.out.patch_count;
+  const double store_s = best_seconds([&] {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint64_t address = clist[entries[i].allocation_index].gpu_address + entries[i].allocation_offset;
+      std::memcpy(dma + entries[i].patch_offset, &address, 8);
+    }
+    asm volatile("" : : "r"(dma) : "memory");
+    return true;
+  });
+  const double decode_s = best_seconds([&] {
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const PatchLocation& e = entries[i];
+      std::uint32_t header;
+      std::memcpy(&header, dma + e.split_offset, 4);
+      const abi::PacketInfo* info = abi::find_packet(abi::header_opcode(header));
+      if (info == nullptr) return false;
+      sum += info->addresses[e.slot_id_and_reserved & 1].dword + abi::header_dwords(header) + e.patch_offset +
+             clist[e.allocation_index].size + e.allocation_offset;
+    }
+    asm volatile("" : : "r"(sum) : "memory");
+    return true;
+  });
+  const double list_memcpy_s = memcpy_seconds(std::size_t{n} * sizeof(PatchLocation));
+
   if (std::getenv("SGPU_BENCH_VERBOSE"))
     std::fprintf(stderr, "render %.1f us (memcpy %.1f us, %u bytes), patch %.1f us (memcpy %.1f us, %u entries)\n",
                  render_s * 1e6, memcpy_seconds(big.command_bytes()) * 1e6, big.command_bytes(), patch_s * 1e6,
                  memcpy_seconds(std::size_t{p.out.patch_count} * sizeof(PatchLocation)) * 1e6, p.out.patch_count);
+  if (std::getenv("SGPU_BENCH_VERBOSE"))
+    std::fprintf(stderr, "floors: render copy+walk %.1f us, patch stores %.1f us, patch reads+decode %.1f us\n",
+                 render_floor_s * 1e6, store_s * 1e6, decode_s * 1e6);
   nlohmann::json out;
   out["render_vs_memcpy"] = render_ratio;
   out["patch_vs_memcpy"] = patch_ratio;
+  out["render_floor_vs_memcpy"] = render_floor_ratio;
+  out["patch_store_floor_vs_memcpy"] = list_memcpy_s / store_s;
+  out["patch_decode_floor_vs_memcpy"] = list_memcpy_s / decode_s;
   std::printf("%s\n", out.dump().c_str());
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "render_oracle.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -142,6 +143,38 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
   a.patch_out = out.data();
   a.patch_out_size = static_cast<std::uint32_t>(out.size());
   auto r = kmd::render(a);
+  // The same call with the input list reversed: Render's in-order path cannot take it, so its full
+  // path decides; both must agree (the in-order path accepts nothing the full path refuses, and
+  // produces the same bytes, entries and private data).
+  if (patches.size() > 1) {
+    std::vector<PatchLocation> reversed(patches.rbegin(), patches.rend());
+    std::vector<Page> dma2(dma.size());
+    std::vector<PatchLocation> out2(out.size());
+    kmd::RenderPrivateData priv2;
+    kmd::RenderArgs b = a;
+    b.dma_buffer = dma2.data();
+    b.private_data = &priv2;
+    b.patch_in = reversed.data();
+    b.patch_out = out2.data();
+    const auto full = kmd::render(b);
+    if (static_cast<bool>(r) != static_cast<bool>(full))
+      return fmt::format("the list in order is {} but reversed {}: {}", r ? "accepted" : "refused",
+                         full ? "accepted" : "refused", r ? full.error().message : r.error().message);
+    if (!r && r.error().code != full.error().code)
+      return fmt::format("refused as {} in order but as {} reversed", to_string(r.error().code),
+                         to_string(full.error().code));
+    if (r) {
+      const auto same_entry = [](const PatchLocation& x, const PatchLocation& y) {
+        return std::memcmp(&x, &y, sizeof x) == 0;
+      };
+      if (r->dma_bytes != full->dma_bytes || r->patch_count != full->patch_count || r->packets != full->packets ||
+          r->complete != full->complete || r->multipass_offset != full->multipass_offset ||
+          std::memcmp(dma.data(), dma2.data(), r->dma_bytes) != 0 ||
+          !std::equal(out.begin(), out.begin() + r->patch_count, out2.begin(), same_entry) ||
+          std::memcmp(&priv, &priv2, sizeof priv) != 0)
+        return "the list in order and reversed render differently";
+    }
+  }
   if (!r) {
     const Errc c = r.error().code;
     if (c != Errc::InvalidArgument && c != Errc::PermissionDenied)

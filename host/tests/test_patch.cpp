@@ -107,6 +107,49 @@ TEST_CASE("patch: only the entries from patch_start for patch_length are applied
   }
 }
 
+TEST_CASE("patch: entries in any order, a packet's entries apart, are checked and applied", "[patch]") {
+  // Patch decodes a packet once for the entries with its SplitOffset that follow one another; a
+  // list in another order decodes it again, with the same result.
+  Rendered b;
+  const auto list = b.placed(0x1'0000'0000ull, 0x2'0000'0000ull);
+  std::vector<PatchLocation> shuffled(b.rig.patch_out.begin(), b.rig.patch_out.begin() + b.out.patch_count);
+  REQUIRE(shuffled.size() == 4);
+  std::swap(shuffled[1], shuffled[3]);  // COPY src, TIMESTAMP, FILL, COPY dst
+  auto a = b.args(list);
+  a.patch_list = shuffled.data();
+  auto r = kmd::patch(a);
+  REQUIRE(r);
+  CHECK(r->patched == 4);
+  for (const PatchLocation& e : shuffled)
+    CHECK(b.at(e.patch_offset) == list[e.allocation_index].gpu_address + e.allocation_offset);
+  // A bad entry between the two of the COPY is still found, and nothing is written.
+  const std::vector<PatchLocation> applied = shuffled;
+  const auto moved = b.placed(0x3'0000'0000ull, 0x4'0000'0000ull);
+  a.allocation_list = moved.data();
+  shuffled[2].allocation_offset = 0x1'0000;  // FILL kB past its 64 KiB
+  r = kmd::patch(a);
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, "entry 2: FILL field 'dst' would touch bytes"));
+  for (const PatchLocation& e : applied)
+    CHECK(b.at(e.patch_offset) == list[e.allocation_index].gpu_address + e.allocation_offset);  // as before
+}
+
+TEST_CASE("patch: an allocation ending exactly at 2^64 is patched when no access wraps", "[patch]") {
+  // base + size wraps to 0, so Patch's quick check leaves the entries to the full check, which
+  // passes them: the accesses end at or below 2^64 - 1.
+  Rendered b;
+  auto list = b.placed(0x1'0000'0000ull, 0x2'0000'0000ull);
+  list[1].size = 0x1'0000;
+  list[1].gpu_address = ~std::uint64_t{0} - 0xffff;  // [2^64 - 64 KiB, 2^64)
+  auto r = kmd::patch(b.args(list));
+  REQUIRE(r);
+  CHECK(r->patched == 4);
+  for (std::uint32_t i = 0; i < b.out.patch_count; ++i) {
+    const PatchLocation& e = b.rig.patch_out[i];
+    CHECK(b.at(e.patch_offset) == list[e.allocation_index].gpu_address + e.allocation_offset);
+  }
+}
+
 TEST_CASE("patch: patching again after the allocations moved rewrites the addresses", "[patch]") {
   Rendered b;
   const auto first = b.placed(0x1'0000'0000ull, 0x2'0000'0000ull);

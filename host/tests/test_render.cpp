@@ -305,6 +305,82 @@ TEST_CASE("render: an input patch list out of PatchOffset order renders as the s
   }
 }
 
+TEST_CASE("render: packets straddling the in-order path's copy chunks render as the full path does", "[render]") {
+  // The in-order path copies the command buffer 16 KiB ahead of the packet it checks: ~40 KiB of
+  // packets of odd sizes put packet edges everywhere against the chunk edges. Reversing the input
+  // list sends the same call down the full path (one memcpy, sorted list): the same output.
+  umd::CommandList cl;
+  std::vector<std::uint32_t> data(1531);
+  for (std::uint32_t i = 0; i < data.size(); ++i) data[i] = i * 0x9e3779b9u;
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    REQUIRE(cl.write_data(kA, 4 * i, data.data(), data.size() - 97 * i));
+    REQUIRE(cl.copy(kA, 0x100 + i, kB, 0x200, 64 + i));
+    REQUIRE(cl.nop(1 + 13 * i));
+    REQUIRE(cl.blit(kA, 0x1000, 256, kC, 0x2000, 512, 64, 8));
+  }
+  REQUIRE(cl.command_bytes() > 2 * 16 * 1024);
+  RenderRig rig(cl);
+  const Passes in_order = run_passes(rig, 64 * 1024, 1024);
+  CHECK(in_order.count == 1);
+  const auto mask = address_dwords(cl.commands().data(), cl.command_bytes());
+  for (std::uint32_t i = 0; i < cl.command_bytes() / 4; ++i) {
+    INFO("dword " << i);
+    if (!mask[i]) CHECK(in_order.bytes[i] == cl.commands()[i]);
+  }
+  const Passes in_order_passes = run_passes(rig, 12 * 1024, 1024);
+  CHECK(in_order_passes.count > 3);
+  std::reverse(rig.patch_in.begin(), rig.patch_in.end());
+  for (const Passes* expected : {&in_order, &in_order_passes}) {
+    const Passes full = run_passes(rig, expected == &in_order ? 64 * 1024 : 12 * 1024, 1024);
+    CHECK(full.count == expected->count);
+    CHECK(full.bytes == expected->bytes);
+    REQUIRE(full.patches.size() == expected->patches.size());
+    for (std::size_t i = 0; i < full.patches.size(); ++i) {
+      INFO("entry " << i);
+      CHECK(std::memcmp(&full.patches[i], &expected->patches[i], sizeof(PatchLocation)) == 0);
+    }
+  }
+}
+
+TEST_CASE("render: with the timestamp bracket, every pass of the in-order path equals the full path's", "[render]") {
+  // A continuing pass starts its packets after the opening TIMESTAMP: the in-order path's copy
+  // lands them at a different DMA offset than their command offset.
+  const auto cl = every_op();
+  RenderRig in_order(cl), full(cl);
+  std::reverse(full.patch_in.begin(), full.patch_in.end());  // the full path only
+  const std::uint32_t size = kmd::timestamp_reserve_bytes() + kmd::submission_fence_bytes() +
+                             4 * info(abi::Opcode::BlitRect).min_dwords + 64;
+  std::uint32_t offset = 0;
+  kmd::RenderCursor resume_in_order, resume_full;
+  int passes = 0;
+  for (bool complete = false; !complete; ++passes) {
+    REQUIRE(passes < 50);
+    auto a = in_order.args(size), b = full.args(size);
+    a.reserve_timestamps = b.reserve_timestamps = true;
+    a.multipass_offset = b.multipass_offset = offset;
+    a.resume = resume_in_order;
+    b.resume = resume_full;
+    auto r = kmd::render(a);
+    auto q = kmd::render(b);
+    REQUIRE(r);
+    REQUIRE(q);
+    INFO("pass " << passes);
+    CHECK(r->dma_bytes == q->dma_bytes);
+    CHECK(r->patch_count == q->patch_count);
+    CHECK(r->multipass_offset == q->multipass_offset);
+    CHECK(in_order.dma.first(r->dma_bytes) == full.dma.first(q->dma_bytes));
+    for (std::uint32_t i = 0; i < r->patch_count; ++i)
+      CHECK(std::memcmp(&in_order.patch_out[i], &full.patch_out[i], sizeof(PatchLocation)) == 0);
+    const auto pa = in_order.priv(), pb = full.priv();
+    CHECK(std::memcmp(&pa, &pb, sizeof pa) == 0);
+    complete = r->complete;
+    offset = r->multipass_offset;
+    resume_in_order = r->resume;
+    resume_full = q->resume;
+  }
+  CHECK(passes >= 3);
+}
+
 TEST_CASE("render: a resume cursor Render did not issue for this call is refused and writes nothing", "[render]") {
   const auto cl = every_op();
   RenderRig rig(cl);

@@ -6,9 +6,10 @@
 // every GPU address field left for the driver: each address field (abi::PacketInfo::addresses)
 // must be covered by exactly one entry of the input patch-location list whose PatchOffset is the
 // byte offset of the field's low dword. Render never trusts a byte of the command buffer or of the
-// input list: every rule below is checked before the packet is copied, and a rejection leaves the
-// DMA buffer's bytes before the packet as they were written by earlier packets of this call
-// (the call fails as a whole; the caller discards the DMA buffer).
+// input list: the command bytes are copied into the DMA buffer first and every rule below is
+// checked on that copy (the user cannot change a packet after it was checked), each input entry is
+// read once, and a rejection leaves the DMA buffer's bytes before the packet as they were written
+// by earlier packets of this call (the call fails as a whole; the caller discards the DMA buffer).
 //
 // Output: the DMA buffer holds the same packets, each address field written with
 //   allocation GPU address + AllocationOffset   when the allocation list names a segment for it
