@@ -433,6 +433,7 @@ module sgpu_cp_ctrl
           pre_entry_d = 1'b1;
         end else if (dw_valid_i) begin
           dw_ready_o     = 1'b1;
+          quiet_d        = 1'b0;  // data came: the buffer read ahead was not refused
           pkt_d.hdr      = hdr;
           pkt_d.hdr_addr = stream_addr_i;
           pkt_d.hdr_off  = stream_offset_i;
@@ -1025,9 +1026,10 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(NextOnlyWhileRetiring, next_valid_q |-> retiring(state_q))
   `SGPU_ASSERT(BufAheadAfterNext, buf_pref_q |-> next_valid_q)
   `SGPU_ASSERT(ReplayOnlyInStreamStop, replay_q |-> state_q == StStreamStop)
-  // A quiet read refused in translation delivered no data: it is read again from its start.
+  // A quiet read of the started entry refused in translation delivered no data: it is read
+  // again from its start. (While retiring, a refused read-ahead is the next entry's.)
   `SGPU_ASSERT(QuietFaultAtStart, dma_status_valid_i && dma_status_ready_o && quiet_q
-      && status_tag.quiet && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault
+      && !retiring(state_q) && status_tag.quiet && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault
       |-> (state_q inside {StRingData, StRingStatus} && entry_idx_q == '0)
           || (state_q == StPktHeader && stream_offset_i == entry_q.start_offset
               && !stream_nested_i))

@@ -1006,3 +1006,62 @@ TEST_CASE("a buffer read ahead has its own entry's privilege: privileged then or
     CHECK(between < 400);
   }
 }
+
+TEST_CASE("a ring entry read ahead that fails on the bus faults only when it is needed, as a ring read",
+          "[top][readahead][fault]") {
+  RingHarness h(slow_writes());
+  h.push(Packets().write_data(kDataAddr + 0x100, {0xa1}), kFirstFence);
+  h.push(Packets().write_data(kDataAddr + 0x108, {0xb2}), kAheadFence);
+  const std::uint64_t second_entry = kRingAddr + sizeof(abi::RingEntry);
+  h.dev().memory_port().inject_error(second_entry, second_entry + 8, 2);  // SLVERR
+  h.doorbell();
+  // The second entry's read failed long before the first one retires: nothing says so yet.
+  h.dev().step(2000);
+  REQUIRE(h.writeback().fence != kFirstFence);
+  CHECK_FALSE(h.faulted());
+  REQUIRE(wait_fault(h));
+  CHECK(h.writeback().fence == kFirstFence);
+  CHECK(h.mem().read32(kDataAddr + 0x100) == 0xa1);
+  CHECK(h.mem().read32(kDataAddr + 0x108) == 0);
+  const RingHarness::Fault f = h.fault();
+  CHECK(f.reason == abi::Fault::BusError);
+  CHECK(f.ring_index == 1);
+  CHECK(f.addr == second_entry);
+  CHECK(f.fence == 0);  // the entry could not be read
+  CHECK(f.detail == static_cast<std::uint32_t>(abi::FetchError::BusSlvErr));
+}
+
+TEST_CASE("a ring entry read ahead and refused by the GART is recorded only when it is read, as a ring read",
+          "[top][gart][readahead][fault]") {
+  // A 256-entry ring in the aperture: entries 0..127 in its first page (mapped to kRingAddr),
+  // entries 128.. in its second page (valid = 0). Entry 128 is read ahead while entry 127 runs.
+  RingHarness h(sim::SimConfig{}, 8);
+  Gart g(h, 64);
+  constexpr std::uint32_t kRingPage = 20;
+  g.map(kRingPage, kRingAddr);
+  g.set_pte(kRingPage + 1, 0);
+  g.invalidate(kRingPage, 2);
+  h.dev().mmio_write32(SGPU_REG(RING_BASE_LO), static_cast<std::uint32_t>(g.addr(kRingPage)));
+  h.dev().mmio_write32(SGPU_REG(RING_BASE_HI), static_cast<std::uint32_t>(g.addr(kRingPage) >> 32));
+  for (std::uint32_t i = 0; i < 128; ++i) {
+    h.push(Packets().write_data(kDataAddr + 8ull * i, {0x100 + i}), 1000 + i, abi::ring_flags::kPrivileged);
+  }
+  h.push(Packets().write_data(kDataAddr + 8ull * 128, {0x180}), 1128, 0);
+  h.doorbell();
+  for (int i = 0; i < 20000 && !h.faulted(); ++i) h.dev().step(16);
+  REQUIRE(h.faulted());
+  CHECK(h.writeback().fence == 1127);
+  const RingHarness::Fault f = h.fault();
+  CHECK(f.reason == abi::Fault::Translation);
+  CHECK(f.ring_index == 128);
+  CHECK(f.addr == g.addr(kRingPage + 1));
+  CHECK(f.fence == 0);
+  const FaultRegs r = fault_regs(h);
+  CHECK(r.gart_status & SGPU_REGS__GART_FAULT_STATUS__VALID_bm);
+  CHECK_FALSE(r.gart_status & SGPU_REGS__GART_FAULT_STATUS__MORE_FAULTS_bm);
+  CHECK(r.gart_status & SGPU_REGS__GART_FAULT_STATUS__PRIVILEGED_bm);  // the ring is the kernel's
+  CHECK(r.gart_addr == g.addr(kRingPage + 1));
+  // Recorded while the entry was read (fence and context 0), not while entry 127 ran.
+  CHECK(r.gart_fence == 0);
+  CHECK(r.gart_context == 0);
+}
