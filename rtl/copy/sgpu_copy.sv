@@ -138,7 +138,7 @@ module sgpu_copy #(
     .status_valid_o   (rd_status_valid),
     .status_ready_i   (rd_status_ready),
     .status_o         (rd_status),
-    .xlate_req_valid_o, .xlate_req_ready_i, .xlate_req_o,
+    .xlate_req_valid_o, .xlate_req_ready_i, .xlate_req_o, .xlate_req_tag_o(),
     .xlate_rsp_valid_i, .xlate_rsp_ready_o, .xlate_rsp_i,
     .axi_rd_req_o(axi_rd_req_o), .axi_rd_rsp_i(axi_rd_rsp_i)
   );

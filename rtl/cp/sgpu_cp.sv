@@ -183,7 +183,7 @@ module sgpu_cp
   cp_dec_t     dec;
   cp_chk_t     chk;
 
-  assign privileged = entry.flags[RingFlagPrivilegedBit] || entry.flags[RingFlagPagingBit];
+  assign privileged = entry_privileged(entry);
 
   sgpu_cp_decode u_decode (
     .hdr_i       (pkt_header_t'(dw)),
@@ -213,7 +213,7 @@ module sgpu_cp
   logic        wd_expired, wb_second;
   logic [31:0] head, head_next;
   logic [63:0] fence_done;
-  logic        preempt_pending, preempt_in_entry, ring_pref, ring_drop;
+  logic        preempt_pending, preempt_in_entry, ring_drop;
 
   sgpu_cp_ctrl u_ctrl (
     .clk_i, .rst_ni,
@@ -223,7 +223,6 @@ module sgpu_cp
     .fence_done_o      (fence_done),
     .preempt_pending_o (preempt_pending),
     .preempt_in_entry_o(preempt_in_entry),
-    .ring_pref_o       (ring_pref),
     .ring_drop_o       (ring_drop),
     .evt_o, .fault_o, .cycle_i,
     .wd_expired_i      (wd_expired),
@@ -259,13 +258,15 @@ module sgpu_cp
     .copy_req_ready_i, .copy_status_valid_i, .copy_status_ready_o, .copy_status_i, .copy_busy_i
   );
 
-  // Progress: a dword taken from the ring entry or buffer stream (not a WAIT_MEM read), a write
-  // accepted, a copy-engine data beat written.
+  // Progress: a dword taken from the ring entry or buffer stream (not a WAIT_MEM read, not the
+  // next entry's, read ahead while this one retires), a write accepted, a copy-engine data beat
+  // written.
   sgpu_cp_watchdog u_watchdog (
     .clk_i, .rst_ni,
     .limit_i   (cfg_i.watchdog),
     .active_i  (watched(fsm) && !ring_drop),  // a dropped prefetch is no submission's
-    .progress_i((dw_valid && dw_ready && fsm != StWaitData) || (wr_valid_o && wr_ready_i)
+    .progress_i((dw_valid && dw_ready && fsm != StWaitData && !retiring(fsm))
+                || (wr_valid_o && wr_ready_i)
                 || copy_progress_i),
     .expired_o (wd_expired)
   );
@@ -307,11 +308,9 @@ module sgpu_cp
                      preempt_in_entry: preempt_in_entry && (fsm == StPreempted),
                      preempt_offset:   preempt_offset};
 
-  // The entry register is only complete once the entry was read. The next entry's read,
-  // requested while this one retires (the fetch engine does nothing else then, the copy engine
-  // is done), is the kernel's ring too; so is the read dropped after the commit.
-  assign exec_privileged_o = reading_ring(fsm) || privileged || ring_drop
-                             || (retiring(fsm) && ring_pref);
+  // The entry register is only complete once the entry was read. (The fetch engine's requests
+  // carry their own privilege in their tags: this is the copy engine's.)
+  assign exec_privileged_o = reading_ring(fsm) || privileged;
   assign exec_o = '{fence:      reading_ring(fsm) ? '0 : {entry.fence_hi, entry.fence_lo},
                     context_id: reading_ring(fsm) ? '0 : entry.context_id};
 
@@ -357,9 +356,6 @@ module sgpu_cp
   `SGPU_ASSERT(CopyReqHeld,
       copy_req_valid_o && !copy_req_ready_i && !cmd_i.engine_reset |=> copy_req_valid_o)
   `SGPU_ASSERT_KNOWN(FsmKnown, fsm)
-  // Retirement lends the fetch client privilege for the prefetched ring read: nothing else may
-  // be translating through it or the copy engine's clients then.
-  `SGPU_ASSERT(CopyIdleWhileRetiring, retiring(fsm) && ring_pref |-> !copy_busy_i)
 
 endmodule
 

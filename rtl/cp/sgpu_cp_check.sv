@@ -43,13 +43,8 @@ module sgpu_cp_check
   cp_next_e        next;
   logic            copy_overlap, wait_hit;
   sgpu_pkg::addr_t table_pte;
-  assign chk_o = '{entry_bad:    entry_i.buf_addr_lo[1:0] != 2'b00
-                                 || entry_i.start_offset[1:0] != 2'b00
-                                 || entry_i.end_offset[1:0] != 2'b00
-                                 || entry_i.start_offset > entry_i.end_offset
-                                 || (entry_i.flags & ~RingFlagsMask) != '0,
-                   entry_empty:  entry_i.start_offset == entry_i.end_offset
-                                 || entry_i.flags[RingFlagNullRenderBit],
+  assign chk_o = '{entry_bad:    entry_bad(entry_i),
+                   entry_empty:  entry_empty(entry_i),
                    dword_fault:  dword_fault,
                    last_fault:   last_fault,
                    next:         next,

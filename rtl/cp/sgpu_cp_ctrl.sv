@@ -16,6 +16,17 @@
 // before it leaves the fence unwritten and FENCE_DONE unchanged; after the fence word is issued
 // only its own response can fault the entry (the watchdog does not count in StRetireAck), and an
 // OKAY response commits even if an engine reset came meanwhile (the reset drains it).
+//
+// Read-ahead: once the entry's buffer is requested (at level 0, nothing else queued behind it),
+// the next ring entry is read; while the entry retires its dwords are taken into a second
+// entry register and, if that entry is well formed and its buffer lies inside one page, its
+// buffer is read too, and then the entry after it. Read-ahead requests carry their own privilege
+// and are quiet (cp_tag_t): the GART answers a translation fault without recording it. Nothing
+// of an entry that has not started is visible: at the commit it starts from what was read ahead
+// (StRingCheck), or everything read ahead is dropped with the fetch engine's abort (preemption,
+// CTRL.enable = 0, a fault, an engine reset). A quiet read that faulted in translation is read
+// again, not quietly, once its entry started, so the fault (the CP's and the GART's record) is
+// the one the entry would have had without the read-ahead.
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -35,9 +46,7 @@ module sgpu_cp_ctrl
   output      logic [63:0]                 fence_done_o,
   output      logic                        preempt_pending_o,
   output      logic                        preempt_in_entry_o,
-  /// The next ring entry's read was requested while this one retires (not started yet); the
-  /// stream stop is dropping such a read (the entry is not started).
-  output      logic                        ring_pref_o,
+  /// The stream stop is dropping what was read ahead (the next entry is not started).
   output      logic                        ring_drop_o,
   output      cp_evt_t                     evt_o,
   output      cp_fault_rec_t               fault_o,
@@ -112,9 +121,15 @@ module sgpu_cp_ctrl
   input  wire logic                        copy_busy_i
 );
 
-  localparam sgpu_dma_pkg::tag_t TagRing   = sgpu_dma_pkg::tag_t'(0);
-  localparam sgpu_dma_pkg::tag_t TagBuffer = sgpu_dma_pkg::tag_t'(1);
-  localparam sgpu_dma_pkg::tag_t TagWait   = sgpu_dma_pkg::tag_t'(2);
+  // The tag of a fetch request: what it reads, with whose privilege, read ahead or not.
+  function automatic sgpu_dma_pkg::tag_t fetch_tag(cp_fetch_e kind, logic priv, logic quiet);
+    cp_tag_t t;
+    t = '{quiet: quiet, priv: priv, kind: kind};
+    return sgpu_dma_pkg::tag_t'(t);
+  endfunction
+
+  cp_tag_t status_tag;  // the tag of the status offered
+  assign status_tag = cp_tag_t'(dma_status_i.tag);
 
   ///////////////
   // Registers //
@@ -133,8 +148,18 @@ module sgpu_cp_ctrl
   logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
   logic [63:0]     fence_done_q, fence_done_d;
   cp_fault_rec_t   fault_q, fault_d;
-  logic            ring_pref_q, ring_pref_d;      // the next entry's read is requested
-  logic            ring_drop_q, ring_drop_d;      // StStreamStop drops the prefetched entry
+  logic            ring_pref_q, ring_pref_d;      // a ring entry read ahead is requested, its
+                                                  // status not taken yet
+  logic            ring_drop_q, ring_drop_d;      // StStreamStop drops what was read ahead
+  ring_entry_t     next_q, next_d;                // the next entry, read ahead while retiring
+  logic            next_valid_q, next_valid_d;    // next_q is complete and its read was OK
+  logic            next_full_q, next_full_d;      // next_q has its eight dwords (status to come)
+  logic            buf_pref_q, buf_pref_d;        // next_q's buffer is requested (read ahead)
+  logic            ahead_fail_q, ahead_fail_d;    // a ring read ahead failed: read it again
+                                                  // after the commit, nothing more ahead
+  logic            quiet_q, quiet_d;              // the ring or buffer read of the started entry
+                                                  // was read ahead (quiet)
+  logic            replay_q, replay_d;            // StStreamStop: read the buffer again
   logic            dma_abort_q, dma_abort_d;      // the fetch engine's abort pulse, registered
   logic            dma_busy;                      // the fetch engine is busy or its abort pending
   logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
@@ -146,7 +171,13 @@ module sgpu_cp_ctrl
 
   logic [31:0]     ring_mask;
   sgpu_pkg::addr_t entry_addr, buf_addr;
-  logic            next_ready;  // another entry waits and may be started
+  logic [31:0]     ahead_idx;   // the entry the ring read-ahead reads: after the head's, or
+                                // after next_q's once it is read
+  logic            next_ready;  // the entry at ahead_idx waits and may be read ahead
+  logic            ahead_state; // a state in which a ring entry may be read ahead
+  logic            buf_ahead;   // next_q's buffer may be read ahead
+  sgpu_pkg::addr_t next_buf;    // next_q's first buffer byte
+  logic [31:0]     next_len;    // next_q's buffer bytes
   logic [63:0]     entry_fence;
   pkt_header_t     hdr;      // the dword at the stream head, seen as a packet header
   copy_args_t      a;        // the argument register, copy view (slot names)
@@ -155,13 +186,30 @@ module sgpu_cp_ctrl
 
   assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
   assign head_next_o = (head_q + 32'd1) & ring_mask;
-  // The entry at the head, or while retiring the next one (its prefetch): one adder for both.
-  // Nothing names the head's entry while it retires (faults there name WB_ADDR).
+  assign ahead_idx   = head_q + {30'd0, next_valid_q, !next_valid_q};
+  // The entry at the head while it is read, else the one read ahead: one adder for both.
+  // Nothing names the head's entry once it was read (faults name the buffer or WB_ADDR).
   assign entry_addr  = cfg_i.ring_base
-                       + sgpu_pkg::addr_t'({retiring(state_q) ? head_next_o : head_q & ring_mask,
-                                            5'b00000});
-  assign next_ready  = cfg_i.enable && !pre_pend_q
-                       && (head_next_o != (cfg_i.ring_tail & ring_mask));
+                       + sgpu_pkg::addr_t'({(reading_ring(state_q) ? head_q : ahead_idx)
+                                            & ring_mask, 5'b00000});
+  // Entries waiting: head (being executed) .. tail - 1; the one read ahead must be among them.
+  assign next_ready  = cfg_i.enable && !pre_pend_q && !ahead_fail_q && !ring_pref_q
+                       && (((cfg_i.ring_tail - head_q) & ring_mask)
+                           > {30'd0, next_valid_q, !next_valid_q})
+                       && (!next_valid_q || buf_pref_q);
+  // A ring entry is read ahead behind the buffer of the entry being executed (requested, at
+  // level 0: a called buffer's caller is re-requested after it) or while it retires.
+  assign ahead_state = retiring(state_q)
+                       || (state_q inside {StPktHeader, StPktBody, StBufStatus} && !stream_nested_i);
+  // The next entry's buffer is read ahead only if it will be read at once when the entry starts
+  // (well formed, not empty) and lies inside one page: a translation fault then comes before
+  // any of its data, so the read is repeated from the buffer's start.
+  assign next_buf    = {next_q.buf_addr_hi, next_q.buf_addr_lo}
+                       + sgpu_pkg::addr_t'(next_q.start_offset);
+  assign next_len    = next_q.end_offset - next_q.start_offset;
+  assign buf_ahead   = retiring(state_q) && next_valid_q && !buf_pref_q && cfg_i.enable
+                       && !pre_pend_q && !entry_bad(next_q) && !entry_empty(next_q)
+                       && next_len <= 32'(sgpu_pkg::PageBytes) - 32'(next_buf[11:0]);
   assign buf_addr    = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
   assign entry_fence = {entry_q.fence_hi, entry_q.fence_lo};
   assign hdr         = pkt_header_t'(dw_i);
@@ -220,6 +268,13 @@ module sgpu_cp_ctrl
     fault_d        = fault_q;
     ring_pref_d    = ring_pref_q;
     ring_drop_d    = ring_drop_q;
+    next_d         = next_q;
+    next_valid_d   = next_valid_q;
+    next_full_d    = next_full_q;
+    buf_pref_d     = buf_pref_q;
+    ahead_fail_d   = ahead_fail_q;
+    quiet_d        = quiet_q;
+    replay_d       = replay_q;
     hi_next_d      = hi_next_q;
     fault_req      = '0;
     wd_fault       = 1'b0;
@@ -254,8 +309,9 @@ module sgpu_cp_ctrl
       StRingReq: begin
         dma_req_valid_o = 1'b1;
         dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
-                            tag: TagRing};
+                            tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
         entry_idx_d     = '0;
+        quiet_d         = 1'b0;
         if (dma_req_ready_i) state_d = StRingData;
       end
 
@@ -267,14 +323,20 @@ module sgpu_cp_ctrl
           if (entry_idx_q == 3'(RingEntryDwords - 1)) state_d = StRingStatus;
         end else if (dma_status_valid_i) begin
           dma_status_ready_o = 1'b1;
-          fault_req          = fetch_fault(dma_status_i.err, entry_addr);
+          if (quiet_q && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault) begin
+            state_d = StRingReq;  // read ahead, unrecorded: read it again (no data came)
+          end else begin
+            fault_req = fetch_fault(dma_status_i.err, entry_addr);
+          end
         end
       end
 
       StRingStatus: begin
         dma_status_ready_o = 1'b1;
         if (dma_status_valid_i) begin
-          if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+          if (quiet_q && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault) begin
+            state_d = StRingReq;
+          end else if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
             fault_req = fetch_fault(dma_status_i.err, entry_addr);
           end else if (chk_i.entry_bad) begin
             fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
@@ -291,6 +353,23 @@ module sgpu_cp_ctrl
         end
       end
 
+      // The entry read ahead (its status was OK) starts: checked as in StRingStatus; its buffer
+      // may be requested already (quiet_q).
+      StRingCheck: begin
+        if (chk_i.entry_bad) begin
+          fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+        end else if (chk_i.entry_empty) begin
+          state_d     = StRetireDrain;
+          wb_second_d = 1'b0;
+        end else begin
+          state_d         = quiet_q ? StPktHeader : StBufReq;
+          stream_op_o     = StreamStart;
+          stream_base_o   = buf_addr;
+          stream_offset_o = entry_q.start_offset;
+          stream_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
+        end
+      end
+
       ///////////////////
       // Buffer stream //
       ///////////////////
@@ -299,7 +378,8 @@ module sgpu_cp_ctrl
         dma_req_valid_o = 1'b1;
         dma_req_o       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
                             len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
-                            tag:  TagBuffer};
+                            tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+        quiet_d         = 1'b0;
         if (dma_req_ready_i) state_d = StPktHeader;
       end
 
@@ -312,7 +392,8 @@ module sgpu_cp_ctrl
           dma_req_valid_o = 1'b1;
           dma_req_o       = '{addr: stream_addr_i,
                               len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
-                              tag:  TagBuffer};
+                              tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+          quiet_d         = 1'b0;
           if (dma_req_ready_i) state_d = StPktHeader;
         end
       end
@@ -352,6 +433,7 @@ module sgpu_cp_ctrl
           pre_entry_d = 1'b1;
         end else if (dw_valid_i) begin
           dw_ready_o     = 1'b1;
+          quiet_d        = 1'b0;  // data came: the buffer read ahead was not refused
           pkt_d.hdr      = hdr;
           pkt_d.hdr_addr = stream_addr_i;
           pkt_d.hdr_off  = stream_offset_i;
@@ -377,7 +459,14 @@ module sgpu_cp_ctrl
           end
         end else if (dma_status_valid_i) begin
           dma_status_ready_o = 1'b1;
-          fault_req          = fetch_fault(dma_status_i.err, stream_addr_i);
+          if (quiet_q && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault) begin
+            // The buffer read ahead (one page) was refused before any of its data: stop the
+            // stream (what was read ahead behind it goes too) and read it again, not quietly.
+            state_d  = StStreamStop;
+            replay_d = 1'b1;
+          end else begin
+            fault_req = fetch_fault(dma_status_i.err, stream_addr_i);
+          end
         end
       end
 
@@ -525,15 +614,17 @@ module sgpu_cp_ctrl
         dw_clear_o         = 1'b1;
         if (!dma_busy) begin
           ring_drop_d = 1'b0;
+          replay_d    = 1'b0;
           state_d = ring_drop_q ? StIdle
-                  : (dec_i.info.pkt_class == PktClassIndirect) ? StBufResume : StWaitReq;
+                  : (replay_q || dec_i.info.pkt_class == PktClassIndirect) ? StBufResume
+                  : StWaitReq;
         end
       end
 
       StWaitReq: begin
         dma_req_valid_o = 1'b1;
         dma_req_o       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
-                            tag: TagWait};
+                            tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
         if (dma_req_ready_i) state_d = StWaitData;
       end
 
@@ -600,10 +691,9 @@ module sgpu_cp_ctrl
       // Write-back record: {reserved, head} at WB_ADDR + 8 once every write of the submission
       // was acknowledged, then the fence at WB_ADDR once the head word was: nothing can fail
       // after the fence word is issued except that write itself.
-      // Meanwhile the fetch engine is free (the buffer is done): the next ring entry's read is
-      // requested if one waits, so its latency hides behind the record's round trips. Its dwords
-      // wait in the fetch engine until the commit; it is started only then (below the case), and
-      // dropped as if never read if the entry faults, is reset or a preemption comes first.
+      // Meanwhile the entry read ahead comes in (below the case); it is started only at the
+      // commit, and dropped as if never read if the entry faults, is reset or a preemption
+      // comes first.
       StRetireDrain: begin
         if (wr_idle_i && wr_ready_i) begin
           wb_second_d = 1'b1;
@@ -612,24 +702,11 @@ module sgpu_cp_ctrl
             state_d     = StRetireAck;
           end
         end
-        if (!ring_pref_q && next_ready) begin
-          dma_req_valid_o = 1'b1;
-          dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
-                              tag: TagRing};
-          ring_pref_d     = dma_req_ready_i;
-        end
       end
 
       // Waiting for the fence word's response: the commit point (below the case). A failed
       // response is a fault, resolved below, and changes nothing.
-      StRetireAck: begin
-        if (!ring_pref_q && next_ready) begin
-          dma_req_valid_o = 1'b1;
-          dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
-                              tag: TagRing};
-          ring_pref_d     = dma_req_ready_i;
-        end
-      end
+      StRetireAck: ;
 
       ////////////////
       // Preemption //
@@ -686,6 +763,46 @@ module sgpu_cp_ctrl
       default: state_d = StReset;
     endcase
 
+    ////////////////
+    // Read-ahead //
+    ////////////////
+
+    // While the entry retires, the dwords of the ring entry read ahead are taken into next_q,
+    // then its status: OK completes next_q (all eight dwords came: the status follows the last
+    // one); an error ends the read-ahead, and the entry is read again after the commit. (Once
+    // next_q is complete, a ring read in flight is the entry after it, behind next_q's buffer.)
+    if (retiring(state_q) && ring_pref_q && !next_valid_q) begin
+      dw_ready_o = 1'b1;
+      if (dw_valid_i) begin
+        next_d[32*entry_idx_q +: 32] = dw_i;
+        entry_idx_d = entry_idx_q + 1'b1;
+        if (entry_idx_q == 3'(RingEntryDwords - 1)) next_full_d = 1'b1;
+      end else if (dma_status_valid_i) begin
+        dma_status_ready_o = 1'b1;
+        ring_pref_d        = 1'b0;
+        next_valid_d       = dma_status_i.err == sgpu_dma_pkg::DmaOk;
+        ahead_fail_d       = dma_status_i.err != sgpu_dma_pkg::DmaOk;
+      end
+    end
+
+    // Requests: the next entry's buffer first (its data comes before the entry after it), then
+    // the next ring entry. The FSM's own requests are never in these states.
+    if (buf_ahead) begin
+      dma_req_valid_o = 1'b1;
+      dma_req_o       = '{addr: next_buf, len: sgpu_dma_pkg::len_t'(next_len),
+                          tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)};
+      buf_pref_d      = dma_req_ready_i;
+    end else if (ahead_state && next_ready) begin
+      dma_req_valid_o = 1'b1;
+      dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                          tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
+      ring_pref_d     = dma_req_ready_i;
+      if (dma_req_ready_i) begin
+        entry_idx_d = '0;
+        next_full_d = 1'b0;
+      end
+    end
+
     // The commit point: the fence word acknowledged OKAY. In StRetireAck, or in StReset when an
     // engine reset came while it was in flight: the entry retired all the same (its fence is in
     // memory), so FENCE_DONE says so; the reset clears the head anyway. Responses come in order
@@ -699,16 +816,30 @@ module sgpu_cp_ctrl
         if (state_q == StRetireAck) begin
           head_d  = head_next_o;
           state_d = StIdle;
-          // The prefetched entry (at the new head) is started now, or, if CTRL.enable was
-          // cleared or a preemption is pending, dropped: the stream stop aborts its read and
-          // drops its dwords and status, then idles (the head stays on it: not started). A
-          // request offered in this cycle and taken is the prefetch too.
-          if (ring_pref_d) begin
+          // The entry read ahead (at the new head) starts now: from next_q if it was read in
+          // full (StRingCheck; its buffer may be requested already, quiet), else collecting the
+          // rest of its dwords (StRingData). If CTRL.enable was cleared or a preemption is
+          // pending, everything read ahead is dropped: the stream stop aborts the reads and
+          // drops their dwords and statuses, then idles (the head stays on it: not started).
+          // A request offered in this cycle and taken counts as read ahead too. After a failed
+          // read-ahead the entry is read again from StIdle.
+          entry_d      = next_d;
+          quiet_d      = 1'b1;
+          ahead_fail_d = 1'b0;
+          if (!(cfg_i.enable && !pre_pend_q)) begin
+            if (ring_pref_d || next_valid_d) begin
+              ring_drop_d = 1'b1;
+              state_d     = StStreamStop;
+            end
+          end else if (next_valid_d) begin
+            quiet_d = buf_pref_d;
+            state_d = StRingCheck;
+          end else if (ring_pref_d) begin
             ring_pref_d = 1'b0;
-            entry_idx_d = '0;
-            ring_drop_d = !(cfg_i.enable && !pre_pend_q);
-            state_d     = (cfg_i.enable && !pre_pend_q) ? StRingData : StStreamStop;
+            state_d     = next_full_d ? StRingStatus : StRingData;
           end
+          next_valid_d = 1'b0;
+          buf_pref_d   = 1'b0;
         end
       end
     end
@@ -759,9 +890,19 @@ module sgpu_cp_ctrl
       pre_pend_d = 1'b0;
     end
 
-    // A prefetched read is dropped by every abort of the fetch engine (fault, reset, preemption).
-    if (stops_fetch(state_d)) ring_pref_d = 1'b0;
-    if (draining(state_d)) ring_drop_d = 1'b0;
+    // What was read ahead is dropped by every abort of the fetch engine (fault, reset,
+    // preemption, a stream stop).
+    if (stops_fetch(state_d)) begin
+      ring_pref_d  = 1'b0;
+      next_valid_d = 1'b0;
+      buf_pref_d   = 1'b0;
+      ahead_fail_d = 1'b0;
+      quiet_d      = 1'b0;
+    end
+    if (draining(state_d)) begin
+      ring_drop_d = 1'b0;
+      replay_d    = 1'b0;
+    end
 
     // The fetch engine latches an abort: one pulse when draining starts stops it, and it
     // reports not-busy once every read it issued has returned. The pulse leaves from a register
@@ -781,7 +922,6 @@ module sgpu_cp_ctrl
   assign fence_done_o       = fence_done_q;
   assign preempt_pending_o  = pre_pend_q;
   assign preempt_in_entry_o = pre_entry_q;
-  assign ring_pref_o        = ring_pref_q;
   assign ring_drop_o        = ring_drop_q;
   assign fault_o            = fault_q;
   assign entry_o            = entry_q;
@@ -810,6 +950,12 @@ module sgpu_cp_ctrl
       hi_next_q    <= 1'b0;
       ring_drop_q  <= 1'b0;
       dma_abort_q  <= 1'b0;
+      next_valid_q <= 1'b0;
+      next_full_q  <= 1'b0;
+      buf_pref_q   <= 1'b0;
+      ahead_fail_q <= 1'b0;
+      quiet_q      <= 1'b0;
+      replay_q     <= 1'b0;
     end else begin
       state_q      <= state_d;
       head_q       <= head_d;
@@ -826,18 +972,25 @@ module sgpu_cp_ctrl
       hi_next_q    <= hi_next_d;
       ring_drop_q  <= ring_drop_d;
       dma_abort_q  <= dma_abort_d;
+      next_valid_q <= next_valid_d;
+      next_full_q  <= next_full_d;
+      buf_pref_q   <= buf_pref_d;
+      ahead_fail_q <= ahead_fail_d;
+      quiet_q      <= quiet_d;
+      replay_q     <= replay_d;
     end
   end
 
   // Datapath registers: only meaningful in the states that load them.
   always_ff @(posedge clk_i) begin
     entry_q <= entry_d;
+    next_q  <= next_d;
     pkt_q   <= pkt_d;
   end
 
   // The rest of the configuration and of the packet table row is used elsewhere.
   logic unused;
-  assign unused = ^{cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
+  assign unused = ^{status_tag.priv, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
                     cfg_i.gart_table_base, cfg_i.gart_table_size,
                     dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
 
@@ -848,8 +1001,10 @@ module sgpu_cp_ctrl
   // A status belongs to the request the FSM is reading (except while draining, which drops all).
   `SGPU_ASSERT(StatusMatchesRequest,
       dma_status_valid_i && dma_status_ready_o && !stops_fetch(state_q)
-      |-> dma_status_i.tag == ((state_q inside {StRingData, StRingStatus}) ? TagRing
-                               : (state_q inside {StWaitData, StWaitStatus}) ? TagWait : TagBuffer))
+      |-> status_tag.kind == ((state_q inside {StRingData, StRingStatus} || retiring(state_q))
+                              ? FetchRing
+                              : (state_q inside {StWaitData, StWaitStatus}) ? FetchWait
+                              : FetchBuffer))
   // The stream is only re-requested once the aborted one drained.
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
@@ -863,8 +1018,24 @@ module sgpu_cp_ctrl
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
   `SGPU_ASSERT(DropOnlyInStreamStop, ring_drop_q |-> state_q == StStreamStop)
-  // The prefetch is only requested while retiring, and lives until the commit or an abort.
-  `SGPU_ASSERT(PrefetchOnlyWhileRetiring, ring_pref_q |-> retiring(state_q))
+  // The read-ahead: the ring entry is read behind an executing entry's buffer, taken into
+  // next_q while it retires; next_q's buffer is read ahead only after next_q was read in full.
+  `SGPU_ASSERT(RingAheadWhileExecuting, ring_pref_q |-> !(state_q inside {StIdle, StRingReq,
+      StRingData, StRingStatus, StBufReq, StBufResume, StWaitReq, StWaitData, StWaitStatus,
+      StWaitPause, StStreamStop}) && !draining(state_q))
+  `SGPU_ASSERT(NextOnlyWhileRetiring, next_valid_q |-> retiring(state_q))
+  `SGPU_ASSERT(BufAheadAfterNext, buf_pref_q |-> next_valid_q)
+  `SGPU_ASSERT(ReplayOnlyInStreamStop, replay_q |-> state_q == StStreamStop)
+  // A quiet read of the started entry refused in translation delivered no data: it is read
+  // again from its start. (While retiring, a refused read-ahead is the next entry's.)
+  `SGPU_ASSERT(QuietFaultAtStart, dma_status_valid_i && dma_status_ready_o && quiet_q
+      && !retiring(state_q) && status_tag.quiet && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault
+      |-> (state_q inside {StRingData, StRingStatus} && entry_idx_q == '0)
+          || (state_q == StPktHeader && stream_offset_i == entry_q.start_offset
+              && !stream_nested_i))
+  // The FSM's own requests never meet a read-ahead request.
+  `SGPU_ASSERT(AheadPortFree, (buf_ahead || (ahead_state && next_ready))
+      |-> !(state_q inside {StRingReq, StBufReq, StBufResume, StWaitReq}))
 
   // Retirement's commit point: FENCE_DONE and the head move only when the fence word is
   // acknowledged OKAY, and nothing faults the entry in that cycle or after the fence word issued

@@ -179,6 +179,39 @@ package sgpu_cp_pkg;
                                                 : sgpu_abi_pkg::FaultBusError;
   endfunction
 
+  /// What the CP asks the fetch engine for; the low bits of a request's tag (cp_tag_t).
+  typedef enum logic [1:0] {
+    FetchRing   = 2'd0,  ///< a ring entry (32 bytes, the kernel's: privileged)
+    FetchBuffer = 2'd1,  ///< (part of) a DMA buffer, with its entry's privilege
+    FetchWait   = 2'd2   ///< the dword a WAIT_MEM polls
+  } cp_fetch_e;
+
+  /// The tag of each fetch request: the fetch engine hands it to the translation port with the
+  /// request's pages, so each request carries its own privilege, and a read ahead for an entry
+  /// that has not started is quiet (the GART answers its fault without recording it).
+  typedef struct packed {
+    logic      quiet;  ///< read ahead: a translation fault is answered, not recorded
+    logic      priv;   ///< system-physical addresses allowed (the ring; privileged entries)
+    cp_fetch_e kind;
+  } cp_tag_t;
+
+  /// A ring entry with the privileged or paging flag runs with privilege.
+  function automatic logic entry_privileged(sgpu_abi_pkg::ring_entry_t e);
+    return e.flags[sgpu_abi_pkg::RingFlagPrivilegedBit] || e.flags[sgpu_abi_pkg::RingFlagPagingBit];
+  endfunction
+
+  /// A malformed ring entry (BAD_RING_ENTRY).
+  function automatic logic entry_bad(sgpu_abi_pkg::ring_entry_t e);
+    return e.buf_addr_lo[1:0] != 2'b00 || e.start_offset[1:0] != 2'b00
+           || e.end_offset[1:0] != 2'b00 || e.start_offset > e.end_offset
+           || (e.flags & ~sgpu_abi_pkg::RingFlagsMask) != '0;
+  endfunction
+
+  /// A ring entry without a buffer to execute: it only retires.
+  function automatic logic entry_empty(sgpu_abi_pkg::ring_entry_t e);
+    return e.start_offset == e.end_offset || e.flags[sgpu_abi_pkg::RingFlagNullRenderBit];
+  endfunction
+
   /// A failed fetch of the ring or a buffer: its error code is the detail.
   function automatic cp_fault_req_t fetch_fault(sgpu_dma_pkg::dma_err_e err,
                                                 sgpu_pkg::addr_t addr);
@@ -243,6 +276,7 @@ package sgpu_cp_pkg;
     StRingReq,      // requesting the ring entry
     StRingData,     // collecting its eight dwords
     StRingStatus,   // waiting for the fetch status, then checking the entry
+    StRingCheck,    // the entry read ahead (its status taken) has started: checking it
     StBufReq,       // requesting the DMA buffer
     StPktHeader,    // next dword is a packet header (or the buffer is done)
     StPktBody,      // consuming the payload of the current packet
@@ -282,7 +316,7 @@ package sgpu_cp_pkg;
 
   /// A ring entry is being fetched (the entry register is not complete yet).
   function automatic logic reading_ring(cp_fsm_e s);
-    return s inside {StIdle, StRingReq, StRingData, StRingStatus};
+    return s inside {StIdle, StRingReq, StRingData, StRingStatus, StRingCheck};
   endfunction
   /// The next dword the decoder needs is a packet header (a fault there names that dword; in
   /// StBufReq the stream was just started at the entry's first header).

@@ -95,6 +95,9 @@ module sgpu_dma_rd #(
   input  wire logic                            xlate_req_ready_i,
   /// The GPU page to translate (write = 0).
   output      sgpu_dma_pkg::xlate_req_t        xlate_req_o,
+  /// The tag of the request the page belongs to (with xlate_req_o): a client that gives each
+  /// request its own privilege or fault reporting encodes them in the tag.
+  output      sgpu_dma_pkg::tag_t              xlate_req_tag_o,
   /// Translation response for the oldest outstanding request (valid/ready).
   input  wire logic                            xlate_rsp_valid_i,
   /// The engine takes the response; never depends on xlate_rsp_valid_i.
@@ -147,6 +150,7 @@ module sgpu_dma_rd #(
   typedef struct packed {
     sgpu_pkg::addr_t addr;
     len_t            len;
+    tag_t            tag;
     seq_t            seq;
   } queued_req_t;
 
@@ -226,7 +230,7 @@ module sgpu_dma_rd #(
     .clear_i    (abort_q),
     .in_valid_i (req_hs),
     .in_ready_o (rq_in_ready),
-    .in_data_i  ({req_i.addr, req_i.len, seq_q}),
+    .in_data_i  ({req_i.addr, req_i.len, req_i.tag, seq_q}),
     .out_valid_o(rq_valid),
     .out_ready_i(rq_pop),
     .out_data_o (rq_head),
@@ -265,6 +269,7 @@ module sgpu_dma_rd #(
   seg_t                     wk_seg;
   logic                     xreq_valid_q, xreq_valid_d;
   sgpu_pkg::pfn_t           xreq_vpn_q, xreq_vpn_d;
+  tag_t                     xreq_tag_q, xreq_tag_d;
   logic                     xp_in_ready, xp_valid;
   seg_t                     xp_head;
 
@@ -292,9 +297,11 @@ module sgpu_dma_rd #(
     wk_left_d    = wk_left_q;
     xreq_valid_d = xreq_valid_q && !xlate_req_ready_i;
     xreq_vpn_d   = xreq_vpn_q;
+    xreq_tag_d   = xreq_tag_q;
     if (wk_go) begin
       xreq_valid_d = 1'b1;
       xreq_vpn_d   = wk_cur_addr[AddrWidth-1:PageShift];
+      xreq_tag_d   = rq_head.tag;
       wk_active_d  = !wk_seg_last;
       wk_addr_d    = wk_cur_addr + AddrWidth'(wk_seg.bytes);
       wk_left_d    = wk_cur_left - len_t'(wk_seg.bytes);
@@ -306,6 +313,7 @@ module sgpu_dma_rd #(
   // A translation request, once raised, is held until accepted (even during abort).
   assign xlate_req_valid_o = xreq_valid_q;
   assign xlate_req_o       = '{vpn: xreq_vpn_q, write: 1'b0};
+  assign xlate_req_tag_o   = xreq_tag_q;
 
   // Segments whose translation was requested and not yet answered, in order.
   sgpu_fifo #(
@@ -651,6 +659,7 @@ module sgpu_dma_rd #(
     wk_addr_q     <= wk_addr_d;
     wk_left_q     <= wk_left_d;
     xreq_vpn_q    <= xreq_vpn_d;
+    xreq_tag_q    <= xreq_tag_d;
     is_addr_q     <= is_addr_d;
     is_left_q     <= is_left_d;
     araddr_q      <= araddr_d;

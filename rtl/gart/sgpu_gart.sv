@@ -155,6 +155,7 @@ module sgpu_gart #(
   sgpu_pkg::pfn_t cur_vpn_q, cur_vpn_d;
   logic           cur_write_q, cur_write_d;
   logic           cur_priv_q, cur_priv_d;
+  logic           cur_quiet_q, cur_quiet_d;
   logic [ClientWidth-1:0] cur_client_q, cur_client_d;
   logic           cur_missed_q, cur_missed_d;   // counted as a miss already
   logic           res_valid_q, res_valid_d;     // PTE for cur captured from a walk
@@ -362,7 +363,9 @@ module sgpu_gart #(
   fault_rec_t rec_q, rec_d;
   logic       resolve_fault;
 
-  assign resolve_fault = resolve && (fault != GartFaultNone);
+  // A quiet request's fault (a read ahead for work that may never start) is answered, not
+  // recorded: its client asks again, not quietly, if the work starts.
+  assign resolve_fault = resolve && (fault != GartFaultNone) && !cur_quiet_q;
 
   always_comb begin
     rec_d = rec_q;
@@ -412,6 +415,7 @@ module sgpu_gart #(
     cur_vpn_d    = cur_vpn_q;
     cur_write_d  = cur_write_q;
     cur_priv_d   = cur_priv_q;
+    cur_quiet_d  = cur_quiet_q;
     cur_client_d = cur_client_q;
     cur_missed_d = cur_missed_q;
     res_valid_d  = res_valid_q;
@@ -486,6 +490,7 @@ module sgpu_gart #(
       cur_vpn_d    = xlate_req_i.vpn;
       cur_write_d  = xlate_req_i.write;
       cur_priv_d   = xlate_src_i.priv;
+      cur_quiet_d  = xlate_src_i.quiet;
       cur_client_d = xlate_src_i.client;
       cur_missed_d = 1'b0;
       res_valid_d  = 1'b0;
@@ -543,6 +548,7 @@ module sgpu_gart #(
     cur_vpn_q   <= cur_vpn_d;
     cur_write_q <= cur_write_d;
     cur_priv_q  <= cur_priv_d;
+    cur_quiet_q <= cur_quiet_d;
     cur_client_q <= cur_client_d;
     res_err_q   <= res_err_d;
     res_pte_q   <= res_pte_d;

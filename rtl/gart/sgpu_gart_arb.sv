@@ -42,6 +42,8 @@ module sgpu_gart_arb #(
   input  wire sgpu_dma_pkg::xlate_req_t [Clients-1:0] cl_req_i,
   /// Privilege per client (system-physical addresses allowed), sampled with the request.
   input  wire logic                     [Clients-1:0] cl_priv_i,
+  /// Quiet per client (a fault is not recorded: a read ahead), sampled with the request.
+  input  wire logic                     [Clients-1:0] cl_quiet_i,
   /// Response valid per client (only the owner of the oldest request).
   output      logic                     [Clients-1:0] cl_rsp_valid_o,
   /// Response ready per client.
@@ -108,7 +110,7 @@ module sgpu_gart_arb #(
 
   assign xlate_req_valid_o = gnt_valid && own_in_ready;
   assign xlate_req_o       = cl_req_i[gnt];
-  assign xlate_src_o       = '{priv: cl_priv_i[gnt], client: CW'(gnt)};
+  assign xlate_src_o       = '{priv: cl_priv_i[gnt], quiet: cl_quiet_i[gnt], client: CW'(gnt)};
   assign req_hs            = xlate_req_valid_o && xlate_req_ready_i;
 
   always_comb begin

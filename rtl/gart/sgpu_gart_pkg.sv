@@ -44,6 +44,9 @@ package sgpu_gart_pkg;
   /// Who asks, passed with each translation request.
   typedef struct packed {
     logic                   priv;    ///< system-physical addresses are allowed
+    /// A read ahead for work that may never start: a fault is answered but not recorded (no
+    /// GART_FAULT_* change, no gart_fault event); the client asks again if the work starts.
+    logic                   quiet;
     logic [ClientWidth-1:0] client;  ///< recorded in the fault record
   } xlate_src_t;
 

@@ -108,6 +108,7 @@ module sgpu_gart_walker #(
     .xlate_req_valid_o(xreq_valid),
     .xlate_req_ready_i(xreq_ready),
     .xlate_req_o      (xreq),
+    .xlate_req_tag_o  (),
     .xlate_rsp_valid_i(xrsp_valid),
     .xlate_rsp_ready_o(xrsp_ready),
     .xlate_rsp_i      (xrsp),

@@ -190,6 +190,7 @@ module sgpu_top #(
   logic                        dma_abort, dma_busy;
   logic                        xlate_req_valid, xlate_req_ready, xlate_rsp_valid, xlate_rsp_ready;
   sgpu_dma_pkg::xlate_req_t    xlate_req;
+  sgpu_cp_pkg::cp_tag_t        xlate_req_tag;  // the request's: its privilege, read ahead or not
   sgpu_dma_pkg::xlate_rsp_t    xlate_rsp;
   axi_rd_req_t                 fetch_rd_req;
   axi_rd_rsp_t                 fetch_rd_rsp;
@@ -221,6 +222,7 @@ module sgpu_top #(
     .xlate_req_valid_o(xlate_req_valid),
     .xlate_req_ready_i(xlate_req_ready),
     .xlate_req_o      (xlate_req),
+    .xlate_req_tag_o  (xlate_req_tag),
     .xlate_rsp_valid_i(xlate_rsp_valid),
     .xlate_rsp_ready_o(xlate_rsp_ready),
     .xlate_rsp_i      (xlate_rsp),
@@ -246,11 +248,14 @@ module sgpu_top #(
   axi_rd_rsp_t                 walk_rd_rsp;
 
   // Translation-port clients (sgpu_gart_pkg::Client*): the fetch engine, with the privilege of
-  // what the CP is reading; the CP's write path, with the privilege of each write; the copy
-  // engine's source reads and destination writes, with the submission's privilege.
+  // each request (its tag: the kernel's ring, or the entry whose buffer it reads, which may be
+  // the next entry's, read ahead); the CP's write path, with the privilege of each write; the
+  // copy engine's source reads and destination writes, with the submission's privilege. A
+  // request read ahead for an entry that has not started is quiet: a fault of its translation
+  // is not recorded (the CP reads the page again when the entry starts, and faults then).
   localparam int unsigned XlateClients = 4;
 
-  logic                     [XlateClients-1:0] cl_req_valid, cl_req_ready, cl_priv;
+  logic                     [XlateClients-1:0] cl_req_valid, cl_req_ready, cl_priv, cl_quiet;
   logic                     [XlateClients-1:0] cl_rsp_valid, cl_rsp_ready;
   sgpu_dma_pkg::xlate_req_t [XlateClients-1:0] cl_req;
   sgpu_dma_pkg::xlate_rsp_t [XlateClients-1:0] cl_rsp;
@@ -269,7 +274,10 @@ module sgpu_top #(
 
   assign cl_req_valid[sgpu_gart_pkg::ClientFetch]  = xlate_req_valid;
   assign cl_req[sgpu_gart_pkg::ClientFetch]        = xlate_req;
-  assign cl_priv[sgpu_gart_pkg::ClientFetch]       = cp_exec_privileged;
+  assign cl_priv[sgpu_gart_pkg::ClientFetch]       = xlate_req_tag.priv;
+  assign cl_quiet[sgpu_gart_pkg::ClientFetch]      = xlate_req_tag.quiet;
+  logic unused_tag_kind;
+  assign unused_tag_kind = ^xlate_req_tag.kind;
   assign cl_rsp_ready[sgpu_gart_pkg::ClientFetch]  = xlate_rsp_ready;
   assign xlate_req_ready = cl_req_ready[sgpu_gart_pkg::ClientFetch];
   assign xlate_rsp_valid = cl_rsp_valid[sgpu_gart_pkg::ClientFetch];
@@ -278,6 +286,7 @@ module sgpu_top #(
   assign cl_req_valid[sgpu_gart_pkg::ClientCpWr]   = xw_req_valid;
   assign cl_req[sgpu_gart_pkg::ClientCpWr]         = xw_req;
   assign cl_priv[sgpu_gart_pkg::ClientCpWr]        = xw_priv;
+  assign cl_quiet[sgpu_gart_pkg::ClientCpWr]       = 1'b0;
   assign cl_rsp_ready[sgpu_gart_pkg::ClientCpWr]   = xw_rsp_ready;
   assign xw_req_ready = cl_req_ready[sgpu_gart_pkg::ClientCpWr];
   assign xw_rsp_valid = cl_rsp_valid[sgpu_gart_pkg::ClientCpWr];
@@ -285,12 +294,14 @@ module sgpu_top #(
   assign cl_req_valid[sgpu_gart_pkg::ClientCopyRd] = cr_req_valid;
   assign cl_req[sgpu_gart_pkg::ClientCopyRd]       = cr_req;
   assign cl_priv[sgpu_gart_pkg::ClientCopyRd]      = cp_exec_privileged;
+  assign cl_quiet[sgpu_gart_pkg::ClientCopyRd]     = 1'b0;
   assign cl_rsp_ready[sgpu_gart_pkg::ClientCopyRd] = cr_rsp_ready;
   assign cr_req_ready = cl_req_ready[sgpu_gart_pkg::ClientCopyRd];
 
   assign cl_req_valid[sgpu_gart_pkg::ClientCopyWr] = cw_req_valid;
   assign cl_req[sgpu_gart_pkg::ClientCopyWr]       = cw_req;
   assign cl_priv[sgpu_gart_pkg::ClientCopyWr]      = cp_exec_privileged;
+  assign cl_quiet[sgpu_gart_pkg::ClientCopyWr]     = 1'b0;
   assign cl_rsp_ready[sgpu_gart_pkg::ClientCopyWr] = cw_rsp_ready;
   assign cw_req_ready = cl_req_ready[sgpu_gart_pkg::ClientCopyWr];
 
@@ -302,6 +313,7 @@ module sgpu_top #(
     .cl_req_ready_o   (cl_req_ready),
     .cl_req_i         (cl_req),
     .cl_priv_i        (cl_priv),
+    .cl_quiet_i       (cl_quiet),
     .cl_rsp_valid_o   (cl_rsp_valid),
     .cl_rsp_ready_i   (cl_rsp_ready),
     .cl_rsp_o         (cl_rsp),
