@@ -42,6 +42,19 @@ class AxiMemoryAgent final : public Agent {
   }
   void edge() override { model_.tick(sampled_); }
 
+  /// Cycles ahead in which this port stays as it is if the DUT's outputs stay as last sampled:
+  /// no valid raised by the DUT, none by the model (AxiMemoryModel::quiet_cycles()).
+  uint64_t quiet_cycles() const {
+    const AxiManagerOut& m = sampled_;
+    if (m.arvalid || m.awvalid || m.wvalid) return 0;
+    return model_.quiet_cycles();
+  }
+  /// Accounts for `cycles` such cycles at once (idle skipping, tb/sim/idle_skip.hpp).
+  void skip(uint64_t cycles) {
+    model_.skip(cycles);
+    if (options_.check && dut_.rst_ni) checker_.skip(cycles);
+  }
+
   AxiMemoryModel& model() { return model_; }
   const AxiMemoryModel& model() const { return model_; }
   AxiChecker& checker() { return checker_; }

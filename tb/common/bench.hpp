@@ -182,6 +182,11 @@ class Bench {
     ++cycle_;
   }
 
+  /// Counts `cycles` cycles the caller advanced the model's state over without ticking (idle
+  /// skipping, tb/sim/idle_skip.hpp): cycle() goes on as if they had run. The agents are the
+  /// caller's to advance.
+  void skip(uint64_t cycles) { cycle_ += cycles; }
+
   void run(uint64_t cycles) {
     for (uint64_t i = 0; i < cycles; ++i) tick();
   }

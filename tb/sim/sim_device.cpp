@@ -1,5 +1,6 @@
 #include "sim/sim_device.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <type_traits>
 
@@ -56,6 +57,7 @@ struct SimDevice::Impl {
   virtual void step(std::uint64_t cycles) = 0;
   virtual bool run_until_irq(std::uint64_t max_cycles) = 0;
   virtual std::uint64_t cycle() const = 0;
+  virtual std::uint64_t skipped_cycles() const = 0;
   virtual tb::AxiMemoryModel& memory_port() = 0;
 
   SimConfig config;
@@ -73,11 +75,25 @@ struct Board final : SimDevice::Impl {
         lite(bench.dut()) {
     bench.add(port);
     bench.add(lite);
+    if constexpr (std::is_same_v<V, Vsgpu_top_fast>) {
+      if (config.idle_skip != IdleSkip::Off) skipper = std::make_unique<FastIdleSkip>(bench.dut());
+    }
   }
 
   tb::Bench<V> bench;
   tb::AxiMemoryAgent<V> port;
   tb::AxiLiteMaster<V> lite;
+  std::unique_ptr<FastIdleSkip> skipper;  // null: every cycle simulated
+  std::uint64_t skipped = 0;
+  std::uint64_t retry_at = 0;  // no skip is tried before this cycle
+  std::uint64_t backoff = kMinBackoff;
+
+  // A skip shorter than this costs more (a state copy and compare, one combinational
+  // evaluation) than it saves.
+  static constexpr std::uint64_t kMinSkip = 8;
+  // After a failed try, the next waits this long, doubling up to the maximum while tries fail.
+  static constexpr std::uint64_t kMinBackoff = 4;
+  static constexpr std::uint64_t kMaxBackoff = 256;
 
   // A real falling edge of the asynchronous reset, so every flop is reset before the first clock.
   void reset() override { bench.reset(tb::kDeviceResetCycles, 1, /*with_agents=*/true); }
@@ -92,20 +108,65 @@ struct Board final : SimDevice::Impl {
   }
   bool irq() const override { return bench.dut().irq_o; }
   void step(std::uint64_t cycles) override {
-    for (std::uint64_t i = 0; i < cycles; ++i) tick();
+    for (std::uint64_t done = 0; done < cycles;) done += advance(cycles - done);
   }
   bool run_until_irq(std::uint64_t max_cycles) override {
     const auto& top = bench.dut();
-    for (std::uint64_t i = 0; i < max_cycles && !top.irq_o; ++i) tick();
+    for (std::uint64_t done = 0; done < max_cycles && !top.irq_o;) done += advance(max_cycles - done);
     return top.irq_o;
   }
   std::uint64_t cycle() const override { return bench.cycle(); }
+  std::uint64_t skipped_cycles() const override { return skipped; }
   tb::AxiMemoryModel& memory_port() override { return port.model(); }
 
   void tick() {
     bench.tick();
     if (!port.checker().ok()) {
       throw SimError("AXI protocol violation on the host-memory port: " + port.checker().violations().front());
+    }
+  }
+
+  // At most `limit` (>= 1) cycles: one simulated, plus an idle stretch after it if the skipper
+  // proves one (tb/sim/idle_skip.hpp). The cycles that passed.
+  std::uint64_t advance(std::uint64_t limit) {
+    // Inputs that change on their own rule a skip out: a register access, an AXI valid of either
+    // side, a response falling due (the port's quiet cycles).
+    if (!skipper || limit <= kMinSkip || lite.busy() || bench.cycle() < retry_at || port.quiet_cycles() < kMinSkip) {
+      tick();
+      return 1;
+    }
+    skipper->before_tick();
+    tick();
+    const std::uint64_t n = std::min({skipper->window(), port.quiet_cycles(), limit - 1});
+    if (n < kMinSkip) {
+      retry_at = bench.cycle() + backoff;
+      backoff = std::min(2 * backoff, kMaxBackoff);
+      return 1;
+    }
+    backoff = kMinBackoff;
+    if (config.idle_skip == IdleSkip::Verify) {
+      verify_skip(n);
+    } else {
+      skipper->skip(n);
+      bench.skip(n);
+      port.skip(n);
+    }
+    skipped += n;
+    return 1 + n;
+  }
+
+  // IdleSkip::Verify: the skip's state, then the same cycles simulated one by one from where it
+  // started; the model's whole state must agree.
+  void verify_skip(std::uint64_t n) {
+    const std::uint64_t at = bench.cycle();
+    const auto start = skipper->state();
+    skipper->skip(n);
+    const auto skipped_state = skipper->state();
+    skipper->restore(start);
+    for (std::uint64_t i = 0; i < n; ++i) tick();
+    if (const auto diff = skipper->first_difference(skipped_state); diff != FastIdleSkip::npos) {
+      throw SimError("idle skip of " + std::to_string(n) + " cycles from cycle " + std::to_string(at) +
+                     " differs from cycle-by-cycle simulation (model state byte " + std::to_string(diff) + ")");
     }
   }
 
@@ -166,6 +227,8 @@ void SimDevice::step(std::uint64_t cycles) { impl_->step(cycles); }
 bool SimDevice::run_until_irq(std::uint64_t max_cycles) { return impl_->run_until_irq(max_cycles); }
 
 std::uint64_t SimDevice::cycle() const { return impl_->cycle(); }
+
+std::uint64_t SimDevice::skipped_cycles() const { return impl_->skipped_cycles(); }
 
 const SimConfig& SimDevice::config() const { return impl_->config; }
 
