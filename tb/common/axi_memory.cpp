@@ -127,8 +127,16 @@ void AxiMemoryModel::write_beat(Burst& burst, const AxiManagerOut& in) {
     if (burst.resp == kAxiRespOkay) burst.resp = resp;
     return;
   }
-  for (unsigned lane = lane_lo; lane <= lane_hi; ++lane) {
-    if ((in.wstrb >> lane) & 1u) memory_.write8(bus_base + lane, in.wdata[lane]);
+  // Each run of consecutive strobed lanes is one copy (a full beat: one), not a call per byte.
+  for (unsigned lane = lane_lo; lane <= lane_hi;) {
+    if (((in.wstrb >> lane) & 1u) == 0) {
+      ++lane;
+      continue;
+    }
+    unsigned end = lane + 1;
+    while (end <= lane_hi && ((in.wstrb >> end) & 1u) != 0) ++end;
+    memory_.write(bus_base + lane, in.wdata.data() + lane, end - lane);
+    lane = end;
   }
 }
 
