@@ -234,11 +234,12 @@ struct SkipRun {
   std::uint64_t cycles = 0;
 };
 
-// The demo workload on a fresh fast-model board with the given idle skipping.
-SkipRun run_demo_on_fast_model(sim::IdleSkip skip) {
+// The demo workload on a fresh board: the fast model with the given idle skipping, or the
+// checked one (two evaluations a cycle, every process each time, the AXI checker on).
+SkipRun run_demo_on(sim::SimModel model, sim::IdleSkip skip) {
   sim::SimConfig board;
-  board.model = sim::SimModel::Fast;
-  board.check_axi = false;  // as `sgpu demo`
+  board.model = model;
+  board.check_axi = model == sim::SimModel::Checked;  // as `sgpu demo` and `sgpu --checked`
   board.idle_skip = skip;
   auto device = std::make_shared<sim::SimDevice>(board);
   sched::RuntimeOptions ro;
@@ -254,18 +255,23 @@ SkipRun run_demo_on_fast_model(sim::IdleSkip skip) {
 
 TEST_CASE("idle skipping: the demo gives the same cycles, times, frames and bytes as simulating every cycle",
           "[demo][sim][idle_skip]") {
-  const SkipRun off = run_demo_on_fast_model(sim::IdleSkip::Off);
-  const SkipRun on = run_demo_on_fast_model(sim::IdleSkip::On);
+  // The reference: the checked model, which evaluates everything twice a cycle and never skips.
+  const SkipRun reference = run_demo_on(sim::SimModel::Checked, sim::IdleSkip::On);
+  // The fast model's edge-only evaluation (no input-combinational region when no input
+  // changed) without and with skipping.
+  const SkipRun fast = run_demo_on(sim::SimModel::Fast, sim::IdleSkip::Off);
+  const SkipRun on = run_demo_on(sim::SimModel::Fast, sim::IdleSkip::On);
   // Verify re-simulates every skip cycle by cycle and compares the model's whole state (a
   // SimError, so a failed run, on any difference).
-  const SkipRun verify = run_demo_on_fast_model(sim::IdleSkip::Verify);
-  CHECK(off.skipped == 0);
+  const SkipRun verify = run_demo_on(sim::SimModel::Fast, sim::IdleSkip::Verify);
+  CHECK(reference.skipped == 0);
+  CHECK(fast.skipped == 0);
   CHECK(on.skipped > on.cycles / 10);  // the hung WAIT_MEM's polls, at least
   CHECK(verify.skipped == on.skipped);
-  for (const SkipRun* run : {&on, &verify}) {
-    const demo::WorkloadReport& a = off.report;
+  for (const SkipRun* run : {&fast, &on, &verify}) {
+    const demo::WorkloadReport& a = reference.report;
     const demo::WorkloadReport& b = run->report;
-    CHECK(run->cycles == off.cycles);
+    CHECK(run->cycles == reference.cycles);
     CHECK(b.cycles == a.cycles);
     CHECK(b.simulated == a.simulated);
     REQUIRE(b.steps.size() == a.steps.size());
