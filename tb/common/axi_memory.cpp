@@ -66,6 +66,19 @@ uint64_t AxiMemoryModel::quiet_cycles() const {
   return quiet;
 }
 
+uint64_t AxiMemoryModel::write_stream_cycles(const AxiManagerOut& in) const {
+  const Config& c = config_;
+  if (c.ar_ready_prob < 1.0 || c.r_valid_prob < 1.0 || c.aw_ready_prob < 1.0 || c.w_ready_prob < 1.0) return 0;
+  if (!in.wvalid || in.arvalid || in.awvalid || out_.rvalid || out_.bvalid || writes_.empty()) return 0;
+  const Burst& front = writes_.front();
+  if (front.beat >= front.len) return 0;  // the next beat is its last
+  uint64_t quiet = front.len - front.beat;  // beats front.beat .. len - 1, none the last
+  const auto until = [&](uint64_t ready_cycle) { return ready_cycle > cycle_ + 1 ? ready_cycle - cycle_ - 1 : 0; };
+  if (!reads_.empty()) quiet = std::min(quiet, reads_.front().beat != 0 ? 0 : until(reads_.front().ready_cycle));
+  if (!responses_.empty()) quiet = std::min(quiet, until(responses_.front().ready_cycle));
+  return quiet;
+}
+
 void AxiMemoryModel::skip(uint64_t cycles) {
   if (cycles > quiet_cycles()) throw std::logic_error("AxiMemoryModel::skip: a response falls due inside the skip");
   cycle_ += cycles;

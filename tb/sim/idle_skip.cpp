@@ -37,6 +37,13 @@ Ranges counter_ranges() {
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_cp__DOT__u_watchdog__DOT__count_d),
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_cp__DOT__u_ctrl__DOT__wait_cnt_q),
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_cp__DOT__u_ctrl__DOT__wait_cnt_d),
+      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_left_q),
+      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_left_d),
+      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_beats),
+      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__k_q),
+      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__k_d),
+      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__in_cnt_q),
+      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__in_cnt_d),
   };
 }
 
@@ -79,8 +86,12 @@ unsigned char* FastIdleSkip::bytes() const { return reinterpret_cast<unsigned ch
 
 FastIdleSkip::Counters FastIdleSkip::counters() const {
   const Root& r = *top_.rootp;
-  return {r.sgpu_top__DOT__u_reg_map__DOT__cycle_q, r.sgpu_top__DOT__u_cp__DOT__u_watchdog__DOT__count_q,
-          r.sgpu_top__DOT__u_cp__DOT__u_ctrl__DOT__wait_cnt_q};
+  return {r.sgpu_top__DOT__u_reg_map__DOT__cycle_q,
+          r.sgpu_top__DOT__u_cp__DOT__u_watchdog__DOT__count_q,
+          r.sgpu_top__DOT__u_cp__DOT__u_ctrl__DOT__wait_cnt_q,
+          r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_left_q,
+          r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__k_q,
+          r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__in_cnt_q};
 }
 
 void FastIdleSkip::before_tick() {
@@ -108,9 +119,33 @@ std::uint64_t FastIdleSkip::window() const {
   const bool wait_counts = b.wait != 0 && a.wait == b.wait - 1;
   if (!wait_counts && a.wait != b.wait) return 0;
 
+  // The copy engine's burst writer streaming a row (sgpu_dma_wr: a beat produced and taken every
+  // cycle, inside a burst, taking an input beat each time): its burst's beats left -1, its output
+  // and input beat counts of the row +1. All three or none.
+  const bool burst_counts = b.burst_left != 0 && a.burst_left == b.burst_left - 1;
+  const bool k_counts = a.k == b.k + 1;
+  const bool in_counts = a.in_cnt == b.in_cnt + 1;
+  if (!burst_counts && a.burst_left != b.burst_left) return 0;
+  if (!k_counts && a.k != b.k) return 0;
+  if (!in_counts && a.in_cnt != b.in_cnt) return 0;
+  const bool writer_streams = burst_counts || k_counts || in_counts;
+  if (writer_streams && !(burst_counts && k_counts && in_counts)) return 0;
+
   // The next cycles start from `a` plus k steps (k = 0, 1, ...); each must see every comparison
   // as this one did.
   std::uint64_t window = UINT64_MAX;
+  if (writer_streams) {
+    // Its comparisons: burst_left_q == 0 (a burst starts) and burst_beats == 1 (its last beat):
+    // burst_left_q = a - k must stay >= 2. k_q < row_in_beats (an input beat is taken),
+    // k_q == row_out_beats - 1 (the row's last beat, also its strobes) and in_cnt_q ==
+    // row_in_beats - 1 (the row's last input beat): both counts must stay below row_in_beats - 1,
+    // which keeps k_q below row_out_beats - 1 too (out_beats >= in_beats: the same bytes, shifted
+    // by the lane offset). k_q == 0 (the first beat's strobes) stays false: k_q only grows.
+    const Root& r = *top_.rootp;
+    const std::uint64_t row_in = r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__row_in_beats;
+    if (a.burst_left < 2 || row_in < 2 || a.k + 1 >= row_in || a.in_cnt + 1 >= row_in) return 0;
+    window = std::min<std::uint64_t>({a.burst_left - 1u, row_in - 1 - a.k, row_in - 1 - a.in_cnt});
+  }
   if (wait_counts) window = a.wait;  // starts with wait_cnt_q = a.wait - k, which must stay != 0
   if (watchdog_counts) {
     const Root& r = *top_.rootp;
@@ -131,6 +166,11 @@ void FastIdleSkip::skip(std::uint64_t cycles) {
   r.sgpu_top__DOT__u_reg_map__DOT__cycle_q += cycles;
   if (a.watchdog != b.watchdog) r.sgpu_top__DOT__u_cp__DOT__u_watchdog__DOT__count_q += static_cast<std::uint32_t>(cycles);
   if (a.wait != b.wait) r.sgpu_top__DOT__u_cp__DOT__u_ctrl__DOT__wait_cnt_q -= static_cast<std::uint32_t>(cycles);
+  if (a.burst_left != b.burst_left) {
+    r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_left_q = static_cast<std::uint16_t>(a.burst_left - cycles);
+    r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__k_q += static_cast<std::uint32_t>(cycles);
+    r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__in_cnt_q += static_cast<std::uint32_t>(cycles);
+  }
   Vsgpu_top_fast___024root___eval_settle(top_.rootp);
   armed_ = false;  // the next skip needs a verification tick of its own
 }

@@ -65,6 +65,7 @@ class FastIdleSkip {
     std::uint64_t cycle = 0;
     std::uint32_t watchdog = 0;
     std::uint32_t wait = 0;
+    std::uint32_t burst_left = 0, k = 0, in_cnt = 0;  // the copy engine's burst writer
   };
   Counters counters() const;
   unsigned char* bytes() const;

@@ -133,14 +133,20 @@ struct Board final : SimDevice::Impl {
   // proves one (tb/sim/idle_skip.hpp). The cycles that passed.
   std::uint64_t advance(std::uint64_t limit) {
     // Inputs that change on their own rule a skip out: a register access, an AXI valid of either
-    // side, a response falling due (the port's quiet cycles).
-    if (!skipper || limit <= kMinSkip || lite.busy() || bench.cycle() < retry_at || port.quiet_cycles() < kMinSkip) {
+    // side but a write stream's W, a response falling due (the port's quiet or write-stream
+    // cycles).
+    if (!skipper || limit <= kMinSkip || lite.busy() || bench.cycle() < retry_at ||
+        std::max(port.quiet_cycles(), port.write_stream_cycles()) < kMinSkip) {
       tick();
       return 1;
     }
     skipper->before_tick();
     tick();
-    const std::uint64_t n = std::min({skipper->window(), port.quiet_cycles(), limit - 1});
+    // Idle (nothing on the bus) or a write stream (the DUT offers the same W beat every cycle and
+    // the memory takes it): the port's side of those cycles is skipped or replayed.
+    const std::uint64_t quiet = port.quiet_cycles();
+    const bool streaming = quiet == 0;
+    const std::uint64_t n = std::min({skipper->window(), streaming ? port.write_stream_cycles() : quiet, limit - 1});
     if (n < kMinSkip) {
       retry_at = bench.cycle() + backoff;
       backoff = std::min(2 * backoff, kMaxBackoff);
@@ -152,7 +158,11 @@ struct Board final : SimDevice::Impl {
     } else {
       skipper->skip(n);
       bench.skip(n);
-      port.skip(n);
+      if (streaming) {
+        port.replay(n);
+      } else {
+        port.skip(n);
+      }
     }
     skipped += n;
     return 1 + n;
