@@ -1,21 +1,28 @@
 // Idle skipping for the fast sgpu_top model (SimConfig::idle_skip, docs/architecture.md
-// "Simulation models"): when a cycle changed nothing in the device but its free-running
-// counters, and nothing outside it will change for a while, the cycles up to the next event are
-// not simulated one by one: the counters are advanced by what those cycles would have added and
-// the combinational logic is evaluated once.
+// "Simulation models"): when a cycle changed nothing in the device but its counters, and nothing
+// outside it will change for a while, the cycles up to the next event are not simulated one by
+// one: the counters are advanced by what those cycles would have added and the combinational
+// logic is evaluated once. Two kinds of stretch qualify: idle ones (the device waits: for
+// memory, a WAIT_MEM's poll interval, nothing at all) and write streams (the copy engine's burst
+// writer sends the same W beat every cycle, as a FILL does; the caller replays the beats on its
+// memory model).
 //
 // Why that is exact. One cycle is simulated normally (the verification tick) and the model's whole
 // state before and after it is compared: outside the counters below and the combinational values
 // computed from them, not a byte may differ, and each counter must have moved by its one-cycle
 // step. The inputs stay as they were (the caller proves that for its agents: no register access,
-// no AXI valid, no response falling due). Then the next cycle starts from a state that differs
+// no AXI valid but a write stream's W beat, repeated, no response falling due). Then the next cycle starts from a state that differs
 // only in the counters, and the counters reach the rest of the design only through the
 // comparisons listed here, so the cycle repeats until one of them flips; window() stops short
 // of that. The counters and their only readers:
 //   - reg_map cycle_q (CYCLE_LO/HI, TIMESTAMP): read by a register access (none during a skip)
 //     and by the CP's TIMESTAMP once its writes are acknowledged (a state change, so not here);
 //   - cp_watchdog count_q: `count_q >= CP_WATCHDOG` (expiry) and its saturation at all ones;
-//   - cp_ctrl wait_cnt_q (a WAIT_MEM's poll interval): `wait_cnt_q == 0` in the pause state.
+//   - cp_ctrl wait_cnt_q (a WAIT_MEM's poll interval): `wait_cnt_q == 0` in the pause state;
+//   - the copy engine's sgpu_dma_wr, while it streams (all three step together): burst_left_q
+//     (`== 0`, a burst starts; `burst_beats == 1`, its last beat), k_q (`< row_in_beats`,
+//     `== row_out_beats - 1`, `== 0` for the strobes), in_cnt_q (`== row_in_beats - 1`; also
+//     in_row_bytes_o, read only into a fault's address).
 // Any other state that moves (an unknown counter, a FIFO, a handshake) fails the comparison and
 // nothing is skipped. IdleSkip::Verify checks each skip against cycle-by-cycle simulation.
 #pragma once
@@ -40,6 +47,9 @@ enum class IdleSkip {
 };
 
 /// The model side of idle skipping: the verification tick's comparison, the window, the skip.
+/// (The copy engine's writer is an RTL instance this knows by name: a change of sgpu_dma_wr's
+/// counters or comparisons needs the window below changed with it; the tests' Verify runs catch
+/// a window that is too long.)
 class FastIdleSkip {
  public:
   explicit FastIdleSkip(Vsgpu_top_fast& top);
