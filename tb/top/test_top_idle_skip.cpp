@@ -4,8 +4,14 @@
 // off where it cannot be exact.
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <vector>
 
+#include <verilated.h>
+
+#include "Vsgpu_top_fast.h"
+#include "common/axi_memory.hpp"
+#include "sim/idle_skip.hpp"
 #include "top/ring_harness.hpp"
 
 using namespace sgpu;
@@ -158,5 +164,46 @@ TEST_CASE("idle skipping is off for the checked model and under random memory st
     const Observed off = run_gaps_and_waits(c);
     CHECK(on.skipped == 0);
     CHECK(on.values == off.values);
+  }
+}
+
+TEST_CASE("idle skipping refuses a skip it has not proved", "[top][idle_skip]") {
+  SECTION("the memory model: not past a response falling due; the response then comes on time") {
+    HostMemory mem;
+    AxiMemoryModel::Config c;
+    c.read_latency = 16;
+    AxiMemoryModel skipped(mem, c), ticked(mem, c);
+    AxiManagerOut ar;
+    ar.arvalid = true;
+    ar.araddr = 0x1000;
+    ar.arsize = 3;
+    ar.arburst = kAxiBurstIncr;
+    ar.rready = true;
+    AxiManagerOut idle;
+    idle.rready = true;
+    for (AxiMemoryModel* m : {&skipped, &ticked}) m->tick(ar);
+    // Accepted at cycle 0, so ready at cycle 16: the tick from 15 to 16 raises rvalid; the 14
+    // ticks before it change nothing.
+    REQUIRE(skipped.quiet_cycles() == 14);
+    CHECK_THROWS_AS(skipped.skip(15), std::logic_error);
+    skipped.skip(14);
+    for (int i = 0; i < 14; ++i) ticked.tick(idle);
+    CHECK(skipped.stats().cycles == ticked.stats().cycles);
+    CHECK_FALSE(skipped.outputs().rvalid);
+    skipped.tick(idle);
+    ticked.tick(idle);
+    CHECK(skipped.outputs().rvalid);
+    CHECK(ticked.outputs().rvalid);
+    CHECK(skipped.quiet_cycles() == 0);
+  }
+  SECTION("the model side: no skip without a verification tick, no state of another size") {
+    VerilatedContext context;
+    Vsgpu_top_fast top(&context);
+    sim::FastIdleSkip skipper(top);
+    CHECK(skipper.window() == 0);
+    CHECK_THROWS_AS(skipper.skip(1), std::logic_error);
+    CHECK_THROWS_AS(skipper.restore(std::vector<unsigned char>(3)), std::invalid_argument);
+    CHECK(skipper.first_difference(skipper.state()) == sim::FastIdleSkip::npos);
+    top.final();
   }
 }
