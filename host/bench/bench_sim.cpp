@@ -49,6 +49,10 @@ int main() {
   // The fast model, as `sgpu` runs it by default (bench_sim_instructions compares the checked one).
   options.model = sgpu::sim::SimModel::Fast;
   options.check_axi = false;
+  // Idle skipping off: these keys are the model's speed per simulated cycle (with skipping, the
+  // idle clock would run at whatever rate a skip costs; its effect on a workload is
+  // bench_sim_instructions' sim_instructions_per_cycle).
+  options.idle_skip = sgpu::sim::IdleSkip::Off;
   auto timed_owner = std::make_unique<sgpu::TimedTransport>(check(registry.open("sim"), "open sim"));
   sgpu::TimedTransport* timed = timed_owner.get();
   sgpu::DeviceOptions dopt;

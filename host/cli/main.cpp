@@ -10,6 +10,7 @@
 // libsgpu's own and binds each backend's options to the flags below (the simulated board's to
 // --latency..., the card's to --unsafe-no-iommu, --pci-id, --dma-bits). --help lists the
 // registered backends.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,15 @@ int main(int argc, char** argv) {
                "fast one: several times slower, for debugging");
   app.add_option("--fst", board.fst_path,
                  "Write an FST waveform of the simulated device to this file (implies --checked)");
+  const std::map<std::string, sgpu::sim::IdleSkip> idle_skip_modes = {
+      {"on", sgpu::sim::IdleSkip::On}, {"off", sgpu::sim::IdleSkip::Off}, {"verify", sgpu::sim::IdleSkip::Verify}};
+  app.add_option("--idle-skip", board.idle_skip,
+                 "Fast model: advance over stretches in which the device only counts (waiting for memory, a WAIT_MEM "
+                 "poll interval, nothing to do) at once instead of cycle by cycle, with the same result (on); simulate "
+                 "every cycle (off); or skip and also simulate every skipped stretch, comparing the model's state "
+                 "(verify)")
+      ->transform(CLI::CheckedTransformer(idle_skip_modes, CLI::ignore_case))
+      ->default_str("on");
   app.add_option("--seed", board.seed, "Seed for random stalls and X initialisation")->capture_default_str();
   double clock_mhz = board.clock_hz / 1e6;
   app.add_option("--clock-mhz", clock_mhz, "Core clock of the simulated device, MHz")

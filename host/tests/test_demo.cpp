@@ -4,12 +4,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "backends/backends.hpp"
 #include "png.hpp"
 #include "reference.hpp"
 #include "scene.hpp"
+#include "sim/sim_transport.hpp"
 #include "tb_transports.hpp"
 #include "workload.hpp"
 
@@ -222,4 +224,85 @@ TEST_CASE("demo workload: zero frames is refused before anything is submitted", 
   CHECK(r.error().code == Errc::InvalidArgument);
   CHECK(r.error().message.find("frames") != std::string::npos);
   CHECK((*rt)->scheduler().counters().submissions == 0);
+}
+
+namespace {
+
+struct SkipRun {
+  demo::WorkloadReport report;
+  std::uint64_t skipped = 0;
+  std::uint64_t cycles = 0;
+};
+
+// The demo workload on a fresh board: the fast model with the given idle skipping, or the
+// checked one (two evaluations a cycle, every process each time, the AXI checker on).
+SkipRun run_demo_on(sim::SimModel model, sim::IdleSkip skip) {
+  sim::SimConfig board;
+  board.model = model;
+  board.check_axi = model == sim::SimModel::Checked;  // as `sgpu demo` and `sgpu --checked`
+  board.idle_skip = skip;
+  auto device = std::make_shared<sim::SimDevice>(board);
+  sched::RuntimeOptions ro;
+  demo::configure_scheduler(ro.scheduler);
+  auto rt = sched::Runtime::open(sim::open_sim_transport_over(device), std::move(ro));
+  if (!rt) FAIL(to_string(rt.error()));
+  auto r = demo::run_workload(**rt, {});
+  if (!r) FAIL(to_string(r.error()));
+  return {std::move(*r), device->skipped_cycles(), device->cycle()};
+}
+
+}  // namespace
+
+TEST_CASE("idle skipping: the demo gives the same cycles, times, frames and bytes as simulating every cycle",
+          "[demo][sim][idle_skip]") {
+  // The reference: the checked model, which evaluates everything twice a cycle and never skips.
+  const SkipRun reference = run_demo_on(sim::SimModel::Checked, sim::IdleSkip::On);
+  // The fast model's edge-only evaluation (no input-combinational region when no input
+  // changed) without and with skipping.
+  const SkipRun fast = run_demo_on(sim::SimModel::Fast, sim::IdleSkip::Off);
+  const SkipRun on = run_demo_on(sim::SimModel::Fast, sim::IdleSkip::On);
+  // Verify re-simulates every skip cycle by cycle and compares the model's whole state (a
+  // SimError, so a failed run, on any difference).
+  const SkipRun verify = run_demo_on(sim::SimModel::Fast, sim::IdleSkip::Verify);
+  CHECK(reference.skipped == 0);
+  CHECK(fast.skipped == 0);
+  CHECK(on.skipped > on.cycles / 10);  // the hung WAIT_MEM's polls, at least
+  CHECK(verify.skipped == on.skipped);
+  for (const SkipRun* run : {&fast, &on, &verify}) {
+    const demo::WorkloadReport& a = reference.report;
+    const demo::WorkloadReport& b = run->report;
+    CHECK(run->cycles == reference.cycles);
+    CHECK(b.cycles == a.cycles);
+    CHECK(b.simulated == a.simulated);
+    REQUIRE(b.steps.size() == a.steps.size());
+    for (std::size_t i = 0; i < a.steps.size(); ++i) {
+      INFO("step " << i << ": " << a.steps[i].what);
+      CHECK(b.steps[i].what == a.steps[i].what);
+      CHECK(b.steps[i].at == a.steps[i].at);
+      CHECK(b.steps[i].fence == a.steps[i].fence);
+    }
+    REQUIRE(b.frames.size() == a.frames.size());
+    for (std::size_t i = 0; i < a.frames.size(); ++i) {
+      CHECK(b.frames[i].bytes == a.frames[i].bytes);
+      CHECK(b.frames[i].flipped_at == a.frames[i].flipped_at);
+      CHECK(b.frames[i].presented_at == a.frames[i].presented_at);
+      CHECK(b.frames[i].render_completed_at == a.frames[i].render_completed_at);
+      CHECK(b.frames[i].vsync == a.frames[i].vsync);
+    }
+    REQUIRE(b.preemptions.size() == a.preemptions.size());
+    for (std::size_t i = 0; i < a.preemptions.size(); ++i) {
+      CHECK(b.preemptions[i].record.requested_at == a.preemptions[i].record.requested_at);
+      CHECK(b.preemptions[i].record.taken_back_at == a.preemptions[i].record.taken_back_at);
+      CHECK(b.preemptions[i].record.resumed_at == a.preemptions[i].record.resumed_at);
+      CHECK(b.preemptions[i].record.resume_offset == a.preemptions[i].record.resume_offset);
+    }
+    CHECK(b.frame == a.frame);
+    CHECK(b.copies_ok);
+    CHECK(b.hang_recovered);
+    CHECK(b.user_fence == a.user_fence);
+    CHECK(b.copy_completed_at == a.copy_completed_at);
+    CHECK(b.counters.interrupts == a.counters.interrupts);
+    CHECK(b.dma_completed_reports == a.dma_completed_reports);
+    CHECK(b.vsyncs == a.vsyncs);
+  }
 }

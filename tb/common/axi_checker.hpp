@@ -37,6 +37,9 @@ public:
   /// All violations joined by newlines (for test failure messages).
   std::string report() const;
   uint64_t cycle() const { return cycle_; }
+  /// Accounts for `cycles` ticks whose manager and subordinate outputs repeat the last tick's with
+  /// no valid raised (nothing to check, no state but the cycle count changes): idle skipping.
+  void skip(uint64_t cycles) { cycle_ += cycles; }
   /// Reads (bursts) accepted whose last beat has not been seen.
   size_t reads_outstanding() const;
 

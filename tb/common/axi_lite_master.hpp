@@ -50,6 +50,7 @@ class AxiLiteMaster final : public Agent {
   }
 
   bool done() const { return done_; }
+  bool busy() const { return busy_; }
   bool write() const { return write_; }
   uint32_t rdata() const { return rdata_; }
   /// BRESP / RRESP of the finished access.

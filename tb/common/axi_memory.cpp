@@ -54,6 +54,37 @@ bool AxiMemoryModel::idle() const {
   return reads_.empty() && writes_.empty() && responses_.empty() && !out_.rvalid && !out_.bvalid;
 }
 
+uint64_t AxiMemoryModel::quiet_cycles() const {
+  const Config& c = config_;
+  if (c.ar_ready_prob < 1.0 || c.r_valid_prob < 1.0 || c.aw_ready_prob < 1.0 || c.w_ready_prob < 1.0) return 0;
+  if (out_.rvalid || out_.bvalid || !writes_.empty()) return 0;
+  // A tick raises a response once its cycle count (incremented first) reaches the ready cycle.
+  uint64_t quiet = UINT64_MAX;
+  const auto until = [&](uint64_t ready_cycle) { return ready_cycle > cycle_ + 1 ? ready_cycle - cycle_ - 1 : 0; };
+  if (!reads_.empty()) quiet = reads_.front().beat != 0 ? 0 : until(reads_.front().ready_cycle);
+  if (!responses_.empty()) quiet = std::min(quiet, until(responses_.front().ready_cycle));
+  return quiet;
+}
+
+uint64_t AxiMemoryModel::write_stream_cycles(const AxiManagerOut& in) const {
+  const Config& c = config_;
+  if (c.ar_ready_prob < 1.0 || c.r_valid_prob < 1.0 || c.aw_ready_prob < 1.0 || c.w_ready_prob < 1.0) return 0;
+  if (!in.wvalid || in.arvalid || in.awvalid || out_.rvalid || out_.bvalid || writes_.empty()) return 0;
+  const Burst& front = writes_.front();
+  if (front.beat >= front.len) return 0;  // the next beat is its last
+  uint64_t quiet = front.len - front.beat;  // beats front.beat .. len - 1, none the last
+  const auto until = [&](uint64_t ready_cycle) { return ready_cycle > cycle_ + 1 ? ready_cycle - cycle_ - 1 : 0; };
+  if (!reads_.empty()) quiet = std::min(quiet, reads_.front().beat != 0 ? 0 : until(reads_.front().ready_cycle));
+  if (!responses_.empty()) quiet = std::min(quiet, until(responses_.front().ready_cycle));
+  return quiet;
+}
+
+void AxiMemoryModel::skip(uint64_t cycles) {
+  if (cycles > quiet_cycles()) throw std::logic_error("AxiMemoryModel::skip: a response falls due inside the skip");
+  cycle_ += cycles;
+  stats_.cycles += cycles;
+}
+
 uint8_t AxiMemoryModel::error_for(uint64_t lo, uint64_t hi) const {
   for (const auto& range : errors_) {
     if (lo < range.hi && range.lo < hi) return range.resp;
@@ -109,8 +140,16 @@ void AxiMemoryModel::write_beat(Burst& burst, const AxiManagerOut& in) {
     if (burst.resp == kAxiRespOkay) burst.resp = resp;
     return;
   }
-  for (unsigned lane = lane_lo; lane <= lane_hi; ++lane) {
-    if ((in.wstrb >> lane) & 1u) memory_.write8(bus_base + lane, in.wdata[lane]);
+  // Each run of consecutive strobed lanes is one copy (a full beat: one), not a call per byte.
+  for (unsigned lane = lane_lo; lane <= lane_hi;) {
+    if (((in.wstrb >> lane) & 1u) == 0) {
+      ++lane;
+      continue;
+    }
+    unsigned end = lane + 1;
+    while (end <= lane_hi && ((in.wstrb >> end) & 1u) != 0) ++end;
+    memory_.write(bus_base + lane, in.wdata.data() + lane, end - lane);
+    lane = end;
   }
 }
 

@@ -72,6 +72,20 @@ public:
 
   /// Nothing in flight on any channel.
   bool idle() const;
+  /// How many coming tick()s, each with a manager that raises no valid, would leave outputs()
+  /// and everything but the cycle count as they are: until the first read or write response
+  /// falls due. 0 when an output is already raised, write data is awaited, or a ready or valid
+  /// is random (a probability below 1 draws a number every cycle). Idle skipping
+  /// (tb/sim/idle_skip.hpp) stays inside this.
+  uint64_t quiet_cycles() const;
+  /// How many coming tick()s, each with the manager offering the W beat `in` (wvalid, the same
+  /// data) and no other valid, leave outputs() as they are: the front write burst takes a beat
+  /// each time, none of them its last, and no response falls due. 0 when that is not the state
+  /// (or anything is random, as for quiet_cycles()). Idle skipping of a write stream stays inside.
+  uint64_t write_stream_cycles(const AxiManagerOut& in) const;
+  /// Accounts for `cycles` quiet tick()s at once (at most quiet_cycles()): the cycle count and
+  /// the statistics advance as if they had run.
+  void skip(uint64_t cycles);
   const Stats& stats() const { return stats_; }
   void reset_stats();
   const Config& config() const { return config_; }

@@ -42,6 +42,33 @@ class AxiMemoryAgent final : public Agent {
   }
   void edge() override { model_.tick(sampled_); }
 
+  /// Cycles ahead in which this port stays as it is if the DUT's outputs stay as last sampled:
+  /// no valid raised by the DUT, none by the model (AxiMemoryModel::quiet_cycles()).
+  uint64_t quiet_cycles() const {
+    const AxiManagerOut& m = sampled_;
+    if (m.arvalid || m.awvalid || m.wvalid) return 0;
+    return model_.quiet_cycles();
+  }
+  /// Accounts for `cycles` such cycles at once (idle skipping, tb/sim/idle_skip.hpp).
+  void skip(uint64_t cycles) {
+    model_.skip(cycles);
+    if (options_.check && dut_.rst_ni) checker_.skip(cycles);
+  }
+  /// Cycles ahead in which the DUT, repeating the W beat it offered last cycle (and nothing
+  /// else), sees this port's outputs unchanged (AxiMemoryModel::write_stream_cycles()).
+  uint64_t write_stream_cycles() const {
+    if (!presented_.wready) return 0;
+    return model_.write_stream_cycles(sampled_);
+  }
+  /// Runs `cycles` cycles of this side with the DUT's outputs as last sampled (a write stream's
+  /// skipped cycles: the checker and the model see every beat, the memory is written).
+  void replay(uint64_t cycles) {
+    for (uint64_t i = 0; i < cycles; ++i) {
+      if (options_.check && dut_.rst_ni) checker_.tick(sampled_, presented_);
+      model_.tick(sampled_);
+    }
+  }
+
   AxiMemoryModel& model() { return model_; }
   const AxiMemoryModel& model() const { return model_; }
   AxiChecker& checker() { return checker_; }

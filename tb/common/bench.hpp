@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -156,6 +157,9 @@ class Bench {
   /// caller vouches for that (sgpu_top: tb/sim/sim_device.cpp). Not with a waveform (one dump
   /// per cycle would hide the clock).
   void set_one_eval_per_cycle(ClockRearm rearm) { rearm_ = trace_->enabled() ? nullptr : rearm; }
+  /// With one eval() per cycle: the function that evaluates the rising edge instead of eval()
+  /// (one that leaves out what it proves unchanged, tb/sim/sim_device.cpp); empty = eval().
+  void set_edge_eval(std::function<void(V&)> eval) { edge_eval_ = std::move(eval); }
 
   /// One clock cycle in the documented order.
   void tick() {
@@ -165,7 +169,11 @@ class Bench {
       for (Agent* a : agents_) a->sample();
       rearm_(*dut_);
       dut_->clk_i = 1;
-      dut_->eval();
+      if (edge_eval_) {
+        edge_eval_(*dut_);
+      } else {
+        dut_->eval();
+      }
       for (Agent* a : agents_) a->edge();
       ++cycle_;
       return;
@@ -181,6 +189,11 @@ class Bench {
     for (Agent* a : agents_) a->edge();
     ++cycle_;
   }
+
+  /// Counts `cycles` cycles the caller advanced the model's state over without ticking (idle
+  /// skipping, tb/sim/idle_skip.hpp): cycle() goes on as if they had run. The agents are the
+  /// caller's to advance.
+  void skip(uint64_t cycles) { cycle_ += cycles; }
 
   void run(uint64_t cycles) {
     for (uint64_t i = 0; i < cycles; ++i) tick();
@@ -241,6 +254,7 @@ class Bench {
   std::unique_ptr<Trace<V>> trace_;
   std::vector<Agent*> agents_;
   ClockRearm rearm_ = nullptr;
+  std::function<void(V&)> edge_eval_;
   uint64_t cycle_ = 0;
 };
 

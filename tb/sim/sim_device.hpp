@@ -12,6 +12,7 @@
 #include "common/axi_memory.hpp"
 #include "common/axi_checker.hpp"
 #include "common/host_memory.hpp"
+#include "sim/idle_skip.hpp"
 
 namespace sgpu::sim {
 
@@ -43,6 +44,12 @@ struct SimConfig {
   /// The model configuration. A waveform (fst_path or SGPU_FST) needs the checked model's trace
   /// code, so asking for one runs the checked model whatever this says (model_for()).
   SimModel model = SimModel::Checked;
+  /// Idle skipping (tb/sim/idle_skip.hpp): stretches in which the device provably only counts
+  /// (waiting for memory, a WAIT_MEM's poll interval, nothing to do) are not simulated cycle by
+  /// cycle but advanced at once, with the same result. The fast model only (the checked one
+  /// evaluates its assertions and waveform every cycle), and only with a memory that never stalls
+  /// at random (memory_ready_prob 1).
+  IdleSkip idle_skip = IdleSkip::On;
 };
 
 /// The model a device with this configuration runs: `config.model`, or Checked if a waveform is
@@ -76,6 +83,9 @@ class SimDevice {
   bool run_until_irq(std::uint64_t max_cycles);
   /// Clock cycles since construction.
   std::uint64_t cycle() const;
+  /// Of those, the cycles idle skipping advanced over instead of simulating (counted in Verify
+  /// mode too, where they were simulated as well).
+  std::uint64_t skipped_cycles() const;
   const SimConfig& config() const;
   /// The configuration that runs (model_for(config())).
   SimModel model() const;
