@@ -402,6 +402,11 @@ module sgpu_cp_ctrl
             pkt_d.args.range.pages_left = pkt_q.args.range.count;
           end
           fault_req = chk_i.dword_fault;
+          // The packet's own last-dword fault is never on a write's dword (asserted below), so
+          // it is raised without waiting for the write path's ready.
+          if (!chk_i.dword_fault.valid && body_last && chk_i.last_fault.valid) begin
+            fault_req = chk_i.last_fault;
+          end
           if (dw_ready_o) begin
             hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
                         && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
@@ -409,9 +414,7 @@ module sgpu_cp_ctrl
           if (dw_ready_o && !fault_req.valid) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
-            if (body_last && chk_i.last_fault.valid) begin
-              fault_req = chk_i.last_fault;
-            end else if (body_last) begin
+            if (body_last) begin
               unique case (chk_i.next)
                 NextFence:      state_d = StFenceDrain;
                 NextInvalidate: state_d = StInvDrain;
@@ -859,6 +862,10 @@ module sgpu_cp_ctrl
       |-> !chk_i.dword_fault.valid)
   `SGPU_ASSERT(HiPairIsWriteData, wr_hi_o |-> dec_i.info.pkt_class == PktClassWrite
       && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00)
+  // A packet's last-dword fault is raised without the write path's ready: such a dword is
+  // never a write's.
+  `SGPU_ASSERT(LastFaultNotAWrite, state_q == StPktBody && dw_valid_i && chk_i.last_fault.valid
+      |-> dec_i.slot != SlotData && !wr_hi_o)
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)

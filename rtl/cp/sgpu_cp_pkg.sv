@@ -323,6 +323,12 @@ package sgpu_cp_pkg;
     return s inside {StRetireDrain, StPreemptWrite};
   endfunction
 
+  /// The CP's write names its page as one of this many candidates (sgpu_cp_wr) and a one-hot
+  /// choice, so that the write translator compares each with its cached page in parallel with
+  /// the choice of the write (sgpu_wr_xlate): the destination, the destination completed by
+  /// the address high dword, the PTE address, and the two words of each record.
+  localparam int unsigned WrPages = 7;
+
   /// How the controller moves the stream position (sgpu_cp_stream) in a cycle.
   typedef enum logic [3:0] {
     StreamHold,    ///< no change
