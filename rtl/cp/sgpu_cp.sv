@@ -193,6 +193,7 @@ module sgpu_cp
     .privileged_i(privileged),
     .buf_left_i  (stream_left),
     .pkt_i       (pkt.hdr),
+    .pkt_info_i  (pkt.info),
     .idx_i       (pkt_idx),
     .dec_o       (dec)
   );

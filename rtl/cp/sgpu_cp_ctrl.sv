@@ -356,6 +356,7 @@ module sgpu_cp_ctrl
         end else if (dw_valid_i) begin
           dw_ready_o     = 1'b1;
           pkt_d.hdr      = hdr;
+          pkt_d.info     = pkt_info(hdr.opcode);
           pkt_d.hdr_addr = stream_addr_i;
           pkt_d.hdr_off  = stream_offset_i;
           pkt_idx_d      = '0;
@@ -908,6 +909,8 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(WatchdogPacketAddrLoaded,
       wd_fault && !reading_ring(state_q) && !retiring(state_q) && !between_packets(state_q)
       |-> pkt_loaded_q)
+  // The registered table row is the header's (the decoder routes the payload by it).
+  `SGPU_ASSERT(PacketInfoOfHeader, pkt_loaded_q |-> pkt_q.info == pkt_info(pkt_q.hdr.opcode))
   `SGPU_ASSERT(WatchdogStreamAddrLoaded, wd_fault && between_packets(state_q) |-> stream_started_q)
   `SGPU_ASSERT(FaultAddrKnown, fault_req.valid |-> !$isunknown(fault_req.addr))
 `endif

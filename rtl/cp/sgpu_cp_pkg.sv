@@ -204,6 +204,9 @@ package sgpu_cp_pkg;
   /// The packet being executed, as the controller registers it.
   typedef struct packed {
     sgpu_abi_pkg::pkt_header_t hdr;
+    /// Its row of the packet table, registered with the header: the payload routing reads it
+    /// from here instead of looking the opcode up again behind the packet register.
+    sgpu_abi_pkg::pkt_info_t   info;
     sgpu_pkg::addr_t           hdr_addr;  ///< GPU address of its header
     logic [31:0]               hdr_off;   ///< stream offset of its header
     cp_args_u                  args;
