@@ -185,6 +185,8 @@ module sgpu_cp_ctrl
 
   cp_fault_req_t fault_req;
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
+  logic          bad_entry; // the fault recorded this cycle is BAD_RING_ENTRY (known without
+                            // comparing fault_req.reason, which comes last)
   logic          commit;    // the entry retires this cycle
   logic          body_last; // the payload dword(s) taken this cycle end the packet
   logic          hdr_two;   // a WRITE_* header is taken with its address low dword
@@ -226,6 +228,7 @@ module sgpu_cp_ctrl
     hi_next_d      = hi_next_q;
     fault_req      = '0;
     wd_fault       = 1'b0;
+    bad_entry      = 1'b0;
     commit         = 1'b0;
 
     stream_op_o         = StreamHold;
@@ -281,6 +284,7 @@ module sgpu_cp_ctrl
             fault_req = fetch_fault(dma_status_i.err, entry_addr);
           end else if (chk_i.entry_bad) begin
             fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+            bad_entry = 1'b1;
           end else if (chk_i.entry_empty) begin
             state_d     = StRetireDrain;
             wb_second_d = 1'b0;
@@ -741,11 +745,13 @@ module sgpu_cp_ctrl
     end
     if (wr_xlate_fault_i && !halted(state_q)) begin
       wd_fault  = 1'b0;
+      bad_entry = 1'b0;
       fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i,
                         writing_record(state_q) ? '0 : 32'(pkt_q.hdr));
     end
     if (wr_err_i && !halted(state_q)) begin
       wd_fault  = 1'b0;
+      bad_entry = 1'b0;
       fault_req = fault(FaultBusError, wr_err_addr_i, '0);
     end
 
@@ -756,8 +762,7 @@ module sgpu_cp_ctrl
       fault_d = '{reason:     fault_req.reason,
                   ring_index: head_q[23:0],
                   addr:       fault_req.addr,
-                  fence:      (!reading_ring(state_q) || fault_req.reason == FaultBadRingEntry)
-                              ? entry_fence : '0,
+                  fence:      (!reading_ring(state_q) || bad_entry) ? entry_fence : '0,
                   detail:     fault_req.detail};
     end
 
@@ -883,6 +888,8 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(CommitOnlyOnFenceAck,
       (fence_done_d != fence_done_q || head_d != head_q) && !cmd_i.engine_reset && state_q != StReset
       |-> commit)
+  `SGPU_ASSERT(BadEntryIsTheFault,
+      bad_entry == (fault_req.valid && fault_req.reason == FaultBadRingEntry))
   `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && state_q inside {StRetireAck, StReset})
   `SGPU_ASSERT(FenceOutOnlyWhileRetiring, fence_out_q |-> state_q inside {StRetireAck, StReset})
   `SGPU_ASSERT(RetireAckHasFenceOut, state_q == StRetireAck |-> fence_out_q)
