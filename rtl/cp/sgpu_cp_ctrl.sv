@@ -120,10 +120,7 @@ module sgpu_cp_ctrl
   // Registers //
   ///////////////
 
-  // Not re-encoded by Yosys's FSM pass: its sum-of-products next-state logic puts about 16 gate
-  // levels behind the fault choice; the case's own multiplexers are shallower.
-  (* fsm_encoding = "none" *) cp_fsm_e state_q;
-  cp_fsm_e         state_d;
+  cp_fsm_e         state_q, state_d;
   logic [31:0]     head_q, head_d;
   ring_entry_t     entry_q, entry_d;
   logic [2:0]      entry_idx_q, entry_idx_d;
