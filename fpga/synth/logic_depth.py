@@ -13,6 +13,17 @@ absolute numbers.
   logic_depth.py --sources build/rtl_sources.f --venv build/venv --out build/fmax [--top 30]
       [--cut NET ...]    treat these nets as registered: "what if this were cut?"
       [--path REG]       show the worst path into this register (a name from the list) instead
+  logic_depth.py --mapped build/fmax [--top 30]
+      LUT levels after mapping instead, on the netlist pnr_ecp5.py placed (OUT/src/sgpu_top.ecp5.json):
+      a histogram of the flip-flops' input depths and the deepest by source line
+
+The gate count ranks RTL signals but overstates multiplexers and wide compares, which ABC packs
+into few LUT4s, and understates nothing else: a change that lowers it may leave the LUT depth
+alone or raise it (timing pass 3 in docs/fpga.md: a Yosys attribute that took 16 gate levels off
+the CP's next state added LUT levels). Confirm a cut with --mapped (after `make fmax`, or any
+synth_ecp5 JSON), which counts a LUT4 as 1, a PFUMX or L6MUX21 as 0.25, a carry cell's inputs 1 and
+its carry-in 0.05, a LUT-RAM read 1 and a multiplier 3; flip-flop names are lost by then, so its
+registers are named by their source line.
 """
 import argparse
 import collections
@@ -83,32 +94,57 @@ def build_graph(mod):
     return edges, starts, ends
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sources", required=True)
-    ap.add_argument("--venv", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--top", type=int, default=30, help="registers to list")
-    ap.add_argument("--cut", nargs="*", default=[], help="nets to treat as registered")
-    ap.add_argument("--path", help="register (as listed) whose worst input path to show")
-    a = ap.parse_args()
+MAPPED_WEIGHTS = {"LUT4": (["A", "B", "C", "D"], ["Z"], 1.0),
+                  "PFUMX": (["ALUT", "BLUT", "C0"], ["Z"], 0.25),
+                  "L6MUX21": (["D0", "D1", "SD"], ["Z"], 0.25),
+                  "TRELLIS_DPR16X4": (["RAD"], ["DO"], 1.0)}
 
-    mod = gate_netlist(a)
-    names = collections.defaultdict(list)
-    for net, v in mod["netnames"].items():
-        if v.get("hide_name"):
-            continue
-        for i, b in enumerate(v["bits"]):
-            if isinstance(b, int):
-                names[b].append(net if len(v["bits"]) == 1 else f"{net}[{i}]")
-    edges, starts, ends = build_graph(mod)
-    for net in a.cut:
-        if net not in mod["netnames"]:
-            sys.exit(f"logic_depth: no net {net}")
-        starts.update(b for b in mod["netnames"][net]["bits"] if isinstance(b, int))
 
-    # Arrival depth of every bit, with the predecessor on the deepest path. Combinational loops
-    # (none expected) are cut where the walk meets itself.
+def mapped_depth(json_path, top):
+    """LUT levels into each flip-flop of a synth_ecp5 netlist: histogram and deepest by source line."""
+    with open(json_path) as f:
+        mod = json.load(f)["modules"][TOP]
+    edges, starts, ends = collections.defaultdict(list), set(), []
+    for name, cell in mod["cells"].items():
+        kind, conn, dirs = cell["type"], cell["connections"], cell["port_directions"]
+        bits = lambda ports: [b for p in ports for b in conn.get(p, []) if isinstance(b, int)]  # noqa: E731
+        if kind in MAPPED_WEIGHTS:
+            ins, outs, w = MAPPED_WEIGHTS[kind]
+            for i in bits(ins):
+                edges[i] += [(o, w) for o in bits(outs)]
+        elif kind == "CCU2C":
+            sums = bits(["S0", "S1", "COUT"])
+            for i in bits(["A0", "B0", "C0", "D0", "A1", "B1", "C1", "D1"]):
+                edges[i] += [(o, 1.0) for o in sums]
+            for i in bits(["CIN"]):
+                edges[i] += [(o, 0.05) for o in sums]
+        elif kind == "MULT18X18D":
+            outs = bits([p for p, d in dirs.items() if d == "output"])
+            for i in bits([p for p, d in dirs.items() if d == "input"]):
+                edges[i] += [(o, 3.0) for o in outs]
+        else:
+            starts.update(bits([p for p, d in dirs.items() if d == "output"]))
+            if kind == "TRELLIS_FF":
+                src = re.sub(r"\|.*", "", cell.get("attributes", {}).get("src", "?"))
+                ends.append((re.sub(r"\.\d+(-\d+\.\d+)?$", "", src), bits(["DI", "CE", "LSR", "M"])))
+    depth = arrival_depths(edges, starts, [b for _, d in ends for b in d])[0]
+    per_ff = [(src, max(depth[b] for b in d)) for src, d in ends if d]
+    print(f"flip-flops by LUT levels in front of them (of {len(per_ff)}):")
+    for th in (8, 10, 12, 14, 16):
+        print(f"  > {th:2d}: {sum(1 for _, v in per_ff if v > th):5d}")
+    by_src = collections.defaultdict(lambda: [0, 0, 0.0])
+    for src, v in per_ff:
+        by_src[src][0] += 1
+        by_src[src][1] += v > 12
+        by_src[src][2] = max(by_src[src][2], v)
+    print("deepest, by the source line of their register (flip-flops, of them > 12, worst):")
+    for src, (n, deep, worst) in sorted(by_src.items(), key=lambda kv: -kv[1][2])[:top]:
+        print(f"  {worst:5.2f}  {src}  ({n} FFs, {deep} > 12)")
+
+
+def arrival_depths(edges, starts, targets):
+    """Arrival depth of every bit reached from targets, with the predecessor on the deepest path.
+    Combinational loops (none expected) are cut where the walk meets itself."""
     fanin = collections.defaultdict(list)
     for i, outs in edges.items():
         for o, w in outs:
@@ -127,9 +163,46 @@ def main():
 
     sys.setrecursionlimit(1_000_000)
     threading.stack_size(512 << 20)
-    worker = threading.Thread(target=lambda: [arrive(b) for _, d, _ in ends for b in d])
+    worker = threading.Thread(target=lambda: [arrive(b) for b in targets])
     worker.start()
     worker.join()
+    return depth, prev
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mapped", metavar="OUT", help="LUT levels on OUT/src/sgpu_top.ecp5.json (pnr_ecp5.py's netlist)")
+    ap.add_argument("--sources")
+    ap.add_argument("--venv")
+    ap.add_argument("--out")
+    ap.add_argument("--top", type=int, default=30, help="registers to list")
+    ap.add_argument("--cut", nargs="*", default=[], help="nets to treat as registered")
+    ap.add_argument("--path", help="register (as listed) whose worst input path to show")
+    a = ap.parse_args()
+    if a.mapped:
+        netlist = os.path.join(a.mapped, "src", f"{TOP}.ecp5.json")
+        if not os.path.exists(netlist):
+            sys.exit(f"logic_depth: no {netlist}; run pnr_ecp5.py (make fmax) first")
+        mapped_depth(netlist, a.top)
+        return
+    if not (a.sources and a.venv and a.out):
+        ap.error("--sources, --venv and --out are required (or --mapped OUT)")
+
+    mod = gate_netlist(a)
+    names = collections.defaultdict(list)
+    for net, v in mod["netnames"].items():
+        if v.get("hide_name"):
+            continue
+        for i, b in enumerate(v["bits"]):
+            if isinstance(b, int):
+                names[b].append(net if len(v["bits"]) == 1 else f"{net}[{i}]")
+    edges, starts, ends = build_graph(mod)
+    for net in a.cut:
+        if net not in mod["netnames"]:
+            sys.exit(f"logic_depth: no net {net}")
+        starts.update(b for b in mod["netnames"][net]["bits"] if isinstance(b, int))
+
+    depth, prev = arrival_depths(edges, starts, [b for _, d, _ in ends for b in d])
 
     per_reg = {}
     for cell, d, q in ends:

@@ -110,6 +110,7 @@ module sgpu_copy #(
 
   logic                      rd_req_valid, rd_req_ready, rd_data_valid, rd_data_ready;
   logic                      rd_status_valid, rd_status_ready, rd_abort, rd_busy, rd_last;
+  logic                      rd_abort_q;  // the reader's abort pulse, registered (below)
   logic [DataWidth-1:0]      rd_data;
   logic [DataWidth/8-1:0]    rd_keep;
   sgpu_dma_pkg::dma_status_t rd_status;
@@ -287,7 +288,7 @@ module sgpu_copy #(
           err_d      = CopyWriteError;
           err_addr_d = wr_err_addr;
         end
-        if (!rd_busy && wr_idle) state_d = StReport;
+        if (!rd_busy && !rd_abort_q && wr_idle) state_d = StReport;
       end
 
       StReport: begin
@@ -298,12 +299,23 @@ module sgpu_copy #(
     endcase
   end
 
-  // One pulse when draining starts; the reader latches it and drains.
-  assign rd_abort = (state_q == StRun) && (state_d == StDrain);
+  // One pulse when draining starts; the reader latches it and drains. The pulse leaves from a
+  // register, a cycle after the state that decided it: the next state is behind the reader's and
+  // writer's statuses and errors, the reader's stop in front of its request FIFOs. Until it has
+  // left the reader counts as busy (the drain does not end before the reader took it).
+  assign rd_abort = rd_abort_q;
 
   assign status_valid_o = (state_q == StReport);
   assign status_o       = '{err: err_q, addr: err_addr_q};
   assign busy_o         = (state_q != StIdle);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_abort_q <= 1'b0;
+    end else begin
+      rd_abort_q <= (state_q == StRun) && (state_d == StDrain);
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -329,6 +341,10 @@ module sgpu_copy #(
     in_row_q   <= in_row_d;
     err_addr_q <= err_addr_d;
   end
+
+  // The reader's abort leaves in the first cycle of the drain, and the drain ends only after it.
+  `SGPU_ASSERT(AbortPulseInDrain, rd_abort_q |-> state_q == StDrain)
+  `SGPU_ASSERT(DrainEndsAfterAbort, state_q == StDrain && state_d != StDrain |-> !rd_abort_q)
 
   // The writer only ever takes input for rows it was given.
   `SGPU_ASSERT(NoStrayStatus, (state_q == StRun && rd_status_valid

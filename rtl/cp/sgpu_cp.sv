@@ -97,6 +97,9 @@ module sgpu_cp
   /// The write may use system-physical addresses: the write-back and preemption records (the
   /// kernel's) and every write of a privileged or paging entry.
   output      logic                        wr_priv_o,
+  /// The write's page as candidates and a one-hot choice (sgpu_cp_wr, WrPages).
+  output      sgpu_pkg::pfn_t [WrPages-1:0] wr_pages_o,
+  output      logic [WrPages-1:0]          wr_page_sel_o,
   input  wire logic                        wr_idle_i,
   input  wire logic                        wr_err_i,
   input  wire sgpu_pkg::addr_t             wr_err_addr_i,
@@ -190,6 +193,7 @@ module sgpu_cp
     .privileged_i(privileged),
     .buf_left_i  (stream_left),
     .pkt_i       (pkt.hdr),
+    .pkt_info_i  (pkt.info),
     .idx_i       (pkt_idx),
     .dec_o       (dec)
   );
@@ -294,7 +298,9 @@ module sgpu_cp
     .preempt_fence_i(cfg_i.preempt_fence),
     .fence_done_i   (fence_done),
     .valid_o        (wr_valid_o),
-    .wr_o           (wr_o)
+    .wr_o           (wr_o),
+    .pages_o        (wr_pages_o),
+    .page_sel_o     (wr_page_sel_o)
   );
   assign wr_priv_o = writing_record(fsm) || privileged;
 

@@ -190,7 +190,8 @@ module sgpu_cp_check
   logic unused;
   assign unused = ^{gart_table_base_i[11:0], a.src_pitch, a.dst_pitch, a.pattern, info_i.known,
                     info_i.min_dwords, info_i.max_dwords, info_i.flags_mask, pkt_i.hdr_off,
-                    entry_i.buf_addr_hi, entry_i.fence_lo, entry_i.fence_hi, entry_i.context_id};
+                    entry_i.buf_addr_hi, entry_i.fence_lo, entry_i.fence_hi, entry_i.context_id,
+                    pkt_i.info};
 
 endmodule
 

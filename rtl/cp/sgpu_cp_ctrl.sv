@@ -230,6 +230,8 @@ module sgpu_cp_ctrl
 
   cp_fault_req_t fault_req;
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
+  logic          bad_entry; // the fault recorded this cycle is BAD_RING_ENTRY (known without
+                            // comparing fault_req.reason, which comes last)
   logic          commit;    // the entry retires this cycle
   logic          body_last; // the payload dword(s) taken this cycle end the packet
   logic          hdr_two;   // a WRITE_* header is taken with its address low dword
@@ -278,6 +280,7 @@ module sgpu_cp_ctrl
     hi_next_d      = hi_next_q;
     fault_req      = '0;
     wd_fault       = 1'b0;
+    bad_entry      = 1'b0;
     commit         = 1'b0;
 
     stream_op_o         = StreamHold;
@@ -340,6 +343,7 @@ module sgpu_cp_ctrl
             fault_req = fetch_fault(dma_status_i.err, entry_addr);
           end else if (chk_i.entry_bad) begin
             fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+            bad_entry = 1'b1;
           end else if (chk_i.entry_empty) begin
             state_d     = StRetireDrain;
             wb_second_d = 1'b0;
@@ -435,6 +439,7 @@ module sgpu_cp_ctrl
           dw_ready_o     = 1'b1;
           quiet_d        = 1'b0;  // data came: the buffer read ahead was not refused
           pkt_d.hdr      = hdr;
+          pkt_d.info     = pkt_info(hdr.opcode);
           pkt_d.hdr_addr = stream_addr_i;
           pkt_d.hdr_off  = stream_offset_i;
           pkt_idx_d      = '0;
@@ -491,6 +496,11 @@ module sgpu_cp_ctrl
             pkt_d.args.range.pages_left = pkt_q.args.range.count;
           end
           fault_req = chk_i.dword_fault;
+          // The packet's own last-dword fault is never on a write's dword (asserted below), so
+          // it is raised without waiting for the write path's ready.
+          if (!chk_i.dword_fault.valid && body_last && chk_i.last_fault.valid) begin
+            fault_req = chk_i.last_fault;
+          end
           if (dw_ready_o) begin
             hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
                         && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
@@ -498,9 +508,7 @@ module sgpu_cp_ctrl
           if (dw_ready_o && !fault_req.valid) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
-            if (body_last && chk_i.last_fault.valid) begin
-              fault_req = chk_i.last_fault;
-            end else if (body_last) begin
+            if (body_last) begin
               unique case (chk_i.next)
                 NextFence:      state_d = StFenceDrain;
                 NextInvalidate: state_d = StInvDrain;
@@ -865,11 +873,13 @@ module sgpu_cp_ctrl
     end
     if (wr_xlate_fault_i && !halted(state_q)) begin
       wd_fault  = 1'b0;
+      bad_entry = 1'b0;
       fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i,
                         writing_record(state_q) ? '0 : 32'(pkt_q.hdr));
     end
     if (wr_err_i && !halted(state_q)) begin
       wd_fault  = 1'b0;
+      bad_entry = 1'b0;
       fault_req = fault(FaultBusError, wr_err_addr_i, '0);
     end
 
@@ -880,8 +890,7 @@ module sgpu_cp_ctrl
       fault_d = '{reason:     fault_req.reason,
                   ring_index: head_q[23:0],
                   addr:       fault_req.addr,
-                  fence:      (!reading_ring(state_q) || fault_req.reason == FaultBadRingEntry)
-                              ? entry_fence : '0,
+                  fence:      (!reading_ring(state_q) || bad_entry) ? entry_fence : '0,
                   detail:     fault_req.detail};
     end
 
@@ -1014,6 +1023,10 @@ module sgpu_cp_ctrl
       |-> !chk_i.dword_fault.valid)
   `SGPU_ASSERT(HiPairIsWriteData, wr_hi_o |-> dec_i.info.pkt_class == PktClassWrite
       && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00)
+  // A packet's last-dword fault is raised without the write path's ready: such a dword is
+  // never a write's.
+  `SGPU_ASSERT(LastFaultNotAWrite, state_q == StPktBody && dw_valid_i && chk_i.last_fault.valid
+      |-> dec_i.slot != SlotData && !wr_hi_o)
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
@@ -1043,6 +1056,8 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(CommitOnlyOnFenceAck,
       (fence_done_d != fence_done_q || head_d != head_q) && !cmd_i.engine_reset && state_q != StReset
       |-> commit)
+  `SGPU_ASSERT(BadEntryIsTheFault,
+      bad_entry == (fault_req.valid && fault_req.reason == FaultBadRingEntry))
   `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && state_q inside {StRetireAck, StReset})
   `SGPU_ASSERT(FenceOutOnlyWhileRetiring, fence_out_q |-> state_q inside {StRetireAck, StReset})
   `SGPU_ASSERT(RetireAckHasFenceOut, state_q == StRetireAck |-> fence_out_q)
@@ -1069,6 +1084,8 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(WatchdogPacketAddrLoaded,
       wd_fault && !reading_ring(state_q) && !retiring(state_q) && !between_packets(state_q)
       |-> pkt_loaded_q)
+  // The registered table row is the header's (the decoder routes the payload by it).
+  `SGPU_ASSERT(PacketInfoOfHeader, pkt_loaded_q |-> pkt_q.info == pkt_info(pkt_q.hdr.opcode))
   `SGPU_ASSERT(WatchdogStreamAddrLoaded, wd_fault && between_packets(state_q) |-> stream_started_q)
   `SGPU_ASSERT(FaultAddrKnown, fault_req.valid |-> !$isunknown(fault_req.addr))
 `endif

@@ -32,8 +32,10 @@ module sgpu_cp_decode
   input  wire logic [29:0] buf_left_i,
 
   // Payload routing.
-  /// Header of the packet whose payload is being read (accepted by the check above).
+  /// Header of the packet whose payload is being read (accepted by the check above), and its
+  /// row of the table (pkt_info(pkt_i.opcode), registered with it by the controller).
   input  wire pkt_header_t pkt_i,
+  input  wire pkt_info_t   pkt_info_i,
   /// Payload dwords of it already consumed (0 = the dword after the header is next).
   input  wire logic [15:0] idx_i,
 
@@ -74,7 +76,7 @@ module sgpu_cp_decode
   // Payload routing //
   /////////////////////
 
-  assign info = pkt_info(pkt_i.opcode);
+  assign info = pkt_info_i;
   assign last = (idx_i == pkt_i.dwords - 16'd2);
 
   // Payload field Pld<Packet><Field> (its dword index, header = 0) is next when
@@ -207,7 +209,7 @@ module sgpu_cp_decode
 
   // The class is the controller's business once the header passed; flags are checked above.
   logic unused;
-  assign unused = ^{hdr_info.pkt_class, pkt_i.flags};
+  assign unused = ^{hdr_info.pkt_class, pkt_i.flags, pkt_i.opcode};
 
   ////////////////////////////
   // Elaboration-time checks //

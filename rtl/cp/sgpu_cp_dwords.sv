@@ -44,8 +44,8 @@ module sgpu_cp_dwords #(
   localparam int unsigned CntWidth = $clog2(Window + 1);
 
   logic [Window-1:0][31:0] win_q, win_d;
-  logic [CntWidth-1:0]     count_q, count_d, kept;
-  logic [CntWidth-1:0]     in_dwords, taken;
+  logic [CntWidth-1:0]     count_q, count_d;
+  logic [CntWidth-1:0]     in_dwords;
 
   // Whole dwords present in the incoming beat (enables are contiguous from lane 0).
   always_comb begin
@@ -60,27 +60,39 @@ module sgpu_cp_dwords #(
   assign out_dword_o  = win_q[0];
   assign out_dword2_o = win_q[1];
 
-  // Dwords leaving this cycle. The input's ready depends on neither them nor in_valid_i.
-  assign taken = !(out_valid_o && out_ready_i) ? '0
-               : (out_two_i ? CntWidth'(2) : CntWidth'(1));
-  assign kept       = count_q - taken;
+  // The input's ready depends on neither the take nor in_valid_i.
   assign in_ready_o = ({1'b0, count_q} + (CntWidth + 1)'(Dwords)) <= (CntWidth + 1)'(Window);
 
+  logic in_fire;
+  assign in_fire = in_valid_i && in_ready_o;
+
+  // The next window and count for each number of dwords taken (0, 1, 2), from the registers and
+  // the beat alone: shift the remaining dwords to the head, append the beat's behind them. The
+  // take (behind the CP's decoder and its write path's ready) only selects one of the three;
+  // computed after it, the count kept and the compares of where the beat lands were behind it.
+  logic [2:0][CntWidth-1:0]          kept_by, count_by;
+  logic [2:0][Window-1:0][31:0]      win_by;
   always_comb begin
-    // Shift the remaining dwords to the head, then append the beat's behind them.
-    for (int unsigned i = 0; i < Window; i++) begin
-      win_d[i] = win_q[i];
-      if (taken == CntWidth'(1) && i + 1 < Window) win_d[i] = win_q[i+1];
-      if (taken == CntWidth'(2) && i + 2 < Window) win_d[i] = win_q[i+2];
-    end
-    count_d = kept;
-    if (in_valid_i && in_ready_o) begin
+    for (int unsigned t = 0; t < 3; t++) begin
+      kept_by[t]  = count_q - CntWidth'(t);
+      count_by[t] = in_fire ? kept_by[t] + in_dwords : kept_by[t];
       for (int unsigned i = 0; i < Window; i++) begin
-        for (int unsigned j = 0; j < Dwords; j++) begin
-          if (CntWidth'(i) == kept + CntWidth'(j)) win_d[i] = in_data_i[32*j +: 32];
+        win_by[t][i] = win_q[(i + t < Window) ? i + t : i];
+        if (in_fire) begin
+          for (int unsigned j = 0; j < Dwords; j++) begin
+            if (CntWidth'(i) == kept_by[t] + CntWidth'(j)) win_by[t][i] = in_data_i[32*j +: 32];
+          end
         end
       end
-      count_d = kept + in_dwords;
+    end
+  end
+
+  always_comb begin
+    win_d   = win_by[0];
+    count_d = count_by[0];
+    if (out_valid_o && out_ready_i) begin
+      win_d   = out_two_i ? win_by[2] : win_by[1];
+      count_d = out_two_i ? count_by[2] : count_by[1];
     end
     if (clear_i) begin
       count_d = '0;

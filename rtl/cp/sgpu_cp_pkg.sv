@@ -237,6 +237,9 @@ package sgpu_cp_pkg;
   /// The packet being executed, as the controller registers it.
   typedef struct packed {
     sgpu_abi_pkg::pkt_header_t hdr;
+    /// Its row of the packet table, registered with the header: the payload routing reads it
+    /// from here instead of looking the opcode up again behind the packet register.
+    sgpu_abi_pkg::pkt_info_t   info;
     sgpu_pkg::addr_t           hdr_addr;  ///< GPU address of its header
     logic [31:0]               hdr_off;   ///< stream offset of its header
     cp_args_u                  args;
@@ -356,6 +359,12 @@ package sgpu_cp_pkg;
   function automatic logic writing_record(cp_fsm_e s);
     return s inside {StRetireDrain, StPreemptWrite};
   endfunction
+
+  /// The CP's write names its page as one of this many candidates (sgpu_cp_wr) and a one-hot
+  /// choice, so that the write translator compares each with its cached page in parallel with
+  /// the choice of the write (sgpu_wr_xlate): the destination, the destination completed by
+  /// the address high dword, the PTE address, and the two words of each record.
+  localparam int unsigned WrPages = 7;
 
   /// How the controller moves the stream position (sgpu_cp_stream) in a cycle.
   typedef enum logic [3:0] {

@@ -52,7 +52,14 @@ module sgpu_cp_wr
   input  wire logic [63:0]        fence_done_i,
 
   output      logic               valid_o,
-  output      sgpu_pkg::word_wr_t wr_o
+  output      sgpu_pkg::word_wr_t wr_o,
+  /// The write's page, as candidates and a one-hot choice of one (WrPages): each candidate is
+  /// formed from registers and the stream head, the choice from the state, so that the write
+  /// translator compares every candidate with its cached page while the write's address is
+  /// still being chosen. The chosen candidate is wr_o.addr's page; nothing is chosen without a
+  /// source (then the translator is not ready).
+  output      sgpu_pkg::pfn_t [WrPages-1:0] pages_o,
+  output      logic [WrPages-1:0]           page_sel_o
 );
 
   typedef enum logic [2:0] {
@@ -84,11 +91,14 @@ module sgpu_cp_wr
   end
 
   sgpu_pkg::addr_t dst;
+  sgpu_pkg::addr_t preempt_addr8, wb_addr8;  // the records' second words
   logic [31:0]     dword;
   writeback_t      wb;  // the record as the ABI lays it out: fence in word 0, head in word 1
   assign wb    = '{fence_lo: entry_fence_i[31:0], fence_hi: entry_fence_i[63:32],
                    head: head_next_i, reserved: '0};
   assign dst   = args_i.copy.dst;
+  assign preempt_addr8 = preempt_addr_i + sgpu_pkg::addr_t'(8);
+  assign wb_addr8      = wb_addr_i + sgpu_pkg::addr_t'(8);
   assign dword = (map_i && !dst[2]) ? {dw_i[31:12], 9'h000, args_i.range.pte_flags[2:0]} : dw_i;
 
   always_comb begin
@@ -131,13 +141,13 @@ module sgpu_cp_wr
       end
       // {PREEMPT_FENCE, last completed fence}.
       WrPreempt: begin
-        wr_o.addr = second_i ? preempt_addr_i + sgpu_pkg::addr_t'(8) : preempt_addr_i;
+        wr_o.addr = second_i ? preempt_addr8 : preempt_addr_i;
         wr_o.data = second_i ? fence_done_i : preempt_fence_i;
         wr_o.strb = 8'hff;
       end
       // {reserved, head} first, then the fence.
       WrWriteback: begin
-        wr_o.addr = second_i ? wb_addr_i : wb_addr_i + sgpu_pkg::addr_t'(8);
+        wr_o.addr = second_i ? wb_addr_i : wb_addr8;
         wr_o.data = second_i ? wb[63:0] : wb[127:64];
         wr_o.strb = 8'hff;
       end
@@ -145,6 +155,40 @@ module sgpu_cp_wr
     endcase
   end
 
+  // Page candidates, each from registers (and the stream head's dword) alone; the choice is
+  // decoded from the state itself, not from src, so it is as shallow as the compares. The
+  // records' second word is 8 bytes on and may be in the next page.
+  localparam int unsigned PageDst      = 0;  // WRITE_*, MAP data; FENCE; TIMESTAMP
+  localparam int unsigned PageHi       = 1;  // a data dword, the address high dword at the head
+  localparam int unsigned PagePte      = 2;  // UNMAP's dummy PTE
+  localparam int unsigned PageWb       = 3;  // write-back record: the fence word
+  localparam int unsigned PageWb8      = 4;  // write-back record: the head word
+  localparam int unsigned PagePreempt  = 5;  // preemption record: PREEMPT_FENCE
+  localparam int unsigned PagePreempt8 = 6;  // preemption record: the last completed fence
+
+  localparam int unsigned PageShift = sgpu_pkg::PageShift;
+  assign pages_o[PageDst]      = dst[63:PageShift];
+  assign pages_o[PageHi]       = {dw_i, dst[31:PageShift]};
+  assign pages_o[PagePte]      = args_i.range.pte_addr[63:PageShift];
+  assign pages_o[PageWb]       = wb_addr_i[63:PageShift];
+  assign pages_o[PageWb8]      = wb_addr8[63:PageShift];
+  assign pages_o[PagePreempt]  = preempt_addr_i[63:PageShift];
+  assign pages_o[PagePreempt8] = preempt_addr8[63:PageShift];
+
+  always_comb begin
+    page_sel_o = '0;
+    page_sel_o[PageDst]      = (fsm_i == StPktBody && !hi_i) || fsm_i == StFenceWrite
+                               || fsm_i == StTsWrite;
+    page_sel_o[PageHi]       = fsm_i == StPktBody && hi_i;
+    page_sel_o[PagePte]      = fsm_i == StUnmapWrite;
+    page_sel_o[PageWb]       = fsm_i == StRetireDrain && second_i;
+    page_sel_o[PageWb8]      = fsm_i == StRetireDrain && !second_i;
+    page_sel_o[PagePreempt]  = fsm_i == StPreemptWrite && !second_i;
+    page_sel_o[PagePreempt8] = fsm_i == StPreemptWrite && second_i;
+  end
+
+  `SGPU_ASSERT_STATIC(g_bad_pages, WrPages == 7 && sgpu_pkg::AddrWidth == 64,
+                      "sgpu_cp_wr forms seven page candidates of a 64-bit address")
   `SGPU_ASSERT_STATIC(g_bad_writeback, WritebackBytes == 16,
                       "the write-back record must be two 64-bit words (spec/abi.toml)")
 

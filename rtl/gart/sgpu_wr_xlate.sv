@@ -21,7 +21,10 @@
 
 `default_nettype none
 
-module sgpu_wr_xlate (
+module sgpu_wr_xlate #(
+  /// Candidates the client offers for the request's page (req_pages_i).
+  parameter int unsigned NumPages = 1
+) (
   /// Clock.
   input  wire logic                      clk_i,
   /// Asynchronous reset, active low.
@@ -40,6 +43,12 @@ module sgpu_wr_xlate (
   input  wire sgpu_pkg::word_wr_t        req_i,
   /// The write may use system-physical addresses (write-back record, privileged submissions).
   input  wire logic                      req_priv_i,
+  /// The request's page: candidates and a one-hot choice of the one that is req_i.addr's page
+  /// (asserted while req_valid_i; none chosen: not ready). Each candidate is compared with the
+  /// cached page and the choice only selects a one-bit result, so the compare, and the ready
+  /// behind it, need not wait for the client's address mux (the CP: sgpu_cp_wr).
+  input  wire sgpu_pkg::pfn_t [NumPages-1:0] req_pages_i,
+  input  wire logic [NumPages-1:0]       req_page_sel_i,
 
   /// Translated write to sgpu_axi_wr.
   output      logic                      out_valid_o,
@@ -80,7 +89,13 @@ module sgpu_wr_xlate (
   logic           c_priv_q, c_priv_d, c_en_q, c_en_d;
   logic           hit;
 
-  assign hit = c_valid_q && c_vpn_q == req_vpn && c_priv_q == req_priv_i && c_en_q == enable_i;
+  logic [NumPages-1:0] page_eq;
+  for (genvar k = 0; k < NumPages; k++) begin : g_page_eq
+    assign page_eq[k] = (c_vpn_q == req_pages_i[k]);
+  end
+
+  assign hit = c_valid_q && |(page_eq & req_page_sel_i) && c_priv_q == req_priv_i
+               && c_en_q == enable_i;
 
   assign req_ready_o = hit && out_ready_i;
   assign out_valid_o = req_valid_i && hit;
@@ -202,6 +217,19 @@ module sgpu_wr_xlate (
   // The high strobes only matter to the write master.
   logic unused;
   assign unused = ^req_i.strb[7:4];
+
+  // The chosen candidate is the write's page (so hit is the compare of req_vpn itself).
+`ifndef SYNTHESIS
+  sgpu_pkg::pfn_t sel_page;
+  always_comb begin
+    sel_page = '0;
+    for (int unsigned k = 0; k < NumPages; k++) begin
+      if (req_page_sel_i[k]) sel_page |= req_pages_i[k];
+    end
+  end
+  `SGPU_ASSERT(PageChoiceOneHot, $onehot0(req_page_sel_i))
+  `SGPU_ASSERT(PageChoiceIsAddr, req_valid_i |-> req_page_sel_i != '0 && sel_page == req_vpn)
+`endif
 
   // The fault names the write being offered: the CP holds it until it is accepted or faults.
   `SGPU_ASSERT(OneRequestAtATime, wait_q |-> !xlate_req_valid_o)

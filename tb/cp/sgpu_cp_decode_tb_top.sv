@@ -45,6 +45,7 @@ module sgpu_cp_decode_tb_top
     .privileged_i(privileged_i),
     .buf_left_i  (buf_left_i),
     .pkt_i       ('0),
+    .pkt_info_i  ('0),
     .idx_i       ('0),
     .dec_o       (hdr_dec)
   );
@@ -52,13 +53,17 @@ module sgpu_cp_decode_tb_top
   assign hdr_class_o      = hdr_dec.hdr_class;
   assign hdr_privileged_o = hdr_dec.hdr_privileged;
 
+  pkt_header_t pkt_hdr;
+  assign pkt_hdr = pkt_header_t'(pkt_i);
+
   cp_dec_t [7:0] dec;
   for (genvar k = 0; k < 8; k++) begin : g_dword
     sgpu_cp_decode u_decode (
       .hdr_i       ('0),
       .privileged_i(1'b0),
       .buf_left_i  ('0),
-      .pkt_i       (pkt_header_t'(pkt_i)),
+      .pkt_i       (pkt_hdr),
+      .pkt_info_i  (pkt_info(pkt_hdr.opcode)),
       .idx_i       (16'(k)),
       .dec_o       (dec[k])
     );
