@@ -362,6 +362,7 @@ module sgpu_cp_ctrl
       StRingCheck: begin
         if (chk_i.entry_bad) begin
           fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+          bad_entry = 1'b1;
         end else if (chk_i.entry_empty) begin
           state_d     = StRetireDrain;
           wb_second_d = 1'b0;
