@@ -536,20 +536,23 @@ module sgpu_dma_rd #(
     .out_data_o (rb_head)
   );
 
-  // Both next values of each count are formed while the issue decision settles; is_issue (late:
-  // behind the abort input and the credit check) only selects one.
-  logic [CreditWidth-1:0] credits_if_issue, credits_if_idle;
-  logic [OutstWidth-1:0]  outst_if_issue, outst_if_idle;
-  assign credits_if_idle  = credits_q - CreditWidth'(rb_pop);
-  assign credits_if_issue = credits_if_idle + CreditWidth'(is_burst_beats);
-  assign outst_if_idle    = outst_q - OutstWidth'(r_hs && axi_rd_rsp_i.r.last);
-  assign outst_if_issue   = outst_if_idle + 1'b1;
+  // Every next value of each count is formed from registers while the decisions settle; the
+  // buffer's pop (behind the realigner) and then the issue (latest: behind the abort input and
+  // the credit check) only select one, the issue at the last multiplexer. Nothing is issued
+  // during abort (stop), so the abort's clear is folded into the no-issue side.
+  logic [CreditWidth-1:0] credits_issue, credits_issue_pop, credits_idle;
+  logic [OutstWidth-1:0]  outst_idle;
+  logic                   r_last;
+  assign credits_issue     = credits_q + CreditWidth'(is_burst_beats);
+  assign credits_issue_pop = credits_q + CreditWidth'(is_burst_beats) - 1'b1;
+  // During abort the buffer is being emptied: no beat is reserved.
+  assign credits_idle      = abort_q ? '0 : rb_pop ? credits_q - 1'b1 : credits_q;
+  assign r_last            = r_hs && axi_rd_rsp_i.r.last;
+  assign outst_idle        = r_last ? outst_q - 1'b1 : outst_q;
 
   always_comb begin
-    credits_d = is_issue ? credits_if_issue : credits_if_idle;
-    outst_d   = is_issue ? outst_if_issue : outst_if_idle;
-    // Nothing is issued during abort and the buffer is being emptied: no beat is reserved.
-    if (abort_q) credits_d = '0;
+    credits_d = is_issue ? (rb_pop ? credits_issue_pop : credits_issue) : credits_idle;
+    outst_d   = is_issue ? (r_last ? outst_q : outst_q + 1'b1) : outst_idle;
   end
 
   ///////////////
@@ -730,6 +733,7 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(ReadDataExpected, axi_rd_rsp_i.r_valid |-> outst_q != '0)
   `SGPU_ASSERT(XlateRspExpected, xlate_rsp_valid_i |-> xp_valid)
   // The precomputed burst decisions equal the compares they replace.
+  `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
   `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
       |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
   `SGPU_ASSERT(CreditOkPrecomputed, sf_valid
