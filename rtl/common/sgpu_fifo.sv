@@ -39,6 +39,9 @@ module sgpu_fifo #(
   logic [CountWidth-1:0] count_q, count_d;
 
   logic push, pop;
+  logic [CountWidth-1:0] count_inc, count_dec;
+  assign count_inc = count_q + 1'b1;
+  assign count_dec = count_q - 1'b1;
   assign in_ready_o  = (count_q != CountWidth'(Depth));
   assign out_valid_o = (count_q != '0);
   assign out_data_o  = mem_q[rd_ptr_q];
@@ -55,7 +58,13 @@ module sgpu_fifo #(
   always_comb begin
     rd_ptr_d = pop  ? next_ptr(rd_ptr_q) : rd_ptr_q;
     wr_ptr_d = push ? next_ptr(wr_ptr_q) : wr_ptr_q;
-    count_d  = count_q + CountWidth'(push) - CountWidth'(pop);
+    // The next count is chosen among values computed from count_q alone, so push and pop
+    // (whose readiness often arrives late) only drive a multiplexer, not an adder.
+    unique case ({push, pop})
+      2'b10:   count_d = count_inc;
+      2'b01:   count_d = count_dec;
+      default: count_d = count_q;
+    endcase
     if (clear_i) begin
       rd_ptr_d = '0;
       wr_ptr_d = '0;

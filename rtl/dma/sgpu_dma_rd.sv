@@ -164,9 +164,11 @@ module sgpu_dma_rd #(
   } seg_t;
 
   typedef struct packed {
-    sgpu_pkg::pfn_t ppn;
-    logic           fault;
-    seg_t           seg;
+    sgpu_pkg::pfn_t           ppn;
+    logic                     fault;
+    logic [SegBeatsWidth-1:0] beats;        ///< beats the segment covers (first to last byte)
+    logic                     beats_final;  ///< beats <= BurstBeats: one burst reads it all
+    seg_t                     seg;
   } xseg_t;
 
   /// What the realigner needs to know about each burst, in issue order.
@@ -333,7 +335,20 @@ module sgpu_dma_rd #(
   );
 
   logic  sf_in_ready, sf_valid, sf_pop;
-  xseg_t sf_head;
+  xseg_t sf_head, sf_in;
+
+  // The segment's beat count and whether one burst covers it are computed on the way into the
+  // segment FIFO (from the translation FIFO's head), not from the segment FIFO's head: the
+  // issuer's decision (credits, pop) then starts from registered values.
+  logic [SegBeatsWidth-1:0] xp_beats;
+  assign xp_beats = SegBeatsWidth'(
+      ((PageShift + 2)'(xp_head.offset[LaneBits-1:0]) + (PageShift + 2)'(xp_head.bytes) +
+       (PageShift + 2)'(BusBytes - 1)) >> LaneBits);
+  assign sf_in = '{ppn:         xlate_rsp_i.ppn,
+                   fault:       xlate_rsp_i.fault,
+                   beats:       xp_beats,
+                   beats_final: xp_beats <= SegBeatsWidth'(BurstBeats),
+                   seg:         xp_head};
 
   // During abort every response is taken and dropped.
   assign xlate_rsp_ready_o = abort_q || sf_in_ready;
@@ -347,7 +362,7 @@ module sgpu_dma_rd #(
     .clear_i    (abort_q),
     .in_valid_i (xlate_rsp_valid_i && xlate_rsp_ready_o && !abort_q),
     .in_ready_o (sf_in_ready),
-    .in_data_i  ({xlate_rsp_i.ppn, xlate_rsp_i.fault, xp_head}),
+    .in_data_i  (sf_in),
     .out_valid_o(sf_valid),
     .out_ready_i(sf_pop),
     .out_data_o (sf_head),
@@ -360,7 +375,8 @@ module sgpu_dma_rd #(
 
   logic                     is_started_q, is_started_d;  // inside the head segment
   sgpu_pkg::addr_t          is_addr_q, is_addr_d, is_cur_addr;
-  logic [SegBeatsWidth-1:0] is_left_q, is_left_d, is_cur_left, is_seg_beats;
+  logic [SegBeatsWidth-1:0] is_left_q, is_left_d, is_cur_left;
+  logic                     is_left_final_q, is_left_final_d;  // is_left_q <= BurstBeats
   logic [SegBeatsWidth-1:0] is_burst_beats;
   logic                     is_burst_final;
   logic                     drop_rest_q, drop_rest_d;  // skip the rest of a request
@@ -372,28 +388,31 @@ module sgpu_dma_rd #(
   logic                     desc_in_ready;
   logic [CreditWidth-1:0]   credits_q, credits_d;      // beats reserved in the buffer
   logic [OutstWidth-1:0]    outst_q, outst_d;          // bursts in flight
-  logic                     credit_ok, outst_ok, ar_free;
+  logic                     credit_ok, credit_ok_final, credit_ok_full, outst_ok, ar_free;
   logic                     arvalid_q, arvalid_d;
   sgpu_pkg::addr_t          araddr_q, araddr_d;
   logic [7:0]               arlen_q, arlen_d;
   lane_t                    seg_end_lane;              // lane of offset + bytes - 1
 
-  // Beats the head segment covers: from its first byte's beat to its last byte's beat.
-  assign is_seg_beats = SegBeatsWidth'(
-      ((PageShift + 2)'(sf_head.seg.offset[LaneBits-1:0]) + (PageShift + 2)'(sf_head.seg.bytes) +
-       (PageShift + 2)'(BusBytes - 1)) >> LaneBits);
+  // Beats left of the head segment, and whether the next burst is its last: both from registers
+  // (the segment FIFO's entry, or what the previous burst left), so no compare of the count
+  // stands between the FIFO and the issue decision.
   assign is_cur_addr  = is_started_q ? is_addr_q :
                         {sf_head.ppn, sf_head.seg.offset[PageShift-1:LaneBits], lane_t'(0)};
-  assign is_cur_left  = is_started_q ? is_left_q : is_seg_beats;
-  assign is_burst_final = is_cur_left <= SegBeatsWidth'(BurstBeats);
+  assign is_cur_left  = is_started_q ? is_left_q : sf_head.beats;
+  assign is_burst_final = is_started_q ? is_left_final_q : sf_head.beats_final;
   assign is_burst_beats = is_burst_final ? is_cur_left : SegBeatsWidth'(BurstBeats);
   // Only the lane of the last byte is needed, and it depends only on the low bits.
   assign seg_end_lane = sf_head.seg.offset[LaneBits-1:0] + sf_head.seg.bytes[LaneBits-1:0] -
                         1'b1;
 
   assign cancel_hit = cancel_valid && (cancel_seq == sf_head.seg.seq);
-  assign credit_ok  = (CreditWidth + 1)'(credits_q) + (CreditWidth + 1)'(is_burst_beats) <=
-                      (CreditWidth + 1)'(BufferBeats);
+  // Room for the next burst, computed for both of its lengths in parallel with the choice.
+  assign credit_ok_final = (CreditWidth + SegBeatsWidth)'(credits_q) +
+                           (CreditWidth + SegBeatsWidth)'(is_cur_left) <=
+                           (CreditWidth + SegBeatsWidth)'(BufferBeats);
+  assign credit_ok_full  = credits_q <= CreditWidth'(BufferBeats - BurstBeats);
+  assign credit_ok       = is_burst_final ? credit_ok_final : credit_ok_full;
   assign outst_ok   = outst_q < OutstWidth'(MaxOutstanding);
   assign ar_free    = !arvalid_q || axi_rd_rsp_i.ar_ready;
 
@@ -401,6 +420,7 @@ module sgpu_dma_rd #(
     is_started_d = is_started_q;
     is_addr_d    = is_addr_q;
     is_left_d    = is_left_q;
+    is_left_final_d = is_left_final_q;
     drop_rest_d  = drop_rest_q;
     sf_pop       = 1'b0;
     is_issue     = 1'b0;
@@ -440,6 +460,9 @@ module sgpu_dma_rd #(
           is_started_d = 1'b1;
           is_addr_d    = is_cur_addr + AddrWidth'({is_burst_beats, lane_t'(0)});
           is_left_d    = is_cur_left - is_burst_beats;
+          // is_left_d <= BurstBeats, without the subtraction in front of the compare.
+          is_left_final_d = (SegBeatsWidth + 1)'(is_cur_left) <=
+                            (SegBeatsWidth + 1)'(2 * BurstBeats);
         end
       end
     end
@@ -513,12 +536,23 @@ module sgpu_dma_rd #(
     .out_data_o (rb_head)
   );
 
+  // Every next value of each count is formed from registers while the decisions settle; the
+  // buffer's pop (behind the realigner) and then the issue (latest: behind the abort input and
+  // the credit check) only select one, the issue at the last multiplexer. Nothing is issued
+  // during abort (stop), so the abort's clear is folded into the no-issue side.
+  logic [CreditWidth-1:0] credits_issue, credits_issue_pop, credits_idle;
+  logic [OutstWidth-1:0]  outst_idle;
+  logic                   r_last;
+  assign credits_issue     = credits_q + CreditWidth'(is_burst_beats);
+  assign credits_issue_pop = credits_q + CreditWidth'(is_burst_beats) - 1'b1;
+  // During abort the buffer is being emptied: no beat is reserved.
+  assign credits_idle      = abort_q ? '0 : rb_pop ? credits_q - 1'b1 : credits_q;
+  assign r_last            = r_hs && axi_rd_rsp_i.r.last;
+  assign outst_idle        = r_last ? outst_q - 1'b1 : outst_q;
+
   always_comb begin
-    credits_d = credits_q + (is_issue ? CreditWidth'(is_burst_beats) : '0) -
-                CreditWidth'(rb_pop);
-    outst_d   = outst_q + OutstWidth'(is_issue) - OutstWidth'(r_hs && axi_rd_rsp_i.r.last);
-    // Nothing is issued during abort and the buffer is being emptied: no beat is reserved.
-    if (abort_q) credits_d = '0;
+    credits_d = is_issue ? (rb_pop ? credits_issue_pop : credits_issue) : credits_idle;
+    outst_d   = is_issue ? (r_last ? outst_q : outst_q + 1'b1) : outst_idle;
   end
 
   ///////////////
@@ -662,6 +696,7 @@ module sgpu_dma_rd #(
     xreq_tag_q    <= xreq_tag_d;
     is_addr_q     <= is_addr_d;
     is_left_q     <= is_left_d;
+    is_left_final_q <= is_left_final_d;
     araddr_q      <= araddr_d;
     arlen_q       <= arlen_d;
   end
@@ -697,6 +732,14 @@ module sgpu_dma_rd #(
   // Nothing arrives that was not asked for.
   `SGPU_ASSERT(ReadDataExpected, axi_rd_rsp_i.r_valid |-> outst_q != '0)
   `SGPU_ASSERT(XlateRspExpected, xlate_rsp_valid_i |-> xp_valid)
+  // The precomputed burst decisions equal the compares they replace.
+  `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
+  `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
+      |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
+  `SGPU_ASSERT(CreditOkPrecomputed, sf_valid
+      |-> credit_ok == ((CreditWidth + SegBeatsWidth)'(credits_q)
+                        + (CreditWidth + SegBeatsWidth)'(is_burst_beats)
+                        <= (CreditWidth + SegBeatsWidth)'(BufferBeats)))
   // Every burst stays inside one 4 KiB page.
   `SGPU_ASSERT(BurstInPage, is_issue
       |-> (PageShift - LaneBits + 1)'(is_cur_addr[PageShift-1:LaneBits])

@@ -72,6 +72,7 @@ module sgpu_dma_realign
   logic                ra_final, ra_burst_end, ra_first_beat, ra_beat_err, ra_advance;
   lane_t               ra_shift, ra_hi;
   logic [LaneBits:0]   ra_hi_bytes;          // hi + 1
+  logic                ra_tail_spills;       // final beat: hi_lane + 1 > shift_q
   logic [DataWidth-1:0] ra_combined, ra_first_shifted;
   dma_err_e            ra_beat_err_code;
 
@@ -111,6 +112,10 @@ module sgpu_dma_realign
   assign ra_shift      = ra_first_beat ? desc_i.lo_lane : shift_q;
   assign ra_hi         = ra_final ? desc_i.hi_lane : lane_t'(BusBytes - 1);
   assign ra_hi_bytes   = (LaneBits + 1)'(ra_hi) + 1'b1;
+  // On the final beat ra_hi_bytes = hi_lane + 1, so "ra_hi_bytes > shift_q" is this compare of
+  // the descriptor with a register: no final-beat choice and increment in front of it (the
+  // flush decision is on the realigner's deepest path).
+  assign ra_tail_spills = desc_i.hi_lane >= shift_q;
   assign ra_beat_err   = beat_resp_i[1];  // SLVERR or DECERR (EXOKAY counts as OKAY)
   assign ra_beat_err_code = beat_resp_i[0] ? DmaBusDecErr : DmaBusSlvErr;
   // Output beat k of a request = bytes [shift, BusBytes) of raw beat k, then bytes
@@ -188,7 +193,7 @@ module sgpu_dma_realign
       end else begin
         if (!ra_final) begin
           of_entry = data_entry(ra_combined, (LaneBits + 1)'(BusBytes), 1'b0);
-        end else if (ra_hi_bytes <= (LaneBits + 1)'(shift_q)) begin
+        end else if (!ra_tail_spills) begin
           // The last raw beat's bytes all fit into this output beat.
           of_entry = data_entry(ra_combined, (LaneBits + 1)'(BusBytes) -
                                 (LaneBits + 1)'(shift_q) + ra_hi_bytes, 1'b1);
@@ -200,7 +205,7 @@ module sgpu_dma_realign
           of_push    = 1'b1;
           ra_advance = 1'b1;
           prev_d     = beat_data_i;
-          if (ra_final && (ra_hi_bytes > (LaneBits + 1)'(shift_q))) begin
+          if (ra_final && ra_tail_spills) begin
             flush_d       = 1'b1;
             flush_bytes_d = ra_hi_bytes - (LaneBits + 1)'(shift_q);
           end
@@ -258,6 +263,8 @@ module sgpu_dma_realign
   end
 
   // Read data matches the burst it belongs to (single ID, in order).
+  `SGPU_ASSERT(TailSpillsCompare,
+      ra_final |-> ra_tail_spills == (ra_hi_bytes > (LaneBits + 1)'(shift_q)))
   `SGPU_ASSERT(RlastMatchesBurst, beat_pop_o && !abort_i |-> beat_last_i == ra_burst_end)
 
 endmodule

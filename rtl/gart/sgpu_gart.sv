@@ -175,7 +175,9 @@ module sgpu_gart #(
   assign in_ap    = (cur_vpn_q >> ApIdxWidth) == (ApBasePfn >> ApIdxWidth);
   assign ap_idx   = cur_vpn_q[ApIdxWidth-1:0];
   assign ap_line  = ap_idx[ApIdxWidth-1:LineShift];
-  assign in_table = 33'(ap_idx) < eff_size;
+  // ap_idx < eff_size, with the two bounds of the clamp compared in parallel instead of the
+  // clamp's compare in series with this one.
+  assign in_table = (33'(ap_idx) < 33'(table_size_i)) && (33'(ap_idx) < 33'(ApPages));
   assign in_sys   = (cur_vpn_q >> SysPfnBits) == '0;
 
   if (MemSegSize != '0) begin : g_memseg
@@ -410,6 +412,17 @@ module sgpu_gart #(
   line_t next_line;
   assign next_line = ap_line + 1'b1;
 
+  // next_line against the history as it will be after this cycle's walk start (hist0_d and
+  // hist1_d below), compared from registers: each candidate line is compared in parallel and
+  // the walk start only selects, so the compare is not in series with the walk decision
+  // (need_walk, the walker's ready).
+  logic pf_hist0_eq, pf_hist1_eq, pf_start_eq, pf_seen0, pf_seen1;
+  assign pf_hist0_eq = hist0_valid_q && (hist0_q == next_line);
+  assign pf_hist1_eq = hist1_valid_q && (hist1_q == next_line);
+  assign pf_start_eq = wk_start_demand ? (ap_line == next_line) : (pf_line_q == next_line);
+  assign pf_seen0    = wk_go ? pf_start_eq : pf_hist0_eq;
+  assign pf_seen1    = wk_go ? pf_hist0_eq : pf_hist1_eq;
+
   always_comb begin
     cur_valid_d  = cur_valid_q;
     cur_vpn_d    = cur_vpn_q;
@@ -444,7 +457,10 @@ module sgpu_gart #(
       hist1_d       = hist0_q;
       hist0_valid_d = 1'b1;
       hist0_d       = wk_start_line;
-      if (wk_start_pf || (pf_pend_q && pf_line_q == wk_start_line)) pf_pend_d = 1'b0;
+      // The walk covers the pending prefetch's line: the prefetch itself starts, or a demand
+      // walk of the same line (the compare with ap_line is from registers, not behind the
+      // choice of wk_start_line).
+      if (pf_pend_q && (!wk_start_demand || pf_line_q == ap_line)) pf_pend_d = 1'b0;
     end
 
     // A PTE streams past: take it if cur may be waiting for it (ap_wait, not need_walk: while
@@ -477,8 +493,7 @@ module sgpu_gart #(
       cur_valid_d = 1'b0;
       // Prefetch the next line of the table unless it was walked lately.
       if (ap_lookup && (33'({next_line, 3'b000}) < eff_size) && (next_line != '0)
-          && !(hist0_valid_d && hist0_d == next_line)
-          && !(hist1_valid_d && hist1_d == next_line)) begin
+          && !pf_seen0 && !pf_seen1) begin
         pf_pend_d = 1'b1;
         pf_line_d = next_line;
       end
@@ -602,6 +617,12 @@ module sgpu_gart #(
   `SGPU_ASSERT(NoWalkDuringInvalidation, wk_go |-> !walk_block)
   `SGPU_ASSERT(SweepWithoutWalk, tlb_inv_valid |-> !wk_busy)
   `SGPU_ASSERT(WalkInsideTable, wk_go |-> 33'({wk_start_line, 3'b000}) < eff_size)
+  `SGPU_ASSERT(InTableIsClampedCompare, in_table == (33'(ap_idx) < eff_size))
+  // The prefetch's history compare, made from registers, equals the compare with the history
+  // after this cycle's walk start (the invalidation clears the history after the compare).
+  `SGPU_ASSERT(PrefetchHistoryCompare, !tlb_inv_valid |->
+      pf_seen0 == (hist0_valid_d && hist0_d == next_line)
+      && pf_seen1 == (hist1_valid_d && hist1_d == next_line))
 
 endmodule
 

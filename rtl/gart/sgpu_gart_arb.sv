@@ -87,16 +87,27 @@ module sgpu_gart_arb #(
   idx_t gnt;
   logic gnt_valid;
 
+  // The same round robin as a priority search from next_q, formed for every start in parallel
+  // (each a fixed-order chain) and selected by next_q; whether anything is granted does not
+  // depend on the order at all. So the clients' valids reach the grant through a short chain and
+  // a multiplexer instead of a search whose indices are computed from next_q.
+  logic [Clients-1:0] asking;
+  idx_t               gnt_from [Clients];
+
+  assign asking    = cl_req_valid_i & can_ask;
+  assign gnt_valid = |asking;
+
   always_comb begin
-    gnt       = '0;
-    gnt_valid = 1'b0;
-    for (int unsigned k = 0; k < Clients; k++) begin
-      // Candidate (next_q + k) mod Clients.
-      if (!gnt_valid && cl_req_valid_i[idx_t'((32'(next_q) + k) % Clients)] &&
-          can_ask[idx_t'((32'(next_q) + k) % Clients)]) begin
-        gnt       = idx_t'((32'(next_q) + k) % Clients);
-        gnt_valid = 1'b1;
+    for (int unsigned n = 0; n < Clients; n++) begin
+      gnt_from[n] = '0;  // nobody asks: 0, as the search gave
+      for (int unsigned k = Clients; k > 0; k--) begin
+        // Scanned from the lowest priority up, so the highest-priority asker is written last.
+        if (asking[(n + k - 1) % Clients]) gnt_from[n] = idx_t'((n + k - 1) % Clients);
       end
+    end
+    gnt = gnt_from[0];
+    for (int unsigned n = 1; n < Clients; n++) begin
+      if (next_q == idx_t'(n)) gnt = gnt_from[n];
     end
   end
 
@@ -163,9 +174,13 @@ module sgpu_gart_arb #(
   end
 
   always_comb begin
+    // The handshakes select among the counts' next values, formed from cnt_q alone.
     for (int unsigned c = 0; c < Clients; c++) begin
-      cnt_d[c] = cnt_q[c] + cnt_t'(req_hs && gnt == idx_t'(c))
-                          - cnt_t'(cl_rsp_valid_o[c] && cl_rsp_ready_i[c]);
+      unique case ({req_hs && gnt == idx_t'(c), cl_rsp_valid_o[c] && cl_rsp_ready_i[c]})
+        2'b10:   cnt_d[c] = cnt_q[c] + 1'b1;
+        2'b01:   cnt_d[c] = cnt_q[c] - 1'b1;
+        default: cnt_d[c] = cnt_q[c];
+      endcase
     end
   end
 
@@ -189,6 +204,12 @@ module sgpu_gart_arb #(
   ////////////////
 
   // The GART never answers a request it was not given.
+  `SGPU_ASSERT(NextInRange, 32'(next_q) < Clients)
+  // The grant is the first asking client from next_q on, in round-robin order.
+  `SGPU_ASSERT(GrantIsFirstFromNext, gnt_valid |-> asking[gnt]
+      && (32'(gnt) >= 32'(next_q) ? (asking & ((Clients'(1) << gnt) - (Clients'(1) << next_q))) == '0
+                                   : (asking & ~((Clients'(1) << next_q) - Clients'(1))) == '0
+                                     && (asking & ((Clients'(1) << gnt) - Clients'(1))) == '0))
   `SGPU_ASSERT(ResponseHasOwner, xlate_rsp_valid_i |-> own_valid)
   // Credits: an answer always finds room.
   `SGPU_ASSERT(AnswerHasRoom, xlate_rsp_valid_i |-> buf_in_ready[own_head])

@@ -102,19 +102,36 @@ module sgpu_gart_tlb #(
     end
   end
 
+  // The number of the one set bit of a vector with at most one bit set: bit b of the number is
+  // the OR of the entries whose number has bit b set. Written as one reduction OR per bit so
+  // that it is a balanced tree (a running `|=` over the entries is a chain through every entry
+  // until ABC rebalances it, and deeper than the tree even after).
+  function automatic logic [PtrWidth-1:0] onehot_index(logic [Entries-1:0] onehot);
+    logic [Entries-1:0] has_bit;
+    logic [PtrWidth-1:0] index;
+    for (int b = 0; b < PtrWidth; b++) begin
+      for (int i = 0; i < Entries; i++) has_bit[i] = onehot[i] && ((i >> b) & 1) != 0;
+      index[b] = |has_bit;
+    end
+    return index;
+  endfunction
+
   // At most one entry matches (OneEntryPerPage), so the matching entry's number is the OR of
   // the numbers of the entries that match: a tree, not a priority chain through every entry.
+  // The one-bit fields are read the same way, as the OR of the matching entries' bits, with no
+  // encode and decode of the number in between (only the PPN, held in LUT-RAM, needs it). With
+  // no match they read 0 where the indexed read gave entry 0's bit; the caller uses them only
+  // on a hit.
   always_comb begin
     lk_match = lk_match_q & valid_q;
-    lk_sel   = '0;
-    for (int i = 0; i < Entries; i++) lk_sel |= lk_match_q[i] ? PtrWidth'(i) : '0;
+    lk_sel   = onehot_index(lk_match_q);
   end
 
   assign lk_fresh_o    = !fill_q;
   assign lk_hit_o      = |lk_match;
   assign lk_ppn_o      = ppn_q[lk_sel];
-  assign lk_writable_o = writable_q[lk_sel];
-  assign lk_snoop_o    = snoop_q[lk_sel];
+  assign lk_writable_o = |(lk_match_q & writable_q);
+  assign lk_snoop_o    = |(lk_match_q & snoop_q);
 
   //////////
   // Fill //
@@ -126,11 +143,8 @@ module sgpu_gart_tlb #(
   // At most one entry holds the page (OneEntryPerPage): an OR tree of the matching entries'
   // numbers, as for the lookup, not a priority chain through every entry.
   always_comb begin
-    fill_sel = '0;
-    for (int i = 0; i < Entries; i++) begin
-      fill_match[i] = valid_q[i] && (idx_q[i] == fill_idx_i);
-      fill_sel |= fill_match[i] ? PtrWidth'(i) : '0;
-    end
+    for (int i = 0; i < Entries; i++) fill_match[i] = valid_q[i] && (idx_q[i] == fill_idx_i);
+    fill_sel = onehot_index(fill_match);
   end
 
   // A page already cached is refreshed in place, so no page is ever cached twice.
