@@ -233,6 +233,7 @@ module sgpu_cp_ctrl
   logic          bad_entry; // the fault recorded this cycle is BAD_RING_ENTRY (known without
                             // comparing fault_req.reason, which comes last)
   logic          commit;    // the entry retires this cycle
+  logic          entry_start; // a ring entry read in full is checked and started this cycle
   logic          body_last; // the payload dword(s) taken this cycle end the packet
   logic          hdr_two;   // a WRITE_* header is taken with its address low dword
 
@@ -282,6 +283,7 @@ module sgpu_cp_ctrl
     wd_fault       = 1'b0;
     bad_entry      = 1'b0;
     commit         = 1'b0;
+    entry_start    = 1'b0;
 
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
@@ -341,18 +343,8 @@ module sgpu_cp_ctrl
             state_d = StRingReq;
           end else if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
             fault_req = fetch_fault(dma_status_i.err, entry_addr);
-          end else if (chk_i.entry_bad) begin
-            fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
-            bad_entry = 1'b1;
-          end else if (chk_i.entry_empty) begin
-            state_d     = StRetireDrain;
-            wb_second_d = 1'b0;
           end else begin
-            state_d         = StBufReq;
-            stream_op_o     = StreamStart;
-            stream_base_o   = buf_addr;
-            stream_offset_o = entry_q.start_offset;
-            stream_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
+            entry_start = 1'b1;
           end
         end
       end
@@ -360,19 +352,7 @@ module sgpu_cp_ctrl
       // The entry read ahead (its status was OK) starts: checked as in StRingStatus; its buffer
       // may be requested already (quiet_q).
       StRingCheck: begin
-        if (chk_i.entry_bad) begin
-          fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
-          bad_entry = 1'b1;
-        end else if (chk_i.entry_empty) begin
-          state_d     = StRetireDrain;
-          wb_second_d = 1'b0;
-        end else begin
-          state_d         = quiet_q ? StPktHeader : StBufReq;
-          stream_op_o     = StreamStart;
-          stream_base_o   = buf_addr;
-          stream_offset_o = entry_q.start_offset;
-          stream_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
-        end
+        entry_start = 1'b1;
       end
 
       ///////////////////
@@ -771,6 +751,25 @@ module sgpu_cp_ctrl
 
       default: state_d = StReset;
     endcase
+
+    // The ring entry starts, read just now (StRingStatus) or taken from the read-ahead register
+    // (StRingCheck, whose buffer may be requested already: quiet_q): one place for the checks,
+    // so the two ways in cannot record a bad entry differently.
+    if (entry_start) begin
+      if (chk_i.entry_bad) begin
+        fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+        bad_entry = 1'b1;
+      end else if (chk_i.entry_empty) begin
+        state_d     = StRetireDrain;
+        wb_second_d = 1'b0;
+      end else begin
+        state_d         = (state_q == StRingCheck && quiet_q) ? StPktHeader : StBufReq;
+        stream_op_o     = StreamStart;
+        stream_base_o   = buf_addr;
+        stream_offset_o = entry_q.start_offset;
+        stream_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
+      end
+    end
 
     ////////////////
     // Read-ahead //
