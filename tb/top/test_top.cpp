@@ -271,6 +271,30 @@ TEST_CASE("a malformed ring entry is a fault", "[top][fault]") {
   expect_recovers(h);
 }
 
+TEST_CASE("a malformed ring entry read ahead behind a good one is the same fault, with its own fence", "[top][fault]") {
+  // The second entry is read ahead while the first retires and starts from the read-ahead
+  // register (StRingCheck), not from a fresh ring read: its fault record must not differ.
+  RingHarness h;
+  h.push(Packets().write_data(kDataAddr, {7}), 2);
+  abi::RingEntry e{};
+  e.buf_addr = kBufferAddr;
+  e.fence = 3;
+  e.start_offset = 8;
+  e.end_offset = 4;
+  h.push_entry(e);
+  h.doorbell();
+  std::uint32_t status = h.wait_irq();  // the good entry's completion may be reported first
+  if (!(status & kIntFault)) status = h.wait_irq();
+  REQUIRE(status & kIntFault);
+  const FaultRecord f = read_fault(h);
+  CHECK(f.reason == abi::Fault::BadRingEntry);
+  CHECK(f.ring_index == 1);
+  CHECK(f.addr == kRingAddr + sizeof(abi::RingEntry));
+  CHECK(f.fence == 3);
+  CHECK(h.mem().read32(kDataAddr) == 7);  // the good entry ran
+  expect_recovers(h);
+}
+
 TEST_CASE("misaligned packet addresses are faults", "[top][fault]") {
   RingHarness h;
   Packets p;
