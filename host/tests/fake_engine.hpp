@@ -15,6 +15,7 @@
 
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/regs.hpp"
+#include "sgpu/sched/runtime.hpp"
 #include "sgpu/transport/mock.hpp"
 
 namespace sgpu::test {
@@ -111,6 +112,22 @@ struct MockSegments {
   std::uint64_t memory_base = 0;
   std::uint64_t memory_bytes = 0;
 };
+
+/// The mock device of the scheduler tests: a 4 MiB aperture (1024 GART pages) and a 1 MiB memory
+/// segment.
+inline constexpr MockSegments kGartDevice{0x0018'0000'0000'0000ull, 1024, 0x0020'0000'0000'0000ull, 1 << 20};
+
+/// Runtime options of the scheduler tests on the mock: a kernel window for `dma_buffers` DMA
+/// buffers and a TdrDelay and preemption timeout short enough that a test's hung entry ends in a
+/// few waits of the mock's clock (it moves only when the driver waits).
+inline sched::RuntimeOptions mock_runtime_options(std::uint32_t dma_buffers) {
+  using namespace std::chrono_literals;
+  sched::RuntimeOptions o;
+  o.kernel_window_pages = sched::kernel_window_pages_for(dma_buffers);
+  o.scheduler.tdr_delay = 100us;
+  o.scheduler.preempt_timeout = 25us;
+  return o;
+}
 
 /// Makes the mock report a device with a GART (32 TLB entries, 52-bit system addresses) and a
 /// memory segment at `segments`, plus `extra_features` (CAP_FEATURES bits, e.g. preemption).

@@ -135,11 +135,6 @@ TEST_CASE("paging ahead: a destroyed allocation's backing store lives until its 
 
 namespace {
 
-constexpr std::uint64_t kApBase = 0x0018'0000'0000'0000ull;
-constexpr std::uint64_t kApPages = 1024;
-constexpr std::uint64_t kMemBase = 0x0020'0000'0000'0000ull;
-constexpr std::uint64_t kMemBytes = 1 << 20;
-
 /// A transport in front of the mock that can go away like a surprise-removed PCIe card (every
 /// register read all ones, no interrupt) or fail (every access throws TransportFailure).
 class BreakableTransport final : public Transport {
@@ -186,20 +181,14 @@ struct Stack {
   explicit Stack(RuntimeOptions o = options()) {
     auto mock = std::make_unique<MockTransport>();
     engine = std::make_unique<test::FakeEngine>(*mock);
-    test::describe_gart_device(*mock, {kApBase, kApPages, kMemBase, kMemBytes});
+    test::describe_gart_device(*mock, test::kGartDevice);
     auto t = std::make_unique<BreakableTransport>(std::move(mock));
     transport = t.get();
     auto r = Runtime::open(std::move(t), o);
     if (!r) FAIL(to_string(r.error()));
     rt = std::move(*r);
   }
-  static RuntimeOptions options() {
-    RuntimeOptions o;
-    o.kernel_window_pages = kernel_window_pages_for(4);
-    o.scheduler.tdr_delay = 100us;
-    o.scheduler.preempt_timeout = 25us;
-    return o;
-  }
+  static RuntimeOptions options() { return test::mock_runtime_options(4); }
   Scheduler& sched() { return rt->scheduler(); }
 };
 

@@ -28,10 +28,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint64_t kApBase = 0x0018'0000'0000'0000ull;
-constexpr std::uint64_t kApPages = 1024;
-constexpr std::uint64_t kMemBase = 0x0020'0000'0000'0000ull;
-constexpr std::uint64_t kMemBytes = 1 << 20;
 constexpr std::uint32_t kPagingFlags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
 
 /// A healthy idle device with a GART (4 MiB aperture) and a 1 MiB memory segment, whose ring a
@@ -39,7 +35,7 @@ constexpr std::uint32_t kPagingFlags = abi::ring_flags::kPaging | abi::ring_flag
 /// except those of a context in `hung`, and executes paging buffers' closing FENCE.
 std::unique_ptr<test::FakeEngine> gart_device(MockTransport& m) {
   auto engine = std::make_unique<test::FakeEngine>(m);
-  test::describe_gart_device(m, {kApBase, kApPages, kMemBase, kMemBytes});
+  test::describe_gart_device(m, test::kGartDevice);
   return engine;
 }
 
@@ -53,11 +49,7 @@ struct Stack {
     auto t = std::make_unique<MockTransport>();
     mock = t.get();
     engine = gart_device(*mock);
-    RuntimeOptions o;
-    o.kernel_window_pages = kernel_window_pages_for(8);
-    o.scheduler.tdr_delay = 100us;
-    o.scheduler.preempt_timeout = 25us;
-    auto r = Runtime::open(std::move(t), o);
+    auto r = Runtime::open(std::move(t), test::mock_runtime_options(8));
     if (!r) FAIL(to_string(r.error()));
     rt = std::move(*r);
   }
@@ -433,7 +425,9 @@ TEST_CASE("flip queue: an adapter whose whole aperture is the kernel's window ha
   MockTransport* mock = t.get();
   auto engine = std::make_unique<test::FakeEngine>(*mock);
   const std::uint32_t window_pages = kernel_window_pages_for(8);
-  test::describe_gart_device(*mock, {kApBase, window_pages, kMemBase, kMemBytes});
+  test::MockSegments segments = test::kGartDevice;
+  segments.aperture_pages = window_pages;
+  test::describe_gart_device(*mock, segments);
   RuntimeOptions o;
   o.kernel_window_pages = window_pages;
   auto rt = Runtime::open(std::move(t), o);

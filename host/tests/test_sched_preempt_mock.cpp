@@ -28,10 +28,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint64_t kApBase = 0x0018'0000'0000'0000ull;
-constexpr std::uint64_t kApPages = 1024;
-constexpr std::uint64_t kMemBase = 0x0020'0000'0000'0000ull;
-constexpr std::uint64_t kMemBytes = 1 << 20;
 constexpr std::uint32_t kPagingFlags = abi::ring_flags::kPaging | abi::ring_flags::kPrivileged;
 constexpr std::uint32_t kIntPreempted = SGPU_FIELD(INT_STATUS, PREEMPTED).mask;
 
@@ -101,7 +97,7 @@ struct PreemptEngine : test::FakeEngine {
 
 std::unique_ptr<PreemptEngine> preempting_device(MockTransport& m) {
   auto engine = std::make_unique<PreemptEngine>(m);
-  test::describe_gart_device(m, {kApBase, kApPages, kMemBase, kMemBytes}, SGPU_FIELD(CAP_FEATURES, PREEMPTION).mask);
+  test::describe_gart_device(m, test::kGartDevice, SGPU_FIELD(CAP_FEATURES, PREEMPTION).mask);
   return engine;
 }
 
@@ -115,10 +111,7 @@ struct Rig {
     auto t = std::make_unique<MockTransport>();
     mock = t.get();
     engine = preempting_device(*mock);
-    RuntimeOptions o;
-    o.kernel_window_pages = kernel_window_pages_for(8);
-    o.scheduler.tdr_delay = 100us;
-    o.scheduler.preempt_timeout = 25us;
+    RuntimeOptions o = test::mock_runtime_options(8);
     o.scheduler.preempt_quantum = 20us;
     if (tune) tune(o);
     auto r = Runtime::open(std::move(t), o);
