@@ -69,10 +69,7 @@ Outcome run(TransportRegistry& registry, bool ahead) {
   auto ctx = must(rt->create_context(dev), "context");
   std::vector<kmd::Allocation> allocs;
   for (unsigned i = 0; i < kAllocs; ++i) {
-    kmd::AllocationInfo info;
-    info.size = kAllocBytes;
-    info.supported_read_segments = info.supported_write_segments = kmd::SegmentSet::of(1);
-    info.preferred_segment = kmd::SegmentPreference::of({1});
+    auto info = kmd::AllocationInfo::placed(kAllocBytes, kmd::SegmentSet::of(1), 1);
     if (i % 2 == 0) info.eviction_segments = kmd::SegmentSet::of(2);
     allocs.push_back(must(dev.create_allocation(info), "allocation"));
   }

@@ -52,11 +52,7 @@ int main() {
 
   std::vector<kmd::Allocation> al;
   for (std::uint32_t bytes : {kCopyBytes, kCopyBytes, 4096u}) {
-    kmd::AllocationInfo i;
-    i.size = bytes;
-    i.supported_read_segments = i.supported_write_segments = kmd::SegmentSet::of(1);
-    i.preferred_segment = kmd::SegmentPreference::of({1});
-    i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
+    const auto i = kmd::AllocationInfo::placed(bytes, kmd::SegmentSet::of(1), 1, kmd::AllocationInfoFlags::kCpuVisible);
     al.push_back(must(dev.create_allocation(i), "allocation"));
   }
   {

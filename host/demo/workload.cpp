@@ -17,13 +17,9 @@ constexpr std::uint32_t kChunk = 64 * 1024;
 // Every allocation may live in the memory segment or the aperture (memory preferred); CpuVisible
 // so the demo can read results back with a lock.
 kmd::AllocationInfo info(const kmd::Adapter& adapter, std::uint64_t bytes) {
-  kmd::AllocationInfo i;
-  i.size = (bytes + 4095) & ~std::uint64_t{4095};
-  i.supported_read_segments = i.supported_write_segments = adapter.allocation_segments();
-  auto mem = adapter.memory_segment();
-  i.preferred_segment = kmd::SegmentPreference::of({mem ? *mem : adapter.allocation_segments().first()});
-  i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
-  return i;
+  const auto mem = adapter.memory_segment();
+  return kmd::AllocationInfo::placed((bytes + 4095) & ~std::uint64_t{4095}, adapter.allocation_segments(),
+                                     mem ? *mem : adapter.allocation_segments().first(), kmd::AllocationInfoFlags::kCpuVisible);
 }
 
 Error at(const std::string& step, const Error& e) {

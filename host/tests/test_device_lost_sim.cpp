@@ -47,12 +47,7 @@ class Removable final : public Transport {
 };
 
 kmd::AllocationInfo memory_info(std::uint64_t bytes) {
-  kmd::AllocationInfo i;
-  i.size = bytes;
-  i.supported_read_segments = i.supported_write_segments = kmd::SegmentSet::of(1);
-  i.preferred_segment = kmd::SegmentPreference::of({1});
-  i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
-  return i;
+  return kmd::AllocationInfo::placed(bytes, kmd::SegmentSet::of(1), 1, kmd::AllocationInfoFlags::kCpuVisible);
 }
 
 // One test case per way of going away: the SystemC backends build one platform per process.

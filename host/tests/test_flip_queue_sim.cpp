@@ -204,12 +204,8 @@ TEST_CASE("flip queue sim: misuse is refused with a typed error and submits noth
   Rig rig;
   FlipQueue& q = *rig.queue;
   Scheduler& s = rig.rt->scheduler();
-  kmd::AllocationInfo info;
-  info.size = 4096;
-  info.supported_read_segments = info.supported_write_segments = rig.rt->adapter().allocation_segments();
-  info.preferred_segment = kmd::SegmentPreference::of({rig.rt->adapter().allocation_segments().first()});
-  info.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
-  auto other = rig.dev->create_allocation(info);
+  const auto segments = rig.rt->adapter().allocation_segments();
+  auto other = rig.dev->create_allocation(kmd::AllocationInfo::placed(4096, segments, segments.first(), kmd::AllocationInfoFlags::kCpuVisible));
   REQUIRE(other);
   const auto submissions = s.counters().submissions;
 
@@ -260,11 +256,8 @@ TEST_CASE("flip queue sim: a present whose context is lost is dropped: its fence
   REQUIRE(q.wait(f1, 5ms));
   // A WAIT_MEM nobody satisfies ahead of the next Present on the same context: TDR puts the
   // context in error and its queued Present is cancelled.
-  kmd::AllocationInfo info;
-  info.size = 4096;
-  info.supported_read_segments = info.supported_write_segments = rig.rt->adapter().allocation_segments();
-  info.preferred_segment = kmd::SegmentPreference::of({rig.rt->adapter().allocation_segments().first()});
-  auto word = rig.dev->create_allocation(info);
+  const auto segments = rig.rt->adapter().allocation_segments();
+  auto word = rig.dev->create_allocation(kmd::AllocationInfo::placed(4096, segments, segments.first()));
   REQUIRE(word);
   umd::CommandList stuck;
   REQUIRE(stuck.wait(word->handle(), 0, abi::WaitMemFunc::Eq, 1, 0xffffffffu, 64));

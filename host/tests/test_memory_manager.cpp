@@ -92,6 +92,28 @@ TEST_CASE("allocation info: valid combinations are accepted", "[vidmm][rules]") 
   CHECK(f.mm().create_allocation(five));
 }
 
+TEST_CASE("AllocationInfo::placed: the segments for reading and writing, the preferred one first, the flags", "[vidmm][rules]") {
+  Fixture f;
+  const auto both = SegmentSet::of(kMem) | SegmentSet::of(kAp);
+  const auto info = AllocationInfo::placed(4096, both, kAp, AllocationInfoFlags::kCpuVisible);
+  CHECK(info.size == 4096);
+  CHECK(info.supported_read_segments == both);
+  CHECK(info.supported_write_segments == both);
+  CHECK(info.preferred_segment.segment(0) == kAp);
+  CHECK(info.preferred_segment.segment(1) == 0);
+  CHECK(info.flags.value == AllocationInfoFlags::kCpuVisible);
+  auto h = f.mm().create_allocation(info);
+  REQUIRE(h);
+  auto placed = f.mm().pin(*h);
+  REQUIRE(placed);
+  CHECK(placed->segment == kAp);
+
+  // A preferred segment outside the set is refused like any other description.
+  auto bad = f.mm().create_allocation(AllocationInfo::placed(4096, SegmentSet::of(kMem), kAp));
+  REQUIRE_FALSE(bad);
+  CHECK(to_string(bad.error()).find("PreferredSegment") != std::string::npos);
+}
+
 TEST_CASE("allocation size is rounded to the page and alignment honoured", "[vidmm]") {
   Fixture f;
   auto info = alloc_info(100);

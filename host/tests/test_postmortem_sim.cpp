@@ -273,12 +273,7 @@ sched::RuntimeOptions small_options() {
 }
 
 kmd::Allocation make_alloc(kmd::Device& dev, std::uint64_t bytes) {
-  kmd::AllocationInfo i;
-  i.size = bytes;
-  i.supported_read_segments = i.supported_write_segments = kmd::SegmentSet::of(1);
-  i.preferred_segment = kmd::SegmentPreference::of({1});
-  i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
-  auto a = dev.create_allocation(i);
+  auto a = dev.create_allocation(kmd::AllocationInfo::placed(bytes, kmd::SegmentSet::of(1), 1, kmd::AllocationInfoFlags::kCpuVisible));
   if (!a) FAIL(to_string(a.error()));
   return std::move(*a);
 }

@@ -32,12 +32,8 @@ std::unique_ptr<Runtime> open_runtime(RuntimeOptions o) {
 }
 
 kmd::AllocationInfo mem_info(std::uint64_t bytes, bool evict_to_aperture = false) {
-  kmd::AllocationInfo i;
-  i.size = bytes;
-  i.supported_read_segments = i.supported_write_segments = kmd::SegmentSet::of(1);
-  i.preferred_segment = kmd::SegmentPreference::of({1});
+  auto i = kmd::AllocationInfo::placed(bytes, kmd::SegmentSet::of(1), 1, kmd::AllocationInfoFlags::kCpuVisible);
   if (evict_to_aperture) i.eviction_segments = kmd::SegmentSet::of(2);
-  i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
   return i;
 }
 

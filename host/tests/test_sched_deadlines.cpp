@@ -193,12 +193,7 @@ struct Stack {
 };
 
 kmd::AllocationInfo memory_allocation(const kmd::Adapter& adapter, std::uint64_t bytes) {
-  kmd::AllocationInfo i;
-  i.size = bytes;
-  i.supported_read_segments = i.supported_write_segments = adapter.allocation_segments();
-  i.preferred_segment = kmd::SegmentPreference::of({1});
-  i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
-  return i;
+  return kmd::AllocationInfo::placed(bytes, adapter.allocation_segments(), 1, kmd::AllocationInfoFlags::kCpuVisible);
 }
 
 umd::CommandList fill(const kmd::Allocation& a, std::uint32_t value) {

@@ -80,11 +80,8 @@ struct Stack {
 };
 
 kmd::AllocationInfo memory_allocation(const kmd::Adapter& adapter, std::uint64_t bytes) {
-  kmd::AllocationInfo i;
-  i.size = bytes;
-  i.supported_read_segments = i.supported_write_segments = adapter.allocation_segments();
-  i.preferred_segment = kmd::SegmentPreference::of({1});  // the memory segment: first touch is a FILL
-  return i;
+  // Preferably the memory segment: the first touch is a FILL.
+  return kmd::AllocationInfo::placed(bytes, adapter.allocation_segments(), 1);
 }
 
 /// The value and address the FENCE packet at `pkt` writes.

@@ -129,11 +129,7 @@ struct Rig {
     return std::move(*c);
   }
   kmd::Allocation allocation(std::uint64_t bytes) {
-    kmd::AllocationInfo i;
-    i.size = bytes;
-    i.supported_read_segments = i.supported_write_segments = kmd::SegmentSet::of(1);  // the memory segment only
-    i.preferred_segment = kmd::SegmentPreference::of({1});
-    auto a = dev->create_allocation(i);
+    auto a = dev->create_allocation(kmd::AllocationInfo::placed(bytes, kmd::SegmentSet::of(1), 1));  // memory segment only
     if (!a) FAIL(to_string(a.error()));
     return std::move(*a);
   }

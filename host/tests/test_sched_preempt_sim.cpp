@@ -42,11 +42,7 @@ struct CopyRig {
     high = std::move(*h);
     REQUIRE(rt->scheduler().set_priority(high->get(), 1));
     for (std::uint32_t bytes : {kCopyBytes, kCopyBytes, 4096u}) {
-      kmd::AllocationInfo i;
-      i.size = bytes;
-      i.supported_read_segments = i.supported_write_segments = kmd::SegmentSet::of(1);
-      i.preferred_segment = kmd::SegmentPreference::of({1});
-      i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
+      const auto i = kmd::AllocationInfo::placed(bytes, kmd::SegmentSet::of(1), 1, kmd::AllocationInfoFlags::kCpuVisible);
       auto a = dev->create_allocation(i);
       if (!a) FAIL(to_string(a.error()));
       al.push_back(std::move(*a));

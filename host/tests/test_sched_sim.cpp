@@ -35,13 +35,8 @@ std::unique_ptr<Runtime> open_runtime(RuntimeOptions o = small_options(), const 
 }
 
 kmd::AllocationInfo mem_info(std::uint64_t bytes, bool aperture_too = false) {
-  kmd::AllocationInfo i;
-  i.size = bytes;
-  i.supported_read_segments = i.supported_write_segments =
-      aperture_too ? kmd::SegmentSet::of(1) | kmd::SegmentSet::of(2) : kmd::SegmentSet::of(1);
-  i.preferred_segment = kmd::SegmentPreference::of({1});
-  i.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
-  return i;
+  const auto segments = aperture_too ? kmd::SegmentSet::of(1) | kmd::SegmentSet::of(2) : kmd::SegmentSet::of(1);
+  return kmd::AllocationInfo::placed(bytes, segments, 1, kmd::AllocationInfoFlags::kCpuVisible);
 }
 
 kmd::Allocation make_alloc(kmd::Device& dev, std::uint64_t bytes, bool aperture_too = false) {

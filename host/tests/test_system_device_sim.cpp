@@ -51,12 +51,7 @@ TEST_CASE("the system device's DMA buffers carry the paging buffers, at its DXGK
   REQUIRE(dev);
   auto ctx = (*rt)->create_context(*dev);
   REQUIRE(ctx);
-  kmd::AllocationInfo ai;
-  ai.size = 8 * kPage;
-  ai.supported_read_segments = ai.supported_write_segments = kmd::SegmentSet::of(1);
-  ai.preferred_segment = kmd::SegmentPreference::of({1});
-  ai.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
-  auto a = dev->create_allocation(ai);
+  auto a = dev->create_allocation(kmd::AllocationInfo::placed(8 * kPage, kmd::SegmentSet::of(1), 1, kmd::AllocationInfoFlags::kCpuVisible));
   REQUIRE(a);
   umd::CommandList cl;
   REQUIRE(cl.fill(a->handle(), 0, 8 * kPage, 0x600df00du));

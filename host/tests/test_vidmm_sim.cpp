@@ -255,10 +255,7 @@ TEST_CASE("pressure on the RTL: a working set 4x the memory segment cycles throu
   // Even allocations evict to the aperture (MAP + TRANSFER), odd ones straight to system memory.
   std::vector<AllocationHandle> allocs;
   for (unsigned i = 0; i < kAllocs; ++i) {
-    kmd::AllocationInfo info;
-    info.size = kAllocBytes;
-    info.supported_read_segments = info.supported_write_segments = kmd::SegmentSet::of(1);
-    info.preferred_segment = kmd::SegmentPreference::of({1});
+    auto info = kmd::AllocationInfo::placed(kAllocBytes, kmd::SegmentSet::of(1), 1);
     if (i % 2 == 0) info.eviction_segments = kmd::SegmentSet::of(2);
     info.driver_handle = 0x1000 + i;
     auto h = mm.create_allocation(info);

@@ -39,11 +39,8 @@ Result<std::unique_ptr<FlipQueue>> FlipQueue::create(Runtime& runtime, kmd::Devi
     return Error::unsupported("flip queue: the adapter has no aperture segment for allocations to scan out from");
 
   std::unique_ptr<FlipQueue> q(new FlipQueue(runtime, context, std::move(o)));
-  kmd::AllocationInfo info;
-  info.size = (std::uint64_t{s.pitch} * s.height + adapter.page_size() - 1) / adapter.page_size() * adapter.page_size();
-  info.supported_read_segments = info.supported_write_segments = scan_out;
-  info.preferred_segment = kmd::SegmentPreference::of({scan_out.first()});
-  info.flags.value = kmd::AllocationInfoFlags::kCpuVisible;
+  const std::uint64_t bytes = (std::uint64_t{s.pitch} * s.height + adapter.page_size() - 1) / adapter.page_size() * adapter.page_size();
+  const auto info = kmd::AllocationInfo::placed(bytes, scan_out, scan_out.first(), kmd::AllocationInfoFlags::kCpuVisible);
   for (unsigned i = 0; i < 2; ++i) {
     auto a = device.create_allocation(info);
     if (!a) return Error{a.error().code, fmt::format("flip queue: primary {}: {}", i, a.error().message),

@@ -51,6 +51,18 @@ struct AllocationInfo {
   /// ExistingSysMem / ExistingKernelSysMem: the memory to use as backing store (not owned; must
   /// outlive the allocation, be page-aligned and at least `size` bytes).
   const DmaMemory* existing_memory = nullptr;
+
+  /// The usual description: `bytes` the GPU reads and writes in any of `segments`, placed first
+  /// in `preferred` (one of them), with `flags` (AllocationInfoFlags bits); everything else at its
+  /// default. The memory manager validates it like any other.
+  static AllocationInfo placed(std::uint64_t bytes, SegmentSet segments, SegmentId preferred, std::uint32_t flags = 0) {
+    AllocationInfo i;
+    i.size = bytes;
+    i.supported_read_segments = i.supported_write_segments = segments;
+    i.preferred_segment = SegmentPreference::of({preferred});
+    i.flags.value = flags;
+    return i;
+  }
 };
 
 }  // namespace sgpu::kmd
