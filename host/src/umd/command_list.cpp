@@ -85,31 +85,43 @@ Status emit(CommandList& cl, abi::Opcode op, const std::uint32_t* words, std::si
   return ok_status();
 }
 
-/// The pieces a long operation is recorded as (CommandList::kMaxPacketBytes): `units` units
-/// (bytes, or rows of `unit_bytes`) in pieces of at most kMaxPacketBytes, at least one unit each;
-/// one piece for 0 units (the packet that writes nothing). Every piece's start offsets (each
-/// {offset, stride}: the operation's offset + the piece's first unit × stride) must fit the 32-bit
-/// AllocationOffset, and the whole chain the 32-bit PatchOffset: checked before anything is
-/// recorded, so a refused operation records nothing.
-struct Pieces {
-  std::uint32_t count = 1;
-  std::uint32_t per_piece = 0;  // units
-};
-
+/// Where a piece's address field starts: the operation's offset + the piece's first unit × stride.
 struct Start {
   std::uint32_t offset;
   std::uint64_t stride;
+};
+
+/// The pieces a long operation is recorded as (CommandList::kMaxPacketBytes): `units` units
+/// (bytes, or rows of `unit_bytes`) in pieces of at most kMaxPacketBytes, at least one unit each;
+/// one piece for 0 units (the packet that writes nothing). Every piece's start offsets must fit
+/// the 32-bit AllocationOffset, and the whole chain the 32-bit PatchOffset: checked before anything
+/// is recorded (pieces()), so a refused operation records nothing.
+struct Pieces {
+  std::uint32_t count = 1;
+  std::uint32_t per_piece = 0;  // units
+  std::uint32_t units = 0;
+  std::array<Start, 2> starts{};  // one per address field of the packet
+
+  std::uint32_t first(std::uint32_t k) const { return k * per_piece; }
+  /// Units of piece k (0 only for the one packet of an empty operation).
+  std::uint32_t size(std::uint32_t k) const { return units == 0 ? 0 : std::min(per_piece, units - first(k)); }
+  /// Offset of address field `i` in piece k (fits 32 bits: pieces() checked the last piece).
+  std::uint32_t at(std::uint32_t k, unsigned i) const {
+    return static_cast<std::uint32_t>(starts[i].offset + std::uint64_t{first(k)} * starts[i].stride);
+  }
 };
 
 Result<Pieces> pieces(const CommandList& cl, abi::Opcode op, std::uint32_t units, std::uint64_t unit_bytes,
                       std::initializer_list<Start> starts) {
   const auto& p = info(op);
   Pieces r;
+  r.units = units;
   r.per_piece = static_cast<std::uint32_t>(
       std::max<std::uint64_t>(1, CommandList::kMaxPacketBytes / std::max<std::uint64_t>(unit_bytes, 1)));
   r.per_piece = std::min(r.per_piece, std::max(units, 1u));
   r.count = units == 0 ? 1 : static_cast<std::uint32_t>((std::uint64_t{units} + r.per_piece - 1) / r.per_piece);
-  const std::uint64_t last_unit = std::uint64_t{r.count - 1} * r.per_piece;
+  std::copy(starts.begin(), starts.end(), r.starts.begin());
+  const std::uint64_t last_unit = r.first(r.count - 1);
   for (const Start& s : starts)
     if (s.offset + last_unit * s.stride > std::numeric_limits<std::uint32_t>::max())
       return Error::invalid(
@@ -123,6 +135,22 @@ Result<Pieces> pieces(const CommandList& cl, abi::Opcode op, std::uint32_t units
   return r;
 }
 
+/// Records one `op` packet per piece: the header set, `payload(k, words)` sets piece k's other
+/// dwords; its address fields point at `targets[i]` + the piece's offset (Pieces::at).
+template <std::size_t Dwords, std::size_t Addresses, class Payload>
+Status record_pieces(CommandList& cl, abi::Opcode op, const Pieces& n,
+                     const std::array<AllocationHandle, Addresses>& targets, Payload&& payload) {
+  for (std::uint32_t k = 0; k < n.count; ++k) {
+    std::array<std::uint32_t, Dwords> w{};
+    w[0] = abi::make_header(op, info(op).min_dwords);
+    payload(k, w);
+    std::array<Target, Addresses> t{};
+    for (unsigned i = 0; i < Addresses; ++i) t[i] = {targets[i], n.at(k, i)};
+    SGPU_RETURN_IF_ERROR(emit(cl, op, w.data(), w.size(), t.data()));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, AllocationHandle dst, std::uint32_t dst_offset,
@@ -132,34 +160,21 @@ Status CommandList::copy(AllocationHandle src, std::uint32_t src_offset, Allocat
   if (src && src == dst && copy_overlaps(src_offset, dst_offset, bytes))
     return Error::invalid("COPY of {} bytes from offset {} to offset {} of allocation {:#x}: ranges overlap", bytes,
                           src_offset, dst_offset, src.value);
-  const auto& p = info(abi::Opcode::Copy);
   SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::Copy, bytes, 1, {{src_offset, 1}, {dst_offset, 1}}));
-  for (std::uint32_t k = 0; k < n.count; ++k) {
-    const std::uint32_t at = k * n.per_piece;
-    std::array<std::uint32_t, f::kBytes + 1> w{};
-    w[0] = abi::make_header(abi::Opcode::Copy, p.min_dwords);
-    w[f::kBytes] = std::min(n.per_piece, bytes - at);
-    const Target t[] = {{src, src_offset + at}, {dst, dst_offset + at}};
-    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Copy, w.data(), w.size(), t));
-  }
+  SGPU_RETURN_IF_ERROR((record_pieces<f::kBytes + 1, 2>(*this, abi::Opcode::Copy, n, {src, dst},
+                                                         [&](std::uint32_t k, auto& w) { w[f::kBytes] = n.size(k); })));
   ++operations_;
   return ok_status();
 }
 
 Status CommandList::fill(AllocationHandle dst, std::uint32_t offset, std::uint32_t bytes, std::uint32_t pattern) {
   namespace f = abi::payload::fill;
-  const auto& p = info(abi::Opcode::Fill);
   // Pieces start at multiples of 4 bytes of the range, so byte i still gets pattern byte i mod 4.
   SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::Fill, bytes, 1, {{offset, 1}}));
-  for (std::uint32_t k = 0; k < n.count; ++k) {
-    const std::uint32_t at = k * n.per_piece;
-    std::array<std::uint32_t, f::kPattern + 1> w{};
-    w[0] = abi::make_header(abi::Opcode::Fill, p.min_dwords);
-    w[f::kBytes] = std::min(n.per_piece, bytes - at);
+  SGPU_RETURN_IF_ERROR((record_pieces<f::kPattern + 1, 1>(*this, abi::Opcode::Fill, n, {dst}, [&](std::uint32_t k, auto& w) {
+    w[f::kBytes] = n.size(k);
     w[f::kPattern] = pattern;
-    const Target t[] = {{dst, offset + at}};
-    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::Fill, w.data(), w.size(), t));
-  }
+  })));
   ++operations_;
   return ok_status();
 }
@@ -174,22 +189,16 @@ Status CommandList::blit(AllocationHandle src, std::uint32_t src_offset, std::ui
         "BLIT_RECT {}x{} from offset {} (pitch {}) to offset {} (pitch {}) of allocation "
         "{:#x}: source and destination extents overlap",
         width_bytes, height, src_offset, src_pitch, dst_offset, dst_pitch, src.value);
-  const auto& p = info(abi::Opcode::BlitRect);
   // Whole rows per piece: the pieces' offsets step by a pitch each, one for each side.
   SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::BlitRect, height, width_bytes,
                                                 {{src_offset, src_pitch}, {dst_offset, dst_pitch}}));
-  for (std::uint32_t k = 0; k < n.count; ++k) {
-    const std::uint32_t row = k * n.per_piece;
-    std::array<std::uint32_t, f::kDstPitch + 1> w{};
-    w[0] = abi::make_header(abi::Opcode::BlitRect, p.min_dwords);
-    w[f::kWidth] = width_bytes;
-    w[f::kHeight] = height == 0 ? 0 : std::min(n.per_piece, height - row);
-    w[f::kSrcPitch] = src_pitch;
-    w[f::kDstPitch] = dst_pitch;
-    const Target t[] = {{src, static_cast<std::uint32_t>(src_offset + std::uint64_t{row} * src_pitch)},
-                        {dst, static_cast<std::uint32_t>(dst_offset + std::uint64_t{row} * dst_pitch)}};
-    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::BlitRect, w.data(), w.size(), t));
-  }
+  SGPU_RETURN_IF_ERROR((record_pieces<f::kDstPitch + 1, 2>(*this, abi::Opcode::BlitRect, n, {src, dst},
+                                                            [&](std::uint32_t k, auto& w) {
+                                                              w[f::kWidth] = width_bytes;
+                                                              w[f::kHeight] = n.size(k);
+                                                              w[f::kSrcPitch] = src_pitch;
+                                                              w[f::kDstPitch] = dst_pitch;
+                                                            })));
   ++operations_;
   return ok_status();
 }
@@ -197,19 +206,13 @@ Status CommandList::blit(AllocationHandle src, std::uint32_t src_offset, std::ui
 Status CommandList::fill_rect(AllocationHandle dst, std::uint32_t offset, std::uint32_t pitch,
                               std::uint32_t width_bytes, std::uint32_t height, std::uint32_t pattern) {
   namespace f = abi::payload::fill_rect;
-  const auto& p = info(abi::Opcode::FillRect);
   SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::FillRect, height, width_bytes, {{offset, pitch}}));
-  for (std::uint32_t k = 0; k < n.count; ++k) {
-    const std::uint32_t row = k * n.per_piece;
-    std::array<std::uint32_t, f::kPattern + 1> w{};
-    w[0] = abi::make_header(abi::Opcode::FillRect, p.min_dwords);
+  SGPU_RETURN_IF_ERROR((record_pieces<f::kPattern + 1, 1>(*this, abi::Opcode::FillRect, n, {dst}, [&](std::uint32_t k, auto& w) {
     w[f::kWidth] = width_bytes;
-    w[f::kHeight] = height == 0 ? 0 : std::min(n.per_piece, height - row);
+    w[f::kHeight] = n.size(k);
     w[f::kDstPitch] = pitch;
     w[f::kPattern] = pattern;
-    const Target t[] = {{dst, static_cast<std::uint32_t>(offset + std::uint64_t{row} * pitch)}};
-    SGPU_RETURN_IF_ERROR(emit(*this, abi::Opcode::FillRect, w.data(), w.size(), t));
-  }
+  })));
   ++operations_;
   return ok_status();
 }
