@@ -171,10 +171,11 @@ Status CommandList::fill(AllocationHandle dst, std::uint32_t offset, std::uint32
   namespace f = abi::payload::fill;
   // Pieces start at multiples of 4 bytes of the range, so byte i still gets pattern byte i mod 4.
   SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::Fill, bytes, 1, {{offset, 1}}));
-  SGPU_RETURN_IF_ERROR((record_pieces<f::kPattern + 1, 1>(*this, abi::Opcode::Fill, n, {dst}, [&](std::uint32_t k, auto& w) {
-    w[f::kBytes] = n.size(k);
-    w[f::kPattern] = pattern;
-  })));
+  SGPU_RETURN_IF_ERROR((record_pieces<f::kPattern + 1, 1>(*this, abi::Opcode::Fill, n, {dst},
+                                                          [&](std::uint32_t k, auto& w) {
+                                                            w[f::kBytes] = n.size(k);
+                                                            w[f::kPattern] = pattern;
+                                                          })));
   ++operations_;
   return ok_status();
 }
@@ -207,12 +208,13 @@ Status CommandList::fill_rect(AllocationHandle dst, std::uint32_t offset, std::u
                               std::uint32_t width_bytes, std::uint32_t height, std::uint32_t pattern) {
   namespace f = abi::payload::fill_rect;
   SGPU_ASSIGN_OR_RETURN(const Pieces n, pieces(*this, abi::Opcode::FillRect, height, width_bytes, {{offset, pitch}}));
-  SGPU_RETURN_IF_ERROR((record_pieces<f::kPattern + 1, 1>(*this, abi::Opcode::FillRect, n, {dst}, [&](std::uint32_t k, auto& w) {
-    w[f::kWidth] = width_bytes;
-    w[f::kHeight] = n.size(k);
-    w[f::kDstPitch] = pitch;
-    w[f::kPattern] = pattern;
-  })));
+  SGPU_RETURN_IF_ERROR((record_pieces<f::kPattern + 1, 1>(*this, abi::Opcode::FillRect, n, {dst},
+                                                          [&](std::uint32_t k, auto& w) {
+                                                            w[f::kWidth] = width_bytes;
+                                                            w[f::kHeight] = n.size(k);
+                                                            w[f::kDstPitch] = pitch;
+                                                            w[f::kPattern] = pattern;
+                                                          })));
   ++operations_;
   return ok_status();
 }
