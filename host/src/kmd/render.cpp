@@ -583,17 +583,19 @@ static_assert(sizeof(PatchLocation) == 24 && offsetof(PatchLocation, allocation_
 /// one loop, so it lives in registers).
 struct InOrderLoop {
   std::byte* dma;                  ///< + a command offset: where that command byte's copy is
-  const PatchLocation* patch_in;   ///< the pass's first input entry
-  PatchLocation* patch_out;
+  const PatchLocation* in;         ///< the packet's first input entry
+  PatchLocation* out;              ///< its first output entry
+  const PatchLocation* in_start;
+  PatchLocation* out_start;
+  PatchLocation* out_end;          ///< output entries before it have room in both lists
   const InOrderAllocation* allocations;
   std::uint32_t index_mask;
-  std::uint32_t shift;             ///< DMA offset - command offset
   std::uint32_t off;               ///< the packet's command offset
-  std::uint32_t entries = 0;       ///< input entries bound = output entries written
+  std::uint64_t dma_offsets;       ///< its DMA offset, in both halves ({PatchOffset, SplitOffset} of an entry)
   std::uint64_t end = 0;           ///< a packet ending at or before it needs no exact check
-  std::uint32_t entry_end = 0;     ///< entries + the packet's fields at most this: room in both lists
   std::uint64_t first_words = 0;   ///< OR of every entry's {AllocationIndex, SlotId}
-  std::uint32_t bad = 0;           ///< nonzero: some other rule is broken
+  std::uint64_t bad = 0;           ///< nonzero: some other rule is broken
+  std::uint32_t entries() const { return static_cast<std::uint32_t>(out - out_start); }
 };
 
 /// Address field F of the packet kPackets[I] at command offset s.off (its copy `pkt`, `dwords`
@@ -603,12 +605,11 @@ struct InOrderLoop {
 /// Compiled for each packet kind and field, so the field's description (dword, access, extent
 /// rule, alignment) is constants.
 template <std::size_t I, unsigned F>
-[[gnu::always_inline]] inline void in_order_field(InOrderLoop& s, std::uint32_t* pkt, std::uint32_t dwords,
-                                                  std::uint64_t dma_offsets) {
+[[gnu::always_inline]] inline void in_order_field(InOrderLoop& s, std::uint32_t* pkt, std::uint32_t dwords) {
   constexpr const abi::AddressField& field = abi::kPackets[I].addresses[F];
   constexpr bool writes = field.access == abi::AddressAccess::Write;
-  const PatchLocation* in = s.patch_in + s.entries + F;
-  PatchLocation* out = s.patch_out + s.entries + F;
+  const PatchLocation* in = s.in + F;
+  PatchLocation* out = s.out + F;
   std::uint64_t first_word;
   std::memcpy(&first_word, in, sizeof first_word);
   const std::uint32_t allocation_offset = in->allocation_offset;
@@ -617,9 +618,9 @@ template <std::size_t I, unsigned F>
   s.first_words |= first_word;
   const InOrderAllocation& al = s.allocations[first_word & s.index_mask];
   const Access acc = access_of(field, pkt, dwords);
-  s.bad |= (patch_offset != s.off + 4 * field.dword) |
-           (allocation_offset + acc.extent >= (writes ? al.write_end : al.read_end)) |
-           ((allocation_offset & (acc.align - 1)) != 0);
+  // Nonzero unless PatchOffset is the field's and AllocationOffset has the field's alignment.
+  s.bad |= (patch_offset ^ (s.off + 4 * field.dword)) | (allocation_offset & (acc.align - 1));
+  s.bad |= allocation_offset + acc.extent >= (writes ? al.write_end : al.read_end);
   const std::uint64_t address = al.base + (allocation_offset & al.offset_mask);
   std::memcpy(pkt + field.dword, &address, sizeof address);
   // As output_entry writes it: SlotId = the field's ordinal, DriverId = the access.
@@ -627,7 +628,7 @@ template <std::size_t I, unsigned F>
   out->slot_id_and_reserved = F;
   out->driver_id = writes ? driver_id::kWrite : driver_id::kRead;
   out->allocation_offset = allocation_offset;
-  const std::uint64_t offsets = dma_offsets + 4 * field.dword;  // {PatchOffset, SplitOffset}
+  const std::uint64_t offsets = s.dma_offsets + 4 * field.dword;  // {PatchOffset, SplitOffset}
   std::memcpy(&out->patch_offset, &offsets, sizeof offsets);
 }
 static_assert(offsetof(PatchLocation, split_offset) == offsetof(PatchLocation, patch_offset) + 4,
@@ -637,7 +638,7 @@ enum class InOrderStep { Next, EndPass, Refuse };
 
 /// The in-order path's copy of the pass's command bytes into the DMA buffer, a chunk ahead of the
 /// packet being checked, and the exact checks of a packet's end and room that the loop's quick
-/// compares (InOrderLoop::end, entry_end) leave to it. Out of the loop: it runs about once a chunk.
+/// compares (InOrderLoop::end, out_end) leave to it. Out of the loop: it runs about once a chunk.
 class InOrderCopy {
  public:
   InOrderCopy(const RenderArgs& a, std::uint32_t cursor, std::uint32_t dma_start, std::uint32_t dma_capacity)
@@ -745,20 +746,18 @@ template <std::size_t I>
       return InOrderStep::Refuse;
   }
   const std::uint32_t bytes = 4 * dwords;
-  if (__builtin_expect(s.off + std::uint64_t{bytes} > s.end || s.entries + kCount > s.entry_end, 0)) {
-    const auto checked = copy.packet(s.off, bytes, s.entries, kCount, packets);
+  if (__builtin_expect(s.off + std::uint64_t{bytes} > s.end || s.out_end - s.out < kCount, 0)) {
+    const auto checked = copy.packet(s.off, bytes, s.entries(), kCount, packets);
     if (checked.step != InOrderStep::Next) return checked.step;
     s.end = checked.end;
   }
   auto* pkt = reinterpret_cast<std::uint32_t*>(s.dma + s.off);
-  if constexpr (kCount > 0) {
-    const std::uint32_t dma_off = s.off + s.shift;
-    const std::uint64_t dma_offsets = dma_off | (std::uint64_t{dma_off} << 32);
-    in_order_field<I, 0>(s, pkt, dwords, dma_offsets);
-    if constexpr (kCount > 1) in_order_field<I, 1>(s, pkt, dwords, dma_offsets);
-  }
-  s.entries += kCount;
+  if constexpr (kCount > 0) in_order_field<I, 0>(s, pkt, dwords);
+  if constexpr (kCount > 1) in_order_field<I, 1>(s, pkt, dwords);
+  s.in += kCount;
+  s.out += kCount;
   s.off += bytes;
+  s.dma_offsets += bytes * 0x1'0000'0001ull;
   return InOrderStep::Next;
 }
 
@@ -807,8 +806,8 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
       // dma + command offset: where the copy of that command byte is (an address before the buffer
       // when the pass starts past its DMA offset, so computed as an integer).
       reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(a.dma_buffer) + dma_start - std::uintptr_t{start}),
-      a.patch_in + cursor, a.patch_out, allocations.table(), allocations.index_mask(), copy.shift(), start};
-  s.entry_end = copy.entry_end();
+      a.patch_in + cursor, a.patch_out, a.patch_in + cursor, a.patch_out, a.patch_out + copy.entry_end(),
+      allocations.table(), allocations.index_mask(), start, dma_start * 0x1'0000'0001ull};
 
   bool final_pass = true;
   std::uint32_t packets = 0;
@@ -862,12 +861,12 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
       (s.first_words >> 32) >= a.max_slot_id)
     return false;
   out.dma_bytes = dma_start + (s.off - start);
-  out.patch_count = s.entries;
+  out.patch_count = s.entries();
   out.packets = packets;
   if (final_pass) {
-    if (cursor + s.entries != a.patch_in_size) return false;  // unused entries: the full path names them
+    if (cursor + s.entries() != a.patch_in_size) return false;  // unused entries: the full path names them
   } else {
-    out.resume = make_cursor(a, out.multipass_offset, cursor + s.entries, false);
+    out.resume = make_cursor(a, out.multipass_offset, cursor + s.entries(), false);
   }
   if (!finish_pass(a.dma_buffer, a.dma_size, a.private_data, final_pass, a.reserve_timestamps, out)) return false;
   result = out;
