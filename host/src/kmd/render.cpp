@@ -525,14 +525,16 @@ constexpr std::uint64_t kMaxInOrderSize = std::uint64_t{1} << 62;
 /// leaves to the full one (a size past kMaxInOrderSize, a GPU address not kMaxFieldAlign-aligned
 /// or whose allocation wraps past 2^64: the full path checks each access of those in full).
 struct InOrderAllocation {
-  std::uint64_t base = 0;         ///< the GPU address, 0 in system memory
-  std::uint64_t read_end = 0;     ///< size + 1, or 0
-  std::uint64_t write_end = 0;    ///< size + 1 if the list allows writes, else 0
-  std::uint64_t offset_mask = 0;  ///< ~0 resident, 0 in system memory (pre-patched to 0)
+  // No member initializers: InOrderAllocations' table on the stack is not cleared per call.
+  std::uint64_t base;         ///< the GPU address, 0 in system memory
+  std::uint64_t read_end;     ///< size + 1, or 0
+  std::uint64_t write_end;    ///< size + 1 if the list allows writes, else 0
+  std::uint64_t offset_mask;  ///< ~0 resident, 0 in system memory (pre-patched to 0)
 };
+constexpr InOrderAllocation kRefusingAllocation{0, 0, 0, 0};
 
 InOrderAllocation in_order_allocation(const DxgkAllocationListEntry& al) {
-  InOrderAllocation r;
+  InOrderAllocation r = kRefusingAllocation;
   const bool resident = al.segment != kSystemMemory;
   if (!al.allocation || al.size > kMaxInOrderSize) return r;
   if (resident && (al.gpu_address % kMaxFieldAlign != 0 || al.gpu_address > ~std::uint64_t{0} - al.size)) return r;
@@ -542,6 +544,9 @@ InOrderAllocation in_order_allocation(const DxgkAllocationListEntry& al) {
   r.write_end = al.write ? al.size + 1 : 0;
   return r;
 }
+
+/// Allocation lists up to this many elements (padded: one less) are worked out on the stack.
+constexpr std::uint32_t kInOrderStackAllocations = 64;
 
 /// The call's allocation list as InOrderAllocations, padded to a power of two with elements that
 /// refuse every access. A field reads element AllocationIndex & index_mask() without a branch: an
@@ -558,7 +563,7 @@ class InOrderAllocations {
       t = heap_.data();
     }
     for (std::uint32_t i = 0; i < count; ++i) t[i] = in_order_allocation(list[i]);
-    for (std::size_t i = count; i < size; ++i) t[i] = InOrderAllocation{};
+    for (std::size_t i = count; i < size; ++i) t[i] = kRefusingAllocation;
     table_ = t;
     index_mask_ = static_cast<std::uint32_t>(size - 1);
   }
@@ -568,7 +573,7 @@ class InOrderAllocations {
   std::uint32_t index_mask() const { return index_mask_; }
 
  private:
-  std::array<InOrderAllocation, 64> local_;  // most lists: no allocation per call
+  std::array<InOrderAllocation, kInOrderStackAllocations> local_;  // most lists: no heap per call
   std::vector<InOrderAllocation> heap_;
   const InOrderAllocation* table_ = nullptr;
   std::uint32_t index_mask_ = 0;
@@ -794,6 +799,9 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
   // ordinal (the output SlotId) is below max_slot_id.
   if (a.max_slot_id > kSlotIdMask + 1 || a.max_slot_id < abi::kMaxAddressFields || !in_order_start(a, cursor))
     return false;
+  // The allocation list is worked out once per call: left to the full path when that costs more
+  // than the entries that use it.
+  if (a.allocation_list_size >= std::max(kInOrderStackAllocations, a.patch_in_size)) return false;
   RenderOutput out;
   const auto capacity = begin_pass("render", a.dma_buffer, a.dma_size, a.reserve_timestamps, out);
   if (!capacity) return false;
