@@ -151,6 +151,19 @@ TEST_CASE("render in order: an allocation list longer than the in-order path kee
   }
 }
 
+TEST_CASE("render in order: a list longer than the entries that use it is left to the full path, same output",
+          "[render]") {
+  umd::CommandList cl;
+  for (std::uint32_t i = 1; i <= 80; ++i) cl.reference(AllocationHandle{i}, true);
+  REQUIRE(cl.copy(AllocationHandle{3}, 0x100, AllocationHandle{77}, 0x200, 64));
+  REQUIRE(cl.timestamp(AllocationHandle{80}, 0x10));
+  RenderRig rig(cl);
+  REQUIRE(rig.list.size() == 81);
+  const auto r = render_both_ways(rig);
+  REQUIRE(r);
+  CHECK(r->patch_count == 3);
+}
+
 TEST_CASE("render in order: AllocationIndex past the list is refused at every distance", "[render]") {
   const auto cl = every_address_kind();
   // The list has 4 elements (null + 3): the in-order path's table is padded to 8.
@@ -166,7 +179,7 @@ TEST_CASE("render in order: AllocationIndex past the list is refused at every di
   }
 }
 
-TEST_CASE("render in order: SlotIds are checked on their OR; a MaxAllocationListSlotId that is not a power of two",
+TEST_CASE("render in order: SlotIds are checked on their OR, also under a MaxAllocationListSlotId not a power of two",
           "[render]") {
   const auto cl = every_address_kind();
   SECTION("SlotIds 1 and 2 under a maximum of 3: their OR is 3, the full path accepts") {

@@ -28,8 +28,9 @@ constexpr std::uint32_t kSlotIdMask = 0x00ffffffu;
 // command bytes into the DMA buffer a chunk ahead of the packet it checks, and takes the input
 // patch list in list order with each packet's entries exactly on its address fields, in field
 // order (what a CommandList writes). Every rule is checked there too, on the copy, but without
-// saying why: anything it does not accept at once (an out-of-order list, a refusal, a pass without
-// a cursor) runs the call again on the full path, which decides. The full path, on a sorted copy
+// saying why and not always at once (see "the in-order path" below): anything it does not accept
+// (an out-of-order list, a refusal, a pass without a cursor) runs the call again on the full
+// path, which decides. The full path, on a sorted copy
 // of the list, runs these steps in order; each checks one thing and names what it refused.
 //   check_render_call      the call's own arguments, before anything is read or written
 //   start_pass             where a continuing pass starts: the resume cursor (checked in O(1)) or
