@@ -492,13 +492,16 @@ Status render_pass(const RenderArgs& a, RenderOutput& result) {
 // goes or which memory it touches is checked as it goes (the header, the room, the lists'
 // lengths); every other rule of an address field is a compare whose result is ORed into a "something
 // is off" word, tested once at the end of the pass. A pass that broke a rule has then written
-// nothing that matters: its DMA bytes, output entries and private data are all rewritten by the
-// full path, which runs next and refuses. Each packet kind is compiled on its own from the ABI
-// table (header, room and fields with the kind's constants), reached by one jump on the opcode.
+// nothing that matters: the full path, which runs next and refuses, copies the pass's command
+// bytes into the DMA buffer again, the private data is written only by an accepted pass, and a
+// refused call's output entries are not the caller's to use (render.hpp). Each packet kind is
+// compiled on its own from the ABI table (header, room and fields with the kind's constants),
+// reached by one jump on the opcode.
 
 /// How far the in-order path copies ahead of the packet it checks, so the packets being checked are
 /// still in the core's caches. (One copy of the whole pass first, then the checks, measured the
-/// same on the benchmark: chunks of 16 KiB to 64 MiB all within a few per cent.)
+/// same on the benchmark: chunks of 8 KiB to 64 MiB all within a few per cent; so did copying in
+/// 64- to 512-byte blocks between the packets, so that the core would copy while it checks.)
 constexpr std::uint32_t kCopyAhead = 16 * 1024;
 
 /// The largest alignment an address field may require. An allocation whose GPU address is aligned
@@ -591,7 +594,6 @@ struct InOrderLoop {
   std::byte* dma;                  ///< + a command offset: where that command byte's copy is
   const PatchLocation* in;         ///< the packet's first input entry
   PatchLocation* out;              ///< its first output entry
-  const PatchLocation* in_start;
   PatchLocation* out_start;
   PatchLocation* out_end;          ///< output entries before it have room in both lists
   const InOrderAllocation* allocations;
@@ -815,7 +817,7 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
       // dma + command offset: where the copy of that command byte is (an address before the buffer
       // when the pass starts past its DMA offset, so computed as an integer).
       reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(a.dma_buffer) + dma_start - std::uintptr_t{start}),
-      a.patch_in + cursor, a.patch_out, a.patch_in + cursor, a.patch_out, a.patch_out + copy.entry_end(),
+      a.patch_in + cursor, a.patch_out, a.patch_out, a.patch_out + copy.entry_end(),
       allocations.table(), allocations.index_mask(), start, dma_start * 0x1'0000'0001ull};
 
   bool final_pass = true;
@@ -863,9 +865,10 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
     }
     ++packets;
   }
-  // The rules checked on the OR: every AllocationIndex read the element it names (the OR is
-  // inside the padded table: the index is; an index past the list read a refusing element), and
-  // every SlotId with the Reserved bits is below max_slot_id.
+  // The rules checked on the OR: every AllocationIndex read the element it names (the OR of the
+  // indices is inside the padded table, so each index is, and one past the list read a refusing
+  // element), and every SlotId with the Reserved bits is below max_slot_id (the OR is: exact when
+  // max_slot_id is a power of two; otherwise a list the full path accepts may be left to it).
   if (s.bad != 0 || static_cast<std::uint32_t>(s.first_words) > s.index_mask ||
       (s.first_words >> 32) >= a.max_slot_id)
     return false;
