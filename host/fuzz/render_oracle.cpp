@@ -101,9 +101,10 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
     list[i].size = alloc_size(i - 1);
     list[i].write = true;
   }
+  std::uint32_t max_slot_id = 256;
   const std::uint32_t mutations = s.below(6);
   for (std::uint32_t m = 0; m < mutations && !s.done(); ++m) {
-    switch (s.below(5)) {
+    switch (s.below(7)) {
       case 0:
         if (!cmd.empty()) cmd[s.below(static_cast<std::uint32_t>(cmd.size()))] = s.u32();
         break;
@@ -118,6 +119,24 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
         }
         break;
       case 3: list[1 + s.below(kAllocations)].write = false; break;
+      case 4: {
+        // Where an allocation is: not resident, an address of any alignment, near the top of the
+        // address space, sizes around what Render's in-order path takes in one compare.
+        auto& e = list[1 + s.below(kAllocations)];
+        switch (s.below(5)) {
+          case 0: e.segment = kSystemMemory; break;
+          case 1: e.gpu_address += 1u << s.below(4); break;
+          case 2: e.gpu_address = (~0ull - s.below(1u << 17)) & ~7ull; break;
+          case 3: e.size = (1ull << 62) - 1 + s.below(3); break;
+          default: e.size = ~0ull - s.below(4); break;
+        }
+        break;
+      }
+      case 5:
+        // SlotIds against a MaxAllocationListSlotId that may not be a power of two.
+        max_slot_id = 2 + s.below(7);
+        for (auto& p : patches) p.slot_id_and_reserved = s.below(8);
+        break;
       default:
         if (!patches.empty() && s.below(2)) patches.pop_back();
         else if (!cmd.empty()) cmd.resize(cmd.size() - 1 - s.below(static_cast<std::uint32_t>(cmd.size())));
@@ -142,6 +161,7 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
   a.patch_in_size = static_cast<std::uint32_t>(patches.size());
   a.patch_out = out.data();
   a.patch_out_size = static_cast<std::uint32_t>(out.size());
+  a.max_slot_id = max_slot_id;
   auto r = kmd::render(a);
   // The same call with the input list reversed: Render's in-order path cannot take it, so its full
   // path decides; both must agree (the in-order path accepts nothing the full path refuses, and
@@ -211,9 +231,9 @@ std::string check_render(const std::uint8_t* data, std::size_t size, bool* accep
         return fmt::format("patch entry at {:#x} names allocation {}", fo, pe.allocation_index);
       const auto& al = list[pe.allocation_index];
       const std::uint64_t addr = w[fo / 4] | (std::uint64_t{w[fo / 4 + 1]} << 32);
-      if (addr != al.gpu_address + pe.allocation_offset)
-        return fmt::format("address at {:#x} is {:#x}, not the pre-patched {:#x}", fo, addr,
-                           al.gpu_address + pe.allocation_offset);
+      const std::uint64_t expected = al.segment == kSystemMemory ? 0 : al.gpu_address + pe.allocation_offset;
+      if (addr != expected)
+        return fmt::format("address at {:#x} is {:#x}, not the pre-patched {:#x}", fo, addr, expected);
       const std::uint64_t ext = extent(*p, w + off / 4, dw, f);
       if (ext == ~0ull || pe.allocation_offset + ext > al.size)
         return fmt::format("{} at {:#x} reaches [{:#x}, +{:#x}) of a {:#x}-byte allocation", p->name, off,

@@ -140,63 +140,87 @@ void packet_bounds(const std::uint32_t* pkt, std::uint32_t dwords, std::uint32_t
   if constexpr (kCount > 1) field_bound<I, 1>(pkt, dwords, split, b.fields[1]);
 }
 
-/// What the quick check reads of a header, by opcode: packet_bounds for the packet kind (nullptr:
-/// unknown opcode) and its dword limits.
-struct PatchPacket {
-  void (*bounds)(const std::uint32_t*, std::uint32_t, std::uint32_t, PacketBounds&) = nullptr;
-  std::uint32_t min_dwords = 0;
-  std::uint32_t max_dwords = 0;
-};
-template <std::size_t... I>
-constexpr std::array<PatchPacket, 256> patch_packets(std::index_sequence<I...>) {
-  std::array<PatchPacket, 256> table{};
-  ((table[static_cast<std::uint8_t>(abi::kPackets[I].opcode)] =
-        PatchPacket{&packet_bounds<I>, abi::kPackets[I].min_dwords, abi::kPackets[I].max_dwords}),
-   ...);
-  return table;
-}
-constexpr std::array<PatchPacket, 256> kPatchPackets = patch_packets(std::make_index_sequence<abi::kPackets.size()>{});
-
-/// The packet at SplitOffset `split`: false unless a whole known packet lies there inside the
-/// buffer; else its fields' bounds.
-bool decode_packet(const PatchArgs& a, std::uint32_t split, PacketBounds& b) {
-  if (split % 4 != 0 || std::uint64_t{split} + 4 > a.dma_size) return false;
-  const auto* pkt = reinterpret_cast<const std::uint32_t*>(static_cast<const std::byte*>(a.dma_buffer) + split);
-  const PatchPacket& p = kPatchPackets[abi::header_opcode(pkt[0])];
-  const std::uint32_t dwords = abi::header_dwords(pkt[0]);
-  if (p.bounds == nullptr || dwords < p.min_dwords || dwords > p.max_dwords ||
-      std::uint64_t{split} + 4ull * dwords > a.dma_size)
-    return false;
-  p.bounds(pkt, dwords, split, b);
-  return true;
+/// The entries [i, end) that name the packet kPackets[I] at SplitOffset `split` (its header
+/// checked: `dwords` long, inside the buffer), from `i` while their SplitOffset is `split`:
+/// check_entry's rules without the messages. Returns the first entry this check does not pass,
+/// or the first entry of another packet. Compiled for each packet kind, so the packet's fields
+/// are worked out with its constants and stay in registers.
+template <std::size_t I>
+[[gnu::always_inline]] inline std::uint32_t check_packet_entries(const PatchLocation* list, std::uint32_t i,
+                                                                 std::uint32_t end, const std::uint32_t* pkt,
+                                                                 std::uint32_t dwords, std::uint32_t split,
+                                                                 const AllocationBound* allocations,
+                                                                 std::uint32_t allocation_count) {
+  PacketBounds packet;
+  packet_bounds<I>(pkt, dwords, split, packet);
+  do {
+    const PatchLocation& e = list[i];
+    // Reserved bits set make the SlotId >= the field count too.
+    if (e.slot_id_and_reserved >= packet.count) return i;
+    const FieldBound& f = packet.fields[e.slot_id_and_reserved];
+    if (e.patch_offset != f.patch_offset || e.allocation_index >= allocation_count) return i;
+    const AllocationBound& al = allocations[e.allocation_index];
+    const std::uint64_t offset = e.allocation_offset;
+    if (al.grants < f.needs || offset + f.extent > al.size || ((al.base + offset) & f.align_mask) != 0) return i;
+    ++i;
+  } while (i < end && list[i].split_offset == split);
+  return i;
 }
 
 /// check_entry's rules without the messages, over entries [i, end): the first entry this check
 /// does not pass (end: all pass), for check_entry to decide (it may still pass one, e.g. through
 /// an allocation whose end passes 2^64, which this check leaves to it). The entries of one packet
-/// follow one another, so the packet is decoded once for them, and each allocation-list element
-/// once per call: an entry costs a few loads and compares, whose branches are never taken on a
-/// list that passes (cheaper than combining them without branches).
+/// follow one another, so the packet is decoded once for them (one jump on its opcode to the
+/// packet kind's code), and each allocation-list element once per call: an entry costs a few
+/// loads and compares, whose branches are never taken on a list that passes (cheaper than
+/// combining them without branches).
 std::uint32_t first_unchecked(const PatchArgs& a, const std::vector<AllocationBound>& bounds, std::uint32_t i,
                               std::uint32_t end) {
   const PatchLocation* const list = a.patch_list;
   const AllocationBound* const allocations = bounds.data();
   const std::uint32_t allocation_count = a.allocation_list_size;
-  PacketBounds packet;
+  const auto* dma = static_cast<const std::byte*>(a.dma_buffer);
+  const std::uint32_t dma_size = a.dma_size;
   while (i < end) {
     const std::uint32_t split = list[i].split_offset;
-    if (!decode_packet(a, split, packet)) return i;
-    do {
-      const PatchLocation& e = list[i];
-      // Reserved bits set make the SlotId >= the field count too.
-      if (e.slot_id_and_reserved >= packet.count) return i;
-      const FieldBound& f = packet.fields[e.slot_id_and_reserved];
-      if (e.patch_offset != f.patch_offset || e.allocation_index >= allocation_count) return i;
-      const AllocationBound& al = allocations[e.allocation_index];
-      const std::uint64_t offset = e.allocation_offset;
-      if (al.grants < f.needs || offset + f.extent > al.size || ((al.base + offset) & f.align_mask) != 0) return i;
-      ++i;
-    } while (i < end && list[i].split_offset == split);
+    if (split % 4 != 0 || std::uint64_t{split} + 4 > dma_size) return i;
+    const auto* pkt = reinterpret_cast<const std::uint32_t*>(dma + split);
+    const std::uint32_t header = pkt[0];
+    const std::uint32_t dwords = abi::header_dwords(header);
+    const std::uint8_t kind = abi::kPacketIndex[abi::header_opcode(header)];
+    if (kind == abi::kNoPacket || std::uint64_t{split} + 4ull * dwords > dma_size) return i;
+    switch (kind) {
+      // One case per kPackets index (a jump table, each packet kind's code inlined).
+#define SGPU_PATCH_CASE(K)                                                                                      \
+  case K:                                                                                                       \
+    if constexpr (K < abi::kPackets.size()) {                                                                   \
+      if (dwords < abi::kPackets[K].min_dwords || dwords > abi::kPackets[K].max_dwords) return i;              \
+      i = check_packet_entries<K>(list, i, end, pkt, dwords, split, allocations, allocation_count);             \
+    }                                                                                                           \
+    break;
+      SGPU_PATCH_CASE(0)
+      SGPU_PATCH_CASE(1)
+      SGPU_PATCH_CASE(2)
+      SGPU_PATCH_CASE(3)
+      SGPU_PATCH_CASE(4)
+      SGPU_PATCH_CASE(5)
+      SGPU_PATCH_CASE(6)
+      SGPU_PATCH_CASE(7)
+      SGPU_PATCH_CASE(8)
+      SGPU_PATCH_CASE(9)
+      SGPU_PATCH_CASE(10)
+      SGPU_PATCH_CASE(11)
+      SGPU_PATCH_CASE(12)
+      SGPU_PATCH_CASE(13)
+      SGPU_PATCH_CASE(14)
+      SGPU_PATCH_CASE(15)
+#undef SGPU_PATCH_CASE
+      default:
+        return i;
+    }
+    static_assert(abi::kPackets.size() <= 16, "first_unchecked: add cases up to kPackets.size()");
+    // Stopped inside the packet's entries: that entry is for check_entry.
+    if (i < end && list[i].split_offset == split) return i;
   }
   return end;
 }

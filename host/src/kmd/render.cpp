@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 #include <type_traits>
@@ -27,8 +28,9 @@ constexpr std::uint32_t kSlotIdMask = 0x00ffffffu;
 // command bytes into the DMA buffer a chunk ahead of the packet it checks, and takes the input
 // patch list in list order with each packet's entries exactly on its address fields, in field
 // order (what a CommandList writes). Every rule is checked there too, on the copy, but without
-// saying why: anything it does not accept at once (an out-of-order list, a refusal, a pass without
-// a cursor) runs the call again on the full path, which decides. The full path, on a sorted copy
+// saying why and not always at once (see "the in-order path" below): anything it does not accept
+// (an out-of-order list, a refusal, a pass without a cursor) runs the call again on the full
+// path, which decides. The full path, on a sorted copy
 // of the list, runs these steps in order; each checks one thing and names what it refused.
 //   check_render_call      the call's own arguments, before anything is read or written
 //   start_pass             where a continuing pass starts: the resume cursor (checked in O(1)) or
@@ -485,109 +487,287 @@ Status render_pass(const RenderArgs& a, RenderOutput& result) {
 }
 
 // ------------------------------------------------------------------------ the in-order path
+// The in-order path only ever says "accepted" or "don't know": the full path is the one place
+// that names a refusal. So it does not stop at the first broken rule. What decides where the loop
+// goes or which memory it touches is checked as it goes (the header, the room, the lists'
+// lengths); every other rule of an address field is a compare whose result is ORed into a "something
+// is off" word, tested once at the end of the pass. A pass that broke a rule has then written
+// nothing that matters: the full path, which runs next and refuses, copies the pass's command
+// bytes into the DMA buffer again, the private data is written only by an accepted pass, and a
+// refused call's output entries are not the caller's to use (render.hpp). Each packet kind is
+// compiled on its own from the ABI table (header, room and fields with the kind's constants),
+// reached by one jump on the opcode.
 
 /// How far the in-order path copies ahead of the packet it checks, so the packets being checked are
 /// still in the core's caches. (One copy of the whole pass first, then the checks, measured the
-/// same on the benchmark: chunks of 16 KiB to 64 MiB all within a few per cent.)
+/// same on the benchmark: chunks of 8 KiB to 64 MiB all within a few per cent; so did copying in
+/// 64- to 512-byte blocks between the packets, so that the core would copy while it checks.)
 constexpr std::uint32_t kCopyAhead = 16 * 1024;
 
-/// The call's lists, as the in-order path's per-field check reads them.
-struct InOrderLists {
-  const PatchLocation* patch_in;
-  PatchLocation* patch_out;
-  const DxgkAllocationListEntry* allocations;
-  std::uint32_t allocation_count;
-  std::uint32_t max_slot_id;
+/// The largest alignment an address field may require. An allocation whose GPU address is aligned
+/// to it gives an address with AllocationOffset's alignment, so one compare checks both.
+constexpr std::uint32_t kMaxFieldAlign = [] {
+  std::uint32_t max = 1;
+  for (const abi::PacketInfo& p : abi::kPackets)
+    for (unsigned f = 0; f < p.address_count; ++f) {
+      for (std::uint32_t align : {p.addresses[f].align.clear, p.addresses[f].align.set}) {
+        if (align == 0 || (align & (align - 1)) != 0) throw "an address field's alignment is not a power of two";
+        max = std::max(max, align);
+      }
+    }
+  return max;
+}();
+
+/// Sizes up to this keep the range check one compare (AllocationOffset is below 2^32 and a
+/// rectangle's extent at most 2^64 - 2^32, so their sum does not wrap either).
+constexpr std::uint64_t kMaxInOrderSize = std::uint64_t{1} << 62;
+
+/// One allocation-list element as the in-order path checks it, worked out once per call: an
+/// access of `extent` bytes at AllocationOffset `o` is allowed iff o + extent < read_end (or
+/// write_end), and the pre-patched address is base + (o & offset_mask). The ends are 0 — every
+/// access refused — for a null element, a write through a read-only one, and an element the path
+/// leaves to the full one (a size past kMaxInOrderSize, a GPU address not kMaxFieldAlign-aligned
+/// or whose allocation wraps past 2^64: the full path checks each access of those in full).
+struct InOrderAllocation {
+  // No member initializers: InOrderAllocations' table on the stack is not cleared per call.
+  std::uint64_t base;         ///< the GPU address, 0 in system memory
+  std::uint64_t read_end;     ///< size + 1, or 0
+  std::uint64_t write_end;    ///< size + 1 if the list allows writes, else 0
+  std::uint64_t offset_mask;  ///< ~0 resident, 0 in system memory (pre-patched to 0)
+};
+constexpr InOrderAllocation kRefusingAllocation{0, 0, 0, 0};
+
+InOrderAllocation in_order_allocation(const DxgkAllocationListEntry& al) {
+  InOrderAllocation r = kRefusingAllocation;
+  const bool resident = al.segment != kSystemMemory;
+  if (!al.allocation || al.size > kMaxInOrderSize) return r;
+  if (resident && (al.gpu_address % kMaxFieldAlign != 0 || al.gpu_address > ~std::uint64_t{0} - al.size)) return r;
+  r.base = resident ? al.gpu_address : 0;
+  r.offset_mask = resident ? ~std::uint64_t{0} : 0;
+  r.read_end = al.size + 1;
+  r.write_end = al.write ? al.size + 1 : 0;
+  return r;
+}
+
+/// Allocation lists up to this many elements (padded: one less) are worked out on the stack.
+constexpr std::uint32_t kInOrderStackAllocations = 64;
+
+/// The call's allocation list as InOrderAllocations, padded to a power of two with elements that
+/// refuse every access. A field reads element AllocationIndex & index_mask() without a branch: an
+/// index past the list but below the padded size reads a refusing element, and one at or past it
+/// is caught at the end of the pass, where the OR of all indices must be at most index_mask().
+class InOrderAllocations {
+ public:
+  InOrderAllocations(const DxgkAllocationListEntry* list, std::uint32_t count) {
+    std::size_t size = 1;
+    while (size <= count) size *= 2;  // at least one refusing element
+    InOrderAllocation* t = local_.data();
+    if (size > local_.size()) {
+      heap_.resize(size);
+      t = heap_.data();
+    }
+    for (std::uint32_t i = 0; i < count; ++i) t[i] = in_order_allocation(list[i]);
+    for (std::size_t i = count; i < size; ++i) t[i] = kRefusingAllocation;
+    table_ = t;
+    index_mask_ = static_cast<std::uint32_t>(size - 1);
+  }
+  InOrderAllocations(const InOrderAllocations&) = delete;
+  InOrderAllocations& operator=(const InOrderAllocations&) = delete;
+  const InOrderAllocation* table() const { return table_; }
+  std::uint32_t index_mask() const { return index_mask_; }
+
+ private:
+  std::array<InOrderAllocation, kInOrderStackAllocations> local_;  // most lists: no heap per call
+  std::vector<InOrderAllocation> heap_;
+  const InOrderAllocation* table_ = nullptr;
+  std::uint32_t index_mask_ = 0;
 };
 
-/// Address field F of the packet kPackets[I] at command offset `off` (DMA offset `dma_off`), copied
-/// to `pkt`: its input entry `in` (read once), the access against the allocation, the pre-patched
-/// address, the output entry `out`; check_patch_entry's, check_access's and prepatch_address's
-/// rules without messages. Compiled for each packet kind and field, so the field's description
-/// (dword, access, extent rule, alignment) is constants; the branches are never taken on input
-/// that passes.
+// PatchLocation as the in-order path reads it: its first 64-bit word is {AllocationIndex, SlotId}.
+static_assert(sizeof(PatchLocation) == 24 && offsetof(PatchLocation, allocation_index) == 0 &&
+                  offsetof(PatchLocation, slot_id_and_reserved) == 4,
+              "the in-order path reads AllocationIndex and SlotId as one 64-bit word");
+
+/// The in-order path's loop state: the per-kind code below works on it (everything inlined into
+/// one loop, so it lives in registers).
+struct InOrderLoop {
+  std::byte* dma;                  ///< + a command offset: where that command byte's copy is
+  const PatchLocation* in;         ///< the packet's first input entry
+  PatchLocation* out;              ///< its first output entry
+  PatchLocation* out_start;
+  PatchLocation* out_end;          ///< output entries before it have room in both lists
+  const InOrderAllocation* allocations;
+  std::uint32_t index_mask;
+  std::uint32_t off;               ///< the packet's command offset
+  std::uint64_t dma_offsets;       ///< its DMA offset, in both halves ({PatchOffset, SplitOffset} of an entry)
+  std::uint64_t end = 0;           ///< a packet ending at or before it needs no exact check
+  std::uint64_t first_words = 0;   ///< OR of every entry's {AllocationIndex, SlotId}
+  std::uint64_t bad = 0;           ///< nonzero: some other rule is broken
+  std::uint32_t entries() const { return static_cast<std::uint32_t>(out - out_start); }
+};
+
+/// Address field F of the packet kPackets[I] at command offset s.off (its copy `pkt`, `dwords`
+/// long): its input entry (each word read once), the access against the allocation, the
+/// pre-patched address, the output entry. check_patch_entry's, check_access's and
+/// prepatch_address's rules as compares ORed into s.bad and s.first_words, without a branch.
+/// Compiled for each packet kind and field, so the field's description (dword, access, extent
+/// rule, alignment) is constants.
 template <std::size_t I, unsigned F>
-[[gnu::always_inline]] inline bool translate_field(const InOrderLists& l, std::uint32_t* pkt, std::uint32_t dwords,
-                                                   std::uint32_t off, std::uint32_t dma_off, const PatchLocation* in,
-                                                   PatchLocation* out) {
+[[gnu::always_inline]] inline void in_order_field(InOrderLoop& s, std::uint32_t* pkt, std::uint32_t dwords) {
   constexpr const abi::AddressField& field = abi::kPackets[I].addresses[F];
   constexpr bool writes = field.access == abi::AddressAccess::Write;
-  PatchLocation e;
-  std::memcpy(&e, in, sizeof e);  // user memory: read once
-  // The max_slot_id precondition (render_in_order) makes this SlotId and Reserved check one compare.
-  if (e.patch_offset != off + 4 * field.dword || e.allocation_index >= l.allocation_count ||
-      e.slot_id_and_reserved >= l.max_slot_id)
-    return false;
-  const DxgkAllocationListEntry& al = l.allocations[e.allocation_index];
+  const PatchLocation* in = s.in + F;
+  PatchLocation* out = s.out + F;
+  std::uint64_t first_word;
+  std::memcpy(&first_word, in, sizeof first_word);
+  const std::uint32_t allocation_offset = in->allocation_offset;
+  const std::uint32_t patch_offset = in->patch_offset;
+  // AllocationIndex and SlotId (with Reserved) are checked at the end of the pass, on the OR.
+  s.first_words |= first_word;
+  const InOrderAllocation& al = s.allocations[first_word & s.index_mask];
   const Access acc = access_of(field, pkt, dwords);
-  const std::uint64_t align_mask = acc.align - 1;
-  if (!al.allocation || acc.extent > al.size || e.allocation_offset > al.size - acc.extent || (writes && !al.write) ||
-      (acc.align & align_mask) != 0 || (e.allocation_offset & align_mask) != 0)
-    return false;
-  std::uint64_t address = 0;
-  if (al.segment != kSystemMemory) {
-    address = al.gpu_address + e.allocation_offset;
-    if (address < al.gpu_address || address + acc.extent < address || (address & align_mask) != 0) return false;
-  }
-  put_address(pkt, field.dword, address);
-  out->allocation_index = e.allocation_index;
-  out->allocation_offset = e.allocation_offset;
-  out->slot_id_and_reserved = F;  // as output_entry writes them
+  // Nonzero unless PatchOffset is the field's and AllocationOffset has the field's alignment.
+  s.bad |= (patch_offset ^ (s.off + 4 * field.dword)) | (allocation_offset & (acc.align - 1));
+  s.bad |= allocation_offset + acc.extent >= (writes ? al.write_end : al.read_end);
+  const std::uint64_t address = al.base + (allocation_offset & al.offset_mask);
+  std::memcpy(pkt + field.dword, &address, sizeof address);
+  // As output_entry writes it: SlotId = the field's ordinal, DriverId = the access.
+  out->allocation_index = static_cast<std::uint32_t>(first_word);
+  out->slot_id_and_reserved = F;
   out->driver_id = writes ? driver_id::kWrite : driver_id::kRead;
-  out->patch_offset = dma_off + 4 * field.dword;
-  out->split_offset = dma_off;
-  return true;
+  out->allocation_offset = allocation_offset;
+  const std::uint64_t offsets = s.dma_offsets + 4 * field.dword;  // {PatchOffset, SplitOffset}
+  std::memcpy(&out->patch_offset, &offsets, sizeof offsets);
 }
+static_assert(offsetof(PatchLocation, split_offset) == offsetof(PatchLocation, patch_offset) + 4,
+              "in_order_field writes PatchOffset and SplitOffset as one 64-bit word");
 
-/// Every address field of the packet kPackets[I]: its entries are patch_in[cursor...], its output
-/// entries patch_out[patch_count...].
-template <std::size_t I>
-bool translate_fields(const InOrderLists& l, std::uint32_t* pkt, std::uint32_t dwords, std::uint32_t off,
-                      std::uint32_t dma_off, std::uint32_t cursor, std::uint32_t patch_count) {
-  constexpr unsigned kCount = abi::kPackets[I].address_count;
-  static_assert(kCount <= 2 && abi::kMaxAddressFields == 2, "translate_fields handles two address fields");
-  const PatchLocation* in = l.patch_in + cursor;
-  PatchLocation* out = l.patch_out + patch_count;
-  if constexpr (kCount > 0)
-    if (!translate_field<I, 0>(l, pkt, dwords, off, dma_off, in, out)) return false;
-  if constexpr (kCount > 1)
-    if (!translate_field<I, 1>(l, pkt, dwords, off, dma_off, in + 1, out + 1)) return false;
-  return true;
-}
+enum class InOrderStep { Next, EndPass, Refuse };
 
-using TranslateFields = bool (*)(const InOrderLists&, std::uint32_t*, std::uint32_t, std::uint32_t, std::uint32_t,
-                                 std::uint32_t, std::uint32_t);
-template <std::size_t... I>
-constexpr std::array<TranslateFields, sizeof...(I)> translate_fields_table(std::index_sequence<I...>) {
-  return {&translate_fields<I>...};
-}
-/// translate_fields for each packet kind, by kPackets index.
-constexpr auto kTranslateFields = translate_fields_table(std::make_index_sequence<abi::kPackets.size()>{});
-
-/// What the in-order path checks of a header, by opcode: one load of 8 bytes instead of the
-/// PacketInfo lookups. translate == nullptr: a packet Render never passes (decode_header's first
-/// three rules: unknown, privileged, executing another buffer).
-struct InOrderPacket {
-  TranslateFields translate = nullptr;
-  std::uint16_t min_dwords = 0;
-  std::uint16_t max_dwords = 0;
-  std::uint8_t flags_mask = 0;
-  std::uint8_t address_count = 0;
-};
-static_assert(abi::header::kDwordsMask <= 0xffff, "InOrderPacket keeps dword counts in 16 bits");
-constexpr std::array<InOrderPacket, 256> kInOrderPackets = [] {
-  std::array<InOrderPacket, 256> table{};
-  for (std::size_t i = 0; i < abi::kPackets.size(); ++i) {
-    const abi::PacketInfo& p = abi::kPackets[i];
-    bool executes = false;
-    for (unsigned f = 0; f < p.address_count; ++f) executes |= p.addresses[f].access == abi::AddressAccess::Execute;
-    if (p.privileged || executes) continue;
-    table[static_cast<std::uint8_t>(p.opcode)] = {kTranslateFields[i], static_cast<std::uint16_t>(p.min_dwords),
-                                                  static_cast<std::uint16_t>(p.max_dwords), p.flags_mask,
-                                                  p.address_count};
+/// The in-order path's copy of the pass's command bytes into the DMA buffer, a chunk ahead of the
+/// packet being checked, and the exact checks of a packet's end and room that the loop's quick
+/// compares (InOrderLoop::end, out_end) leave to it. Out of the loop: it runs about once a chunk.
+class InOrderCopy {
+ public:
+  InOrderCopy(const RenderArgs& a, std::uint32_t cursor, std::uint32_t dma_start, std::uint32_t dma_capacity)
+      : dma_(static_cast<std::byte*>(a.dma_buffer)),
+        cmd_(static_cast<const std::byte*>(a.command)),
+        length_(a.command_length),
+        shift_(dma_start - a.multipass_offset),
+        copied_(a.multipass_offset),
+        patch_in_left_(a.patch_in_size - cursor),
+        patch_out_size_(a.patch_out_size) {
+    const std::uint32_t start = a.multipass_offset;
+    const std::uint32_t room = dma_capacity > dma_start ? dma_capacity - dma_start : 0;
+    copy_end_ = start + std::min(length_ - start, room);
+    const std::uint32_t fence_bytes = submission_fence_bytes();
+    room_end_ = dma_capacity >= std::uint64_t{dma_start} + fence_bytes
+                    ? start + std::uint64_t{dma_capacity - dma_start - fence_bytes}
+                    : 0;
   }
-  return table;
-}();
+
+  std::uint32_t shift() const { return shift_; }
+  /// A packet ending at or before this is inside the command buffer, the pass's room and the
+  /// copy, with the next header copied too.
+  std::uint64_t fast_end() const {
+    return std::min({std::uint64_t{length_}, room_end_, copied_ >= 4 ? std::uint64_t{copied_} - 4 : 0});
+  }
+  /// Entries (input read = output written) the pass may reach.
+  std::uint32_t entry_end() const { return std::min(patch_in_left_, patch_out_size_); }
+
+  /// Copies up to `need` at least (a chunk ahead); false if the pass cannot hold it.
+  [[gnu::noinline]] bool to(std::uint32_t need) {
+    const std::uint32_t to = std::min(copy_end_, std::max(need, copied_ + kCopyAhead));
+    std::memcpy(dma_ + (copied_ + shift_), cmd_ + copied_, to - copied_);
+    copied_ = to;
+    return copied_ >= need;
+  }
+
+  /// The exact checks of a packet (already checked alone) at `off` of `bytes` with `count`
+  /// address fields, `entries` entries and `packets` packets into the pass, in decode_header's,
+  /// check_room's and the binding's order; then the copy reaches past it and the next header.
+  /// On Next, `end` is the loop's new InOrderLoop::end. (Values in and out, so that the loop's
+  /// state stays in registers.)
+  struct Checked {
+    InOrderStep step;
+    std::uint64_t end;
+  };
+  [[gnu::noinline]] Checked packet(std::uint32_t off, std::uint32_t bytes, std::uint32_t entries, std::uint32_t count,
+                                   std::uint32_t packets) {
+    const std::uint64_t packet_end = std::uint64_t{off} + bytes;
+    if (packet_end > length_) return {InOrderStep::Refuse, 0};
+    if (packet_end > room_end_ || std::uint64_t{entries} + count > patch_out_size_)
+      return {packets == 0 ? InOrderStep::Refuse : InOrderStep::EndPass, 0};  // not even one packet: refused
+    if (std::uint64_t{entries} + count > patch_in_left_) return {InOrderStep::Refuse, 0};
+    const auto next = static_cast<std::uint32_t>(packet_end);
+    if (next > copied_ && !to(next)) return {InOrderStep::Refuse, 0};
+    if (next < length_ && next + 4 > copied_ && !to(next + 4)) return {InOrderStep::Refuse, 0};
+    return {InOrderStep::Next, fast_end()};
+  }
+
+ private:
+  std::byte* dma_;
+  const std::byte* cmd_;
+  std::uint32_t length_;
+  std::uint32_t shift_;
+  std::uint32_t copied_;        ///< [start, copied) is in the DMA buffer
+  std::uint32_t patch_in_left_;
+  std::uint32_t patch_out_size_;
+  std::uint32_t copy_end_ = 0;  ///< the command buffer's end or the DMA buffer's room
+  std::uint64_t room_end_ = 0;  ///< where the pass's packets may end, leaving the fence's room
+};
+
+/// The packet kinds the in-order path takes: not privileged, not executing another buffer
+/// (decode_header's refusals of a known opcode).
+constexpr bool in_order_takes(std::size_t i) {
+  if (i >= abi::kPackets.size()) return false;
+  const abi::PacketInfo& p = abi::kPackets[i];
+  for (unsigned f = 0; f < p.address_count; ++f)
+    if (p.addresses[f].access == abi::AddressAccess::Execute) return false;
+  return !p.privileged;
+}
+/// The case label of kPackets[I] in render_in_order's switch on the opcode: its opcode, or (a kind
+/// it does not take, or no kind) a label no opcode reaches, so that opcode goes to `default`.
+template <std::size_t I>
+constexpr unsigned in_order_label() {
+  if constexpr (in_order_takes(I)) return static_cast<std::uint8_t>(abi::kPackets[I].opcode);
+  return 0x100 + I;
+}
+
+/// One packet of kind kPackets[I] with header `header` at s.off: the header's rules, the room,
+/// then every address field; advances s past it.
+template <std::size_t I>
+[[gnu::always_inline]] inline InOrderStep in_order_packet(InOrderLoop& s, InOrderCopy& copy, std::uint32_t header,
+                                                          std::uint32_t packets) {
+  constexpr const abi::PacketInfo& p = abi::kPackets[I];
+  constexpr unsigned kCount = p.address_count;
+  static_assert(kCount <= 2 && abi::kMaxAddressFields == 2, "in_order_packet handles two address fields");
+  constexpr std::uint32_t kFlags = std::uint32_t{p.flags_mask} << abi::header::kFlagsLsb;
+  std::uint32_t dwords = p.min_dwords;
+  if constexpr (p.min_dwords == p.max_dwords) {
+    // One compare: the opcode, the dword count, no undefined flag bit.
+    if ((header & ~kFlags) != abi::make_header(p.opcode, p.min_dwords)) return InOrderStep::Refuse;
+  } else {
+    dwords = abi::header_dwords(header);
+    if ((header & (abi::header::kFlagsMask << abi::header::kFlagsLsb) & ~kFlags) != 0 ||
+        dwords - p.min_dwords > p.max_dwords - p.min_dwords)
+      return InOrderStep::Refuse;
+  }
+  const std::uint32_t bytes = 4 * dwords;
+  if (__builtin_expect(s.off + std::uint64_t{bytes} > s.end || s.out_end - s.out < kCount, 0)) {
+    const auto checked = copy.packet(s.off, bytes, s.entries(), kCount, packets);
+    if (checked.step != InOrderStep::Next) return checked.step;
+    s.end = checked.end;
+  }
+  auto* pkt = reinterpret_cast<std::uint32_t*>(s.dma + s.off);
+  if constexpr (kCount > 0) in_order_field<I, 0>(s, pkt, dwords);
+  if constexpr (kCount > 1) in_order_field<I, 1>(s, pkt, dwords);
+  s.in += kCount;
+  s.out += kCount;
+  s.off += bytes;
+  s.dma_offsets += bytes * 0x1'0000'0001ull;
+  return InOrderStep::Next;
+}
 
 /// Where a pass of the in-order path starts: the command offset and the first input entry, from
 /// the resume cursor. False: not for this path (no cursor, a sorted one, or one that does not
@@ -604,86 +784,101 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
   return cursor == 0 || a.patch_in[cursor - 1].patch_offset < start;
 }
 
-/// The in-order path (see the top of this section): true when it translated the pass, false when
-/// the full path must decide. It accepts only input the full path accepts, and produces the same
-/// output: the same rules on the same bytes (the copy in the DMA buffer, each input entry read
-/// once), in a different order and without messages. Binding is simpler in order: a packet's
-/// entries are the next address_count entries of the list, each on its field's low dword in field
-/// order (fields are in dword order, so the PatchOffsets increase); any other entry in the packet
-/// or after it lands where the next packet (or the end of the list) does not expect it. One
-/// difference, as with the in-order reading before: an input entry past the end of the command
-/// buffer is refused by the final pass, where the full path (which sorts the whole list on every
-/// pass) refuses it on the first; a pass that is not the final one does not read the list past
-/// its own entries, so N passes stay O(N).
-bool render_in_order(const RenderArgs& a, RenderOutput& result) {
+/// The in-order path (see the top of this section and of Render's): true when it translated the
+/// pass, false when the full path must decide. It accepts only input the full path accepts, and
+/// produces the same output: the same rules on the same bytes (the copy in the DMA buffer, each
+/// input entry read once), in a different order and without messages. Binding is simpler in
+/// order: a packet's entries are the next address_count entries of the list, each on its field's
+/// low dword in field order (fields are in dword order, so the PatchOffsets increase); any other
+/// entry in the packet or after it lands where the next packet (or the end of the list) does not
+/// expect it. Two differences: an input entry past the end of the command buffer is refused by
+/// the final pass, where the full path (which sorts the whole list on every pass) refuses it on
+/// the first (a pass that is not the final one does not read the list past its own entries, so N
+/// passes stay O(N)); and SlotIds are checked on their OR, so with a MaxAllocationListSlotId that
+/// is not a power of two some lists the full path accepts are left to it.
+[[gnu::noinline]] bool render_in_order(const RenderArgs& a, RenderOutput& result) {
   std::uint32_t cursor;
   // SlotId < max_slot_id with the Reserved bits clear is then one compare, and every field's
   // ordinal (the output SlotId) is below max_slot_id.
   if (a.max_slot_id > kSlotIdMask + 1 || a.max_slot_id < abi::kMaxAddressFields || !in_order_start(a, cursor))
     return false;
+  // The allocation list is worked out once per call: left to the full path when that costs more
+  // than the entries that use it.
+  if (a.allocation_list_size >= std::max(kInOrderStackAllocations, a.patch_in_size)) return false;
   RenderOutput out;
   const auto capacity = begin_pass("render", a.dma_buffer, a.dma_size, a.reserve_timestamps, out);
   if (!capacity) return false;
+  const InOrderAllocations allocations(a.allocation_list, a.allocation_list_size);
   const std::uint32_t start = a.multipass_offset;
   const std::uint32_t length = a.command_length;
-  auto* dma = static_cast<std::byte*>(a.dma_buffer);
-  const auto* cmd = static_cast<const std::byte*>(a.command);
-  // The arguments the loop reads, in locals: the compiler cannot tell that the stores into the
-  // DMA buffer and the output list leave them alone, and would load them again per field.
-  const InOrderLists lists{a.patch_in, a.patch_out, a.allocation_list, a.allocation_list_size, a.max_slot_id};
-  const std::uint32_t patch_in_size = a.patch_in_size;
-  const std::uint32_t patch_out_size = a.patch_out_size;
-  const std::uint32_t dma_capacity = *capacity;
-  const std::uint32_t fence_bytes = submission_fence_bytes();
-  // Command byte c is copied to DMA byte c + shift (mod 2^32); the pass copies no further than
-  // copy_end: the command buffer's end or the DMA buffer's room.
-  const std::uint32_t shift = out.dma_bytes - start;
-  const std::uint32_t room = dma_capacity > out.dma_bytes ? dma_capacity - out.dma_bytes : 0;
-  const std::uint32_t copy_end = start + std::min(length - start, room);
-  std::uint32_t copied = start;  // [start, copied) is in the DMA buffer
-  // Copies up to `need` at least (a chunk ahead); false if the pass cannot hold it (the room
-  // check before each copy rules that out).
-  const auto copy_to = [&](std::uint32_t need) {
-    const std::uint32_t to = std::min(copy_end, std::max(need, copied + kCopyAhead));
-    std::memcpy(dma + (copied + shift), cmd + copied, to - copied);
-    copied = to;
-    return copied >= need;
-  };
+  const std::uint32_t dma_start = out.dma_bytes;
+  InOrderCopy copy(a, cursor, dma_start, *capacity);
+  InOrderLoop s{
+      // dma + command offset: where the copy of that command byte is (an address before the buffer
+      // when the pass starts past its DMA offset, so computed as an integer).
+      reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(a.dma_buffer) + dma_start - std::uintptr_t{start}),
+      a.patch_in + cursor, a.patch_out, a.patch_out, a.patch_out + copy.entry_end(),
+      allocations.table(), allocations.index_mask(), start, dma_start * 0x1'0000'0001ull};
 
   bool final_pass = true;
-  std::uint32_t off = start;
-  while (off < length) {
-    // Room for the fence after every packet keeps the header inside the pass (see render_pass).
-    if (off + 4 > copied && !copy_to(off + 4)) return false;
-    auto* pkt = reinterpret_cast<std::uint32_t*>(dma + out.dma_bytes);
-    const std::uint32_t header = pkt[0];
-    const InOrderPacket& p = kInOrderPackets[abi::header_opcode(header)];
-    const std::uint32_t dwords = abi::header_dwords(header);
-    const std::uint32_t bytes = 4 * dwords;
-    if (p.translate == nullptr || dwords < p.min_dwords || dwords > p.max_dwords ||
-        std::uint64_t{off} + bytes > length || (abi::header_flags(header) & ~p.flags_mask) != 0)
-      return false;
-    // room_for, with the fence's size read once.
-    if (std::uint64_t{out.dma_bytes} + bytes + fence_bytes > dma_capacity ||
-        std::uint64_t{out.patch_count} + p.address_count > patch_out_size) {
-      if (out.packets == 0) return false;  // not even one packet: the full path refuses
-      out.multipass_offset = off;
+  std::uint32_t packets = 0;
+  if (start < length && !copy.to(start + 4)) return false;
+  s.end = copy.fast_end();
+  // Invariant: s.off < length => the header at s.off is in the copy.
+  while (s.off < length) {
+    std::uint32_t header;
+    std::memcpy(&header, s.dma + s.off, sizeof header);
+    InOrderStep step = InOrderStep::Refuse;
+    switch (unsigned{abi::header_opcode(header)}) {
+      // One case per packet kind (a jump table; the kind's checks and fields inlined), by
+      // kPackets index; a kind the path does not take, or an unknown opcode, goes to default.
+#define SGPU_IN_ORDER_CASE(I)                                                 \
+  case in_order_label<I>():                                                   \
+    if constexpr (in_order_takes(I)) step = in_order_packet<I>(s, copy, header, packets); \
+    break;
+      SGPU_IN_ORDER_CASE(0)
+      SGPU_IN_ORDER_CASE(1)
+      SGPU_IN_ORDER_CASE(2)
+      SGPU_IN_ORDER_CASE(3)
+      SGPU_IN_ORDER_CASE(4)
+      SGPU_IN_ORDER_CASE(5)
+      SGPU_IN_ORDER_CASE(6)
+      SGPU_IN_ORDER_CASE(7)
+      SGPU_IN_ORDER_CASE(8)
+      SGPU_IN_ORDER_CASE(9)
+      SGPU_IN_ORDER_CASE(10)
+      SGPU_IN_ORDER_CASE(11)
+      SGPU_IN_ORDER_CASE(12)
+      SGPU_IN_ORDER_CASE(13)
+      SGPU_IN_ORDER_CASE(14)
+      SGPU_IN_ORDER_CASE(15)
+#undef SGPU_IN_ORDER_CASE
+      default:
+        break;
+    }
+    static_assert(abi::kPackets.size() <= 16, "render_in_order: add cases up to kPackets.size()");
+    if (step == InOrderStep::Refuse) return false;
+    if (step == InOrderStep::EndPass) {
+      out.multipass_offset = s.off;
       final_pass = false;
       break;
     }
-    if (off + bytes > copied && !copy_to(off + bytes)) return false;
-    if (std::uint64_t{cursor} + p.address_count > patch_in_size) return false;
-    if (!p.translate(lists, pkt, dwords, off, out.dma_bytes, cursor, out.patch_count)) return false;
-    cursor += p.address_count;
-    out.patch_count += p.address_count;
-    out.dma_bytes += bytes;
-    ++out.packets;
-    off += bytes;
+    ++packets;
   }
+  // The rules checked on the OR: every AllocationIndex read the element it names (the OR of the
+  // indices is inside the padded table, so each index is, and one past the list read a refusing
+  // element), and every SlotId with the Reserved bits is below max_slot_id (the OR is: exact when
+  // max_slot_id is a power of two; otherwise a list the full path accepts may be left to it).
+  if (s.bad != 0 || static_cast<std::uint32_t>(s.first_words) > s.index_mask ||
+      (s.first_words >> 32) >= a.max_slot_id)
+    return false;
+  out.dma_bytes = dma_start + (s.off - start);
+  out.patch_count = s.entries();
+  out.packets = packets;
   if (final_pass) {
-    if (cursor != a.patch_in_size) return false;  // unused entries: the full path names them
+    if (cursor + s.entries() != a.patch_in_size) return false;  // unused entries: the full path names them
   } else {
-    out.resume = make_cursor(a, out.multipass_offset, cursor, false);
+    out.resume = make_cursor(a, out.multipass_offset, cursor + s.entries(), false);
   }
   if (!finish_pass(a.dma_buffer, a.dma_size, a.private_data, final_pass, a.reserve_timestamps, out)) return false;
   result = out;
