@@ -3,11 +3,6 @@
 // in_ready_o and out_valid_o depend only on the fill level: there is no combinational path
 // through the FIFO, and ready never depends on valid. A full FIFO accepts again one cycle
 // after a pop.
-//
-// With RegOut the head entry is also kept in a register and out_data_o comes from it instead
-// of the storage's read port (a LUT-RAM read behind the read pointer): the consumer's logic
-// starts at a flip-flop. Same function, same timing (no cycle added): the register is loaded
-// with the entry behind the head on a pop, or with the pushed entry when that becomes the head.
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -17,8 +12,6 @@ module sgpu_fifo #(
   parameter int unsigned Width = 32,
   /// Number of entries; any value >= 1.
   parameter int unsigned Depth = 4,
-  /// The head entry comes from a register (out_data_o starts at a flip-flop).
-  parameter bit RegOut = 1'b0,
   /// Dependent parameter, do not override.
   parameter int unsigned CountWidth = $clog2(Depth + 1)
 ) (
@@ -51,6 +44,7 @@ module sgpu_fifo #(
   assign count_dec = count_q - 1'b1;
   assign in_ready_o  = (count_q != CountWidth'(Depth));
   assign out_valid_o = (count_q != '0);
+  assign out_data_o  = mem_q[rd_ptr_q];
   assign count_o     = count_q;
 
   assign push = in_valid_i && in_ready_o;
@@ -93,33 +87,6 @@ module sgpu_fifo #(
   // Storage is not reset: only the pointers say what is valid (FPGA-friendly, maps to LUTRAM).
   always_ff @(posedge clk_i) begin
     if (push && !clear_i) mem_q[wr_ptr_q] <= in_data_i;
-  end
-
-  logic [Width-1:0] ram_head;  // the storage's read port at the head
-  assign ram_head = mem_q[rd_ptr_q];
-
-  if (RegOut) begin : g_reg_out
-    // head_q is mem_q[rd_ptr_q] whenever the FIFO holds an entry. On a pop the next head is the
-    // entry behind it (already stored: the FIFO held two), unless the pushed entry becomes the
-    // head (the FIFO was empty, or held one and pops it). The storage is read at the pointer
-    // after the head, from registers; push and pop only select.
-    logic [Width-1:0] head_q, head_d;
-    logic             empty_q, one_q, push_is_head;
-    assign empty_q      = (count_q == '0);
-    assign one_q        = (count_q == CountWidth'(1));
-    assign push_is_head = push && (pop ? one_q : empty_q);
-    always_comb begin
-      head_d = head_q;
-      if (push_is_head)  head_d = in_data_i;
-      else if (pop)      head_d = mem_q[next_ptr(rd_ptr_q)];
-    end
-    // Payload only: read while count_q says it holds an entry.
-    always_ff @(posedge clk_i) head_q <= head_d;
-    assign out_data_o = head_q;
-
-    `SGPU_ASSERT(RegOutIsHead, count_q != '0 |-> head_q == ram_head)
-  end else begin : g_ram_out
-    assign out_data_o = ram_head;
   end
 
   // Elaboration-time checks.

@@ -227,10 +227,7 @@ module sgpu_dma_realign
 
   sgpu_fifo #(
     .Width($bits(out_t)),
-    .Depth(OutDepth),
-    // The consumer (the CP's dword window, the copy engine, the walker) and the fetch engine's
-    // data/status split start at a flip-flop, not at the LUT-RAM's read port.
-    .RegOut(1'b1)
+    .Depth(OutDepth)
   ) u_out_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
