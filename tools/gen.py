@@ -41,8 +41,11 @@ def generate(peakrdl, out_root):
     for rel in OUTPUTS:
         os.makedirs(os.path.dirname(p(rel)), exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
+        # --rt-read-fanin registers the read data per 128-byte window of the map (and the read's
+        # error): the readback OR of every register is a cycle of its own, a register read takes
+        # one more cycle (docs/fpga.md, timing pass 4b; docs/programming-guide.md).
         run([peakrdl, "regblock", RDL, "-o", tmp, "--cpuif", "axi4-lite-flat", "--default-reset", "arst_n",
-             "--addr-width", "12", "--err-if-bad-addr"])
+             "--addr-width", "12", "--err-if-bad-addr", "--rt-read-fanin"])
         for name in ("sgpu_regs.sv", "sgpu_regs_pkg.sv"):
             os.replace(os.path.join(tmp, name), p("rtl/gen/" + name))
     run([peakrdl, "c-header", RDL, "-o", p("host/abi/include/sgpu/gen/sgpu_regs.h")])

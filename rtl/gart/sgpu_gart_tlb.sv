@@ -150,6 +150,16 @@ module sgpu_gart_tlb #(
   // A page already cached is refreshed in place, so no page is ever cached twice.
   assign fill_slot = (|fill_match) ? fill_sel : rep_q;
 
+  // The same entry, one-hot, for the flip-flop fields and the valid bits: the matching entry,
+  // else the replacement pointer's (decoded from the register). Each entry's write enable is its
+  // own compare and the OR of the matches, with no encode of the entry's number and decode of
+  // it behind (the PPN, in LUT-RAM, still takes the number as its write address).
+  logic [Entries-1:0] fill_we, rep_onehot;
+  always_comb begin
+    for (int i = 0; i < Entries; i++) rep_onehot[i] = (rep_q == PtrWidth'(i));
+    fill_we = fill_match | (rep_onehot & {Entries{!(|fill_match)}});
+  end
+
   always_comb begin
     rep_d = rep_q;
     if (fill_valid_i && !(|fill_match)) begin
@@ -179,7 +189,7 @@ module sgpu_gart_tlb #(
     sw_count_d = sw_count_q;
     inv_done_o = 1'b0;
 
-    if (fill_valid_i) valid_d[fill_slot] = 1'b1;
+    if (fill_valid_i) valid_d = valid_d | fill_we;
 
     if (sw_busy_q) begin
       if (sw_in_range) valid_d[sw_ptr_q] = 1'b0;
@@ -222,10 +232,14 @@ module sgpu_gart_tlb #(
   // Entry contents: only read while the entry is valid, so they need no reset.
   always_ff @(posedge clk_i) begin
     if (fill_valid_i) begin
-      idx_q[fill_slot]      <= fill_idx_i;
-      ppn_q[fill_slot]      <= fill_ppn_i;
-      writable_q[fill_slot] <= fill_writable_i;
-      snoop_q[fill_slot]    <= fill_snoop_i;
+      ppn_q[fill_slot] <= fill_ppn_i;
+    end
+    for (int i = 0; i < Entries; i++) begin
+      if (fill_valid_i && fill_we[i]) begin
+        idx_q[i]      <= fill_idx_i;
+        writable_q[i] <= fill_writable_i;
+        snoop_q[i]    <= fill_snoop_i;
+      end
     end
   end
 
@@ -243,6 +257,8 @@ module sgpu_gart_tlb #(
 
   // A page is never cached twice.
   `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match_cur) && $onehot0(fill_match))
+  // The one-hot write enables name the entry fill_slot numbers (FillWriteIsSlot).
+  `SGPU_ASSERT(FillWriteIsSlot, fill_we == (Entries'(1) << fill_slot))
   // The caller never fills while a sweep runs (a stale PTE could survive it).
   `SGPU_ASSERT(NoFillDuringSweep, !(fill_valid_i && sw_busy_q))
 

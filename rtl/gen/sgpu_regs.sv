@@ -47,7 +47,7 @@ module sgpu_regs (
     logic cpuif_wr_ack;
     logic cpuif_wr_err;
 
-    // Max Outstanding Transactions: 2
+    // Max Outstanding Transactions: 3
     logic [1:0] axil_n_in_flight;
     logic axil_prev_was_rd;
     logic axil_arvalid;
@@ -127,7 +127,7 @@ module sgpu_regs (
         axil_ar_accept = '0;
         axil_aw_accept = '0;
 
-        if(axil_n_in_flight < 2'd2) begin
+        if(axil_n_in_flight < 2'd3) begin
             // Can safely issue more transactions without overwhelming response buffer
             if(axil_arvalid && !axil_prev_was_rd) begin
                 cpuif_req = '1;
@@ -150,16 +150,21 @@ module sgpu_regs (
 
 
     // AXI4-Lite Response Logic
-    logic axil_resp_buffer_is_wr[2];
-    logic axil_resp_buffer_err[2];
-    logic [31:0] axil_resp_buffer_rdata[2];
+    logic axil_resp_buffer_is_wr[4];
+    logic axil_resp_buffer_err[4];
+    logic [31:0] axil_resp_buffer_rdata[4];
+    // axil_resp_buffer is intentionally padded to the next power of two despite
+    // only requiring 3 entries.
+    // This is to avoid quirks in some tools that cannot handle indexing into a non-power-of-2 array.
+    // Unused entries are expected to be optimized away
 
-    logic [1:0] axil_resp_wptr;
-    logic [1:0] axil_resp_rptr;
+
+    logic [2:0] axil_resp_wptr;
+    logic [2:0] axil_resp_rptr;
 
     always_ff @(posedge clk or negedge arst_n) begin
         if(~arst_n) begin
-            for(int i=0; i<2; i++) begin
+            for(int i=0; i<3; i++) begin
                 axil_resp_buffer_is_wr[i] <= '0;
                 axil_resp_buffer_err[i] <= '0;
                 axil_resp_buffer_rdata[i] <= '0;
@@ -170,20 +175,30 @@ module sgpu_regs (
             // Store responses in buffer until AXI response channel accepts them
             if(cpuif_rd_ack || cpuif_wr_ack) begin
                 if(cpuif_rd_ack) begin
-                    axil_resp_buffer_is_wr[axil_resp_wptr[0:0]] <= '0;
-                    axil_resp_buffer_err[axil_resp_wptr[0:0]] <= cpuif_rd_err;
-                    axil_resp_buffer_rdata[axil_resp_wptr[0:0]] <= cpuif_rd_data;
+                    axil_resp_buffer_is_wr[axil_resp_wptr[1:0]] <= '0;
+                    axil_resp_buffer_err[axil_resp_wptr[1:0]] <= cpuif_rd_err;
+                    axil_resp_buffer_rdata[axil_resp_wptr[1:0]] <= cpuif_rd_data;
 
                 end else if(cpuif_wr_ack) begin
-                    axil_resp_buffer_is_wr[axil_resp_wptr[0:0]] <= '1;
-                    axil_resp_buffer_err[axil_resp_wptr[0:0]] <= cpuif_wr_err;
+                    axil_resp_buffer_is_wr[axil_resp_wptr[1:0]] <= '1;
+                    axil_resp_buffer_err[axil_resp_wptr[1:0]] <= cpuif_wr_err;
                 end
-                axil_resp_wptr <= axil_resp_wptr + 1'b1;
+                if(axil_resp_wptr[1:0] == 2) begin
+                    axil_resp_wptr[1:0] <= '0;
+                    axil_resp_wptr[2] <= ~axil_resp_wptr[2];
+                end else begin
+                    axil_resp_wptr[1:0] <= axil_resp_wptr[1:0] + 1'b1;
+                end
             end
 
             // Advance read pointer when acknowledged
             if(axil_resp_acked) begin
-                axil_resp_rptr <= axil_resp_rptr + 1'b1;
+                if(axil_resp_rptr[1:0] == 2) begin
+                    axil_resp_rptr[1:0] <= '0;
+                    axil_resp_rptr[2] <= ~axil_resp_rptr[2];
+                end else begin
+                    axil_resp_rptr[1:0] <= axil_resp_rptr[1:0] + 1'b1;
+                end
             end
         end
     end
@@ -193,7 +208,7 @@ module sgpu_regs (
         s_axil_bvalid = '0;
         s_axil_rvalid = '0;
         if(axil_resp_rptr != axil_resp_wptr) begin
-            if(axil_resp_buffer_is_wr[axil_resp_rptr[0:0]]) begin
+            if(axil_resp_buffer_is_wr[axil_resp_rptr[1:0]]) begin
                 s_axil_bvalid = '1;
                 if(s_axil_bready) axil_resp_acked = '1;
             end else begin
@@ -202,8 +217,8 @@ module sgpu_regs (
             end
         end
 
-        s_axil_rdata = axil_resp_buffer_rdata[axil_resp_rptr[0:0]];
-        if(axil_resp_buffer_err[axil_resp_rptr[0:0]]) begin
+        s_axil_rdata = axil_resp_buffer_rdata[axil_resp_rptr[1:0]];
+        if(axil_resp_buffer_err[axil_resp_rptr[1:0]]) begin
             s_axil_bresp = 2'b10;
             s_axil_rresp = 2'b10;
         end else begin
@@ -214,9 +229,19 @@ module sgpu_regs (
 
     logic cpuif_req_masked;
 
-    // Read & write latencies are balanced. Stalls not required
+    // Read latency > write latency. May need to delay next write that follows a read
+    logic [0:0] cpuif_req_stall_sr;
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            cpuif_req_stall_sr <= '0;
+        end else if(cpuif_req && !cpuif_req_is_wr) begin
+            cpuif_req_stall_sr <= '1;
+        end else begin
+            cpuif_req_stall_sr <= (cpuif_req_stall_sr >> 'd1);
+        end
+    end
     assign cpuif_req_stall_rd = '0;
-    assign cpuif_req_stall_wr = '0;
+    assign cpuif_req_stall_wr = cpuif_req_stall_sr[0];
     assign cpuif_req_masked = cpuif_req
                             & !(!cpuif_req_is_wr & cpuif_req_stall_rd)
                             & !(cpuif_req_is_wr & cpuif_req_stall_wr);
@@ -1547,217 +1572,251 @@ module sgpu_regs (
     logic readback_err;
     logic readback_done;
     logic [31:0] readback_data;
+    function automatic bit [6:0] ad_low(bit [11:0] addr);
+        return addr[6:0];
+    endfunction
+    function automatic bit [4:0] ad_hi(bit [11:0] addr);
+        return addr[11:7];
+    endfunction
+
+    // readback stage 1
+    logic [31:0] readback_data_rt_c[32];
     always_comb begin
-        automatic logic [31:0] readback_data_var;
-        readback_data_var = '0;
-        if(rd_mux_addr == 12'h0) begin
-            readback_data_var[31:0] = 32'h53475055;
+        automatic logic [31:0] readback_data_var[32];
+        for(int i=0; i<32; i++) readback_data_var[i] = '0;
+        if(ad_low(rd_mux_addr) == ad_low(12'h0)) begin
+            readback_data_var[ad_hi(12'h0)][31:0] = 32'h53475055;
         end
-        if(rd_mux_addr == 12'h4) begin
-            readback_data_var[15:0] = 16'h0;
-            readback_data_var[31:16] = 16'h1;
+        if(ad_low(rd_mux_addr) == ad_low(12'h4)) begin
+            readback_data_var[ad_hi(12'h4)][15:0] = 16'h0;
+            readback_data_var[ad_hi(12'h4)][31:16] = 16'h1;
         end
-        if(rd_mux_addr == 12'h8) begin
-            readback_data_var[31:0] = hwif_in.ID_BUILD.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h8)) begin
+            readback_data_var[ad_hi(12'h8)][31:0] = hwif_in.ID_BUILD.value.next;
         end
-        if(rd_mux_addr == 12'h40) begin
-            readback_data_var[7:0] = hwif_in.CAP_BUS.data_bytes.next;
-            readback_data_var[15:8] = hwif_in.CAP_BUS.addr_bits.next;
-            readback_data_var[23:16] = hwif_in.CAP_BUS.max_burst_m1.next;
-            readback_data_var[31:24] = hwif_in.CAP_BUS.outstanding_reads.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h40)) begin
+            readback_data_var[ad_hi(12'h40)][7:0] = hwif_in.CAP_BUS.data_bytes.next;
+            readback_data_var[ad_hi(12'h40)][15:8] = hwif_in.CAP_BUS.addr_bits.next;
+            readback_data_var[ad_hi(12'h40)][23:16] = hwif_in.CAP_BUS.max_burst_m1.next;
+            readback_data_var[ad_hi(12'h40)][31:24] = hwif_in.CAP_BUS.outstanding_reads.next;
         end
-        if(rd_mux_addr == 12'h44) begin
-            readback_data_var[7:0] = hwif_in.CAP_MEM.page_shift.next;
-            readback_data_var[15:8] = hwif_in.CAP_MEM.max_ring_log2.next;
-            readback_data_var[23:16] = hwif_in.CAP_MEM.max_indirect_depth.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h44)) begin
+            readback_data_var[ad_hi(12'h44)][7:0] = hwif_in.CAP_MEM.page_shift.next;
+            readback_data_var[ad_hi(12'h44)][15:8] = hwif_in.CAP_MEM.max_ring_log2.next;
+            readback_data_var[ad_hi(12'h44)][23:16] = hwif_in.CAP_MEM.max_indirect_depth.next;
         end
-        if(rd_mux_addr == 12'h48) begin
-            readback_data_var[0] = hwif_in.CAP_FEATURES.gart.next;
-            readback_data_var[1] = hwif_in.CAP_FEATURES.copy_engine.next;
-            readback_data_var[2] = hwif_in.CAP_FEATURES.preemption.next;
-            readback_data_var[3] = hwif_in.CAP_FEATURES.memory_segment.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h48)) begin
+            readback_data_var[ad_hi(12'h48)][0] = hwif_in.CAP_FEATURES.gart.next;
+            readback_data_var[ad_hi(12'h48)][1] = hwif_in.CAP_FEATURES.copy_engine.next;
+            readback_data_var[ad_hi(12'h48)][2] = hwif_in.CAP_FEATURES.preemption.next;
+            readback_data_var[ad_hi(12'h48)][3] = hwif_in.CAP_FEATURES.memory_segment.next;
         end
-        if(rd_mux_addr == 12'h50) begin
-            readback_data_var[31:0] = hwif_in.CAP_MEMSEG_BASE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h50)) begin
+            readback_data_var[ad_hi(12'h50)][31:0] = hwif_in.CAP_MEMSEG_BASE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h54) begin
-            readback_data_var[31:0] = hwif_in.CAP_MEMSEG_BASE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h54)) begin
+            readback_data_var[ad_hi(12'h54)][31:0] = hwif_in.CAP_MEMSEG_BASE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h58) begin
-            readback_data_var[31:0] = hwif_in.CAP_MEMSEG_SIZE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h58)) begin
+            readback_data_var[ad_hi(12'h58)][31:0] = hwif_in.CAP_MEMSEG_SIZE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h5c) begin
-            readback_data_var[31:0] = hwif_in.CAP_MEMSEG_SIZE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h5c)) begin
+            readback_data_var[ad_hi(12'h5c)][31:0] = hwif_in.CAP_MEMSEG_SIZE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h60) begin
-            readback_data_var[31:0] = hwif_in.CAP_APSEG_BASE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h60)) begin
+            readback_data_var[ad_hi(12'h60)][31:0] = hwif_in.CAP_APSEG_BASE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h64) begin
-            readback_data_var[31:0] = hwif_in.CAP_APSEG_BASE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h64)) begin
+            readback_data_var[ad_hi(12'h64)][31:0] = hwif_in.CAP_APSEG_BASE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h68) begin
-            readback_data_var[31:0] = hwif_in.CAP_APSEG_SIZE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h68)) begin
+            readback_data_var[ad_hi(12'h68)][31:0] = hwif_in.CAP_APSEG_SIZE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h6c) begin
-            readback_data_var[31:0] = hwif_in.CAP_APSEG_SIZE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h6c)) begin
+            readback_data_var[ad_hi(12'h6c)][31:0] = hwif_in.CAP_APSEG_SIZE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h80) begin
-            readback_data_var[0] = field_storage.CTRL.enable.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h80)) begin
+            readback_data_var[ad_hi(12'h80)][0] = field_storage.CTRL.enable.value;
         end
-        if(rd_mux_addr == 12'h88) begin
-            readback_data_var[0] = hwif_in.STATUS.idle.next;
-            readback_data_var[1] = hwif_in.STATUS.faulted.next;
-            readback_data_var[2] = hwif_in.STATUS.resetting.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h88)) begin
+            readback_data_var[ad_hi(12'h88)][0] = hwif_in.STATUS.idle.next;
+            readback_data_var[ad_hi(12'h88)][1] = hwif_in.STATUS.faulted.next;
+            readback_data_var[ad_hi(12'h88)][2] = hwif_in.STATUS.resetting.next;
         end
-        if(rd_mux_addr == 12'h90) begin
-            readback_data_var[31:0] = hwif_in.CYCLE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h90)) begin
+            readback_data_var[ad_hi(12'h90)][31:0] = hwif_in.CYCLE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h94) begin
-            readback_data_var[31:0] = hwif_in.CYCLE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h94)) begin
+            readback_data_var[ad_hi(12'h94)][31:0] = hwif_in.CYCLE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h98) begin
-            readback_data_var[31:0] = field_storage.CP_WATCHDOG.cycles.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h98)) begin
+            readback_data_var[ad_hi(12'h98)][31:0] = field_storage.CP_WATCHDOG.cycles.value;
         end
-        if(rd_mux_addr == 12'ha0) begin
-            readback_data_var[31:0] = field_storage.PREEMPT_FENCE_LO.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'ha0)) begin
+            readback_data_var[ad_hi(12'ha0)][31:0] = field_storage.PREEMPT_FENCE_LO.value.value;
         end
-        if(rd_mux_addr == 12'ha4) begin
-            readback_data_var[31:0] = field_storage.PREEMPT_FENCE_HI.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'ha4)) begin
+            readback_data_var[ad_hi(12'ha4)][31:0] = field_storage.PREEMPT_FENCE_HI.value.value;
         end
-        if(rd_mux_addr == 12'ha8) begin
-            readback_data_var[31:0] = field_storage.PREEMPT_ADDR_LO.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'ha8)) begin
+            readback_data_var[ad_hi(12'ha8)][31:0] = field_storage.PREEMPT_ADDR_LO.value.value;
         end
-        if(rd_mux_addr == 12'hac) begin
-            readback_data_var[31:0] = field_storage.PREEMPT_ADDR_HI.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'hac)) begin
+            readback_data_var[ad_hi(12'hac)][31:0] = field_storage.PREEMPT_ADDR_HI.value.value;
         end
-        if(rd_mux_addr == 12'hb0) begin
-            readback_data_var[0] = hwif_in.PREEMPT_STATUS.pending.next;
-            readback_data_var[1] = hwif_in.PREEMPT_STATUS.preempted.next;
-            readback_data_var[2] = hwif_in.PREEMPT_STATUS.in_entry.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'hb0)) begin
+            readback_data_var[ad_hi(12'hb0)][0] = hwif_in.PREEMPT_STATUS.pending.next;
+            readback_data_var[ad_hi(12'hb0)][1] = hwif_in.PREEMPT_STATUS.preempted.next;
+            readback_data_var[ad_hi(12'hb0)][2] = hwif_in.PREEMPT_STATUS.in_entry.next;
         end
-        if(rd_mux_addr == 12'hb4) begin
-            readback_data_var[31:0] = hwif_in.PREEMPT_OFFSET.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'hb4)) begin
+            readback_data_var[ad_hi(12'hb4)][31:0] = hwif_in.PREEMPT_OFFSET.value.next;
         end
-        if(rd_mux_addr == 12'hc0) begin
-            readback_data_var[31:0] = field_storage.RING_BASE_LO.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'hc0)) begin
+            readback_data_var[ad_hi(12'hc0)][31:0] = field_storage.RING_BASE_LO.value.value;
         end
-        if(rd_mux_addr == 12'hc4) begin
-            readback_data_var[31:0] = field_storage.RING_BASE_HI.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'hc4)) begin
+            readback_data_var[ad_hi(12'hc4)][31:0] = field_storage.RING_BASE_HI.value.value;
         end
-        if(rd_mux_addr == 12'hc8) begin
-            readback_data_var[4:0] = field_storage.RING_SIZE.log2_entries.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'hc8)) begin
+            readback_data_var[ad_hi(12'hc8)][4:0] = field_storage.RING_SIZE.log2_entries.value;
         end
-        if(rd_mux_addr == 12'hcc) begin
-            readback_data_var[31:0] = field_storage.RING_TAIL.index.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'hcc)) begin
+            readback_data_var[ad_hi(12'hcc)][31:0] = field_storage.RING_TAIL.index.value;
         end
-        if(rd_mux_addr == 12'hd0) begin
-            readback_data_var[31:0] = hwif_in.RING_HEAD.index.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'hd0)) begin
+            readback_data_var[ad_hi(12'hd0)][31:0] = hwif_in.RING_HEAD.index.next;
         end
-        if(rd_mux_addr == 12'hd4) begin
-            readback_data_var[31:0] = field_storage.WB_ADDR_LO.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'hd4)) begin
+            readback_data_var[ad_hi(12'hd4)][31:0] = field_storage.WB_ADDR_LO.value.value;
         end
-        if(rd_mux_addr == 12'hd8) begin
-            readback_data_var[31:0] = field_storage.WB_ADDR_HI.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'hd8)) begin
+            readback_data_var[ad_hi(12'hd8)][31:0] = field_storage.WB_ADDR_HI.value.value;
         end
-        if(rd_mux_addr == 12'h100) begin
-            readback_data_var[31:0] = hwif_in.FENCE_DONE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h100)) begin
+            readback_data_var[ad_hi(12'h100)][31:0] = hwif_in.FENCE_DONE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h104) begin
-            readback_data_var[31:0] = hwif_in.FENCE_DONE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h104)) begin
+            readback_data_var[ad_hi(12'h104)][31:0] = hwif_in.FENCE_DONE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h140) begin
-            readback_data_var[0] = field_storage.INT_STATUS.dma_completed.value;
-            readback_data_var[1] = field_storage.INT_STATUS.fault.value;
-            readback_data_var[2] = field_storage.INT_STATUS.preempted.value;
-            readback_data_var[3] = field_storage.INT_STATUS.gart_fault.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h140)) begin
+            readback_data_var[ad_hi(12'h140)][0] = field_storage.INT_STATUS.dma_completed.value;
+            readback_data_var[ad_hi(12'h140)][1] = field_storage.INT_STATUS.fault.value;
+            readback_data_var[ad_hi(12'h140)][2] = field_storage.INT_STATUS.preempted.value;
+            readback_data_var[ad_hi(12'h140)][3] = field_storage.INT_STATUS.gart_fault.value;
         end
-        if(rd_mux_addr == 12'h144) begin
-            readback_data_var[0] = field_storage.INT_ENABLE.dma_completed.value;
-            readback_data_var[1] = field_storage.INT_ENABLE.fault.value;
-            readback_data_var[2] = field_storage.INT_ENABLE.preempted.value;
-            readback_data_var[3] = field_storage.INT_ENABLE.gart_fault.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h144)) begin
+            readback_data_var[ad_hi(12'h144)][0] = field_storage.INT_ENABLE.dma_completed.value;
+            readback_data_var[ad_hi(12'h144)][1] = field_storage.INT_ENABLE.fault.value;
+            readback_data_var[ad_hi(12'h144)][2] = field_storage.INT_ENABLE.preempted.value;
+            readback_data_var[ad_hi(12'h144)][3] = field_storage.INT_ENABLE.gart_fault.value;
         end
-        if(rd_mux_addr == 12'h180) begin
-            readback_data_var[7:0] = hwif_in.FAULT_STATUS.reason.next;
-            readback_data_var[31:8] = hwif_in.FAULT_STATUS.ring_index.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h180)) begin
+            readback_data_var[ad_hi(12'h180)][7:0] = hwif_in.FAULT_STATUS.reason.next;
+            readback_data_var[ad_hi(12'h180)][31:8] = hwif_in.FAULT_STATUS.ring_index.next;
         end
-        if(rd_mux_addr == 12'h184) begin
-            readback_data_var[31:0] = hwif_in.FAULT_ADDR_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h184)) begin
+            readback_data_var[ad_hi(12'h184)][31:0] = hwif_in.FAULT_ADDR_LO.value.next;
         end
-        if(rd_mux_addr == 12'h188) begin
-            readback_data_var[31:0] = hwif_in.FAULT_ADDR_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h188)) begin
+            readback_data_var[ad_hi(12'h188)][31:0] = hwif_in.FAULT_ADDR_HI.value.next;
         end
-        if(rd_mux_addr == 12'h18c) begin
-            readback_data_var[31:0] = hwif_in.FAULT_FENCE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h18c)) begin
+            readback_data_var[ad_hi(12'h18c)][31:0] = hwif_in.FAULT_FENCE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h190) begin
-            readback_data_var[31:0] = hwif_in.FAULT_FENCE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h190)) begin
+            readback_data_var[ad_hi(12'h190)][31:0] = hwif_in.FAULT_FENCE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h194) begin
-            readback_data_var[31:0] = hwif_in.FAULT_DETAIL.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h194)) begin
+            readback_data_var[ad_hi(12'h194)][31:0] = hwif_in.FAULT_DETAIL.value.next;
         end
-        if(rd_mux_addr == 12'h200) begin
-            readback_data_var[0] = field_storage.GART_CTRL.enable.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h200)) begin
+            readback_data_var[ad_hi(12'h200)][0] = field_storage.GART_CTRL.enable.value;
         end
-        if(rd_mux_addr == 12'h204) begin
-            readback_data_var[7:0] = hwif_in.GART_CAP.tlb_entries.next;
-            readback_data_var[15:8] = hwif_in.GART_CAP.ptes_per_walk.next;
-            readback_data_var[23:16] = hwif_in.GART_CAP.sys_addr_bits.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h204)) begin
+            readback_data_var[ad_hi(12'h204)][7:0] = hwif_in.GART_CAP.tlb_entries.next;
+            readback_data_var[ad_hi(12'h204)][15:8] = hwif_in.GART_CAP.ptes_per_walk.next;
+            readback_data_var[ad_hi(12'h204)][23:16] = hwif_in.GART_CAP.sys_addr_bits.next;
         end
-        if(rd_mux_addr == 12'h208) begin
-            readback_data_var[31:0] = field_storage.GART_TABLE_BASE_LO.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h208)) begin
+            readback_data_var[ad_hi(12'h208)][31:0] = field_storage.GART_TABLE_BASE_LO.value.value;
         end
-        if(rd_mux_addr == 12'h20c) begin
-            readback_data_var[31:0] = field_storage.GART_TABLE_BASE_HI.value.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h20c)) begin
+            readback_data_var[ad_hi(12'h20c)][31:0] = field_storage.GART_TABLE_BASE_HI.value.value;
         end
-        if(rd_mux_addr == 12'h210) begin
-            readback_data_var[31:0] = field_storage.GART_TABLE_SIZE.entries.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h210)) begin
+            readback_data_var[ad_hi(12'h210)][31:0] = field_storage.GART_TABLE_SIZE.entries.value;
         end
-        if(rd_mux_addr == 12'h214) begin
-            readback_data_var[31:0] = field_storage.GART_INV_FIRST.page.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h214)) begin
+            readback_data_var[ad_hi(12'h214)][31:0] = field_storage.GART_INV_FIRST.page.value;
         end
-        if(rd_mux_addr == 12'h218) begin
-            readback_data_var[31:0] = field_storage.GART_INV_COUNT.count.value;
+        if(ad_low(rd_mux_addr) == ad_low(12'h218)) begin
+            readback_data_var[ad_hi(12'h218)][31:0] = field_storage.GART_INV_COUNT.count.value;
         end
-        if(rd_mux_addr == 12'h220) begin
-            readback_data_var[0] = hwif_in.GART_STATUS.inv_busy.next;
-            readback_data_var[1] = hwif_in.GART_STATUS.walk_busy.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h220)) begin
+            readback_data_var[ad_hi(12'h220)][0] = hwif_in.GART_STATUS.inv_busy.next;
+            readback_data_var[ad_hi(12'h220)][1] = hwif_in.GART_STATUS.walk_busy.next;
         end
-        if(rd_mux_addr == 12'h224) begin
-            readback_data_var[0] = hwif_in.GART_FAULT_STATUS.valid.next;
-            readback_data_var[1] = hwif_in.GART_FAULT_STATUS.more_faults.next;
-            readback_data_var[2] = hwif_in.GART_FAULT_STATUS.write.next;
-            readback_data_var[3] = hwif_in.GART_FAULT_STATUS.privileged.next;
-            readback_data_var[11:8] = hwif_in.GART_FAULT_STATUS.reason.next;
-            readback_data_var[15:12] = hwif_in.GART_FAULT_STATUS.client.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h224)) begin
+            readback_data_var[ad_hi(12'h224)][0] = hwif_in.GART_FAULT_STATUS.valid.next;
+            readback_data_var[ad_hi(12'h224)][1] = hwif_in.GART_FAULT_STATUS.more_faults.next;
+            readback_data_var[ad_hi(12'h224)][2] = hwif_in.GART_FAULT_STATUS.write.next;
+            readback_data_var[ad_hi(12'h224)][3] = hwif_in.GART_FAULT_STATUS.privileged.next;
+            readback_data_var[ad_hi(12'h224)][11:8] = hwif_in.GART_FAULT_STATUS.reason.next;
+            readback_data_var[ad_hi(12'h224)][15:12] = hwif_in.GART_FAULT_STATUS.client.next;
         end
-        if(rd_mux_addr == 12'h228) begin
-            readback_data_var[31:0] = hwif_in.GART_FAULT_ADDR_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h228)) begin
+            readback_data_var[ad_hi(12'h228)][31:0] = hwif_in.GART_FAULT_ADDR_LO.value.next;
         end
-        if(rd_mux_addr == 12'h22c) begin
-            readback_data_var[31:0] = hwif_in.GART_FAULT_ADDR_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h22c)) begin
+            readback_data_var[ad_hi(12'h22c)][31:0] = hwif_in.GART_FAULT_ADDR_HI.value.next;
         end
-        if(rd_mux_addr == 12'h230) begin
-            readback_data_var[31:0] = hwif_in.GART_FAULT_FENCE_LO.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h230)) begin
+            readback_data_var[ad_hi(12'h230)][31:0] = hwif_in.GART_FAULT_FENCE_LO.value.next;
         end
-        if(rd_mux_addr == 12'h234) begin
-            readback_data_var[31:0] = hwif_in.GART_FAULT_FENCE_HI.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h234)) begin
+            readback_data_var[ad_hi(12'h234)][31:0] = hwif_in.GART_FAULT_FENCE_HI.value.next;
         end
-        if(rd_mux_addr == 12'h238) begin
-            readback_data_var[31:0] = hwif_in.GART_FAULT_CONTEXT.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h238)) begin
+            readback_data_var[ad_hi(12'h238)][31:0] = hwif_in.GART_FAULT_CONTEXT.value.next;
         end
-        if(rd_mux_addr == 12'h240) begin
-            readback_data_var[31:0] = hwif_in.GART_PERF_LOOKUPS.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h240)) begin
+            readback_data_var[ad_hi(12'h240)][31:0] = hwif_in.GART_PERF_LOOKUPS.value.next;
         end
-        if(rd_mux_addr == 12'h244) begin
-            readback_data_var[31:0] = hwif_in.GART_PERF_MISSES.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h244)) begin
+            readback_data_var[ad_hi(12'h244)][31:0] = hwif_in.GART_PERF_MISSES.value.next;
         end
-        if(rd_mux_addr == 12'h248) begin
-            readback_data_var[31:0] = hwif_in.GART_PERF_WALKS.value.next;
+        if(ad_low(rd_mux_addr) == ad_low(12'h248)) begin
+            readback_data_var[ad_hi(12'h248)][31:0] = hwif_in.GART_PERF_WALKS.value.next;
         end
-        readback_data = readback_data_var;
-        readback_done = decoded_req & ~decoded_req_is_wr;
-        readback_err = decoded_err;
+        readback_data_rt_c = readback_data_var;
+    end
+
+    logic [31:0] readback_data_rt[32];
+    logic readback_done_rt;
+    logic readback_err_rt;
+    logic [11:0] readback_addr_rt;
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            for(int i=0; i<32; i++) readback_data_rt[i] <= '0;
+            readback_done_rt <= '0;
+            readback_err_rt <= '0;
+            readback_addr_rt <= '0;
+        end else begin
+            readback_data_rt <= readback_data_rt_c;
+            readback_err_rt <= decoded_err;
+            readback_done_rt <= decoded_req & ~decoded_req_is_wr;
+            readback_addr_rt <= rd_mux_addr;
+        end
+    end
+
+
+
+    // readback stage 2
+    always_comb begin
+        readback_data = readback_data_rt[readback_addr_rt[11:7]];
+        readback_done = readback_done_rt;
+        readback_err = readback_err_rt;
     end
 
     assign cpuif_rd_ack = readback_done;
