@@ -71,9 +71,6 @@ inline constexpr std::uint32_t kMaxFieldAlign = [] {
   return max;
 }();
 
-/// Sizes up to this keep the range check one compare in Render's in-order path and Patch's quick check (AllocationOffset is below 2^32 and a
-/// rectangle's extent at most 2^64 - 2^32, so their sum does not wrap either).
-inline constexpr std::uint64_t kMaxInOrderSize = std::uint64_t{1} << 62;
 
 /// The checks Render and Present share on the DMA buffer and its private data.
 Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size, const void* private_data,

@@ -88,10 +88,11 @@ Status check_field(const PatchArgs& a, std::uint32_t i, const PatchLocation& e, 
 /// One allocation-list element as the quick check sees it, worked out once per call: an access
 /// of `extent` bytes at AllocationOffset `o` passes iff o + extent < read_end (or write_end). The
 /// ends are 0 — every access fails — for a null or non-resident element, a write through one
-/// without WriteOperation, and an element left to check_entry (a size past kMaxInOrderSize, a GPU
-/// address not kMaxFieldAlign-aligned or whose allocation reaches 2^64). So one compare checks
-/// the range and the access, no access inside the allocation wraps, and the address has the
-/// field's alignment iff AllocationOffset has it.
+/// without WriteOperation, and an element left to check_entry (a GPU address not
+/// kMaxFieldAlign-aligned, an allocation that reaches 2^64; a size of 2^64 - 1 makes the ends
+/// wrap to 0). So one compare checks the range and the access (AllocationOffset is below 2^32 and
+/// an extent at most 2^64 - 2^32: their sum does not wrap), no access inside the allocation wraps,
+/// and the address has the field's alignment iff AllocationOffset has it.
 struct QuickAllocation {
   // No member initializers: QuickAllocations' table on the stack is not cleared per call.
   std::uint64_t read_end;   ///< size + 1, or 0
@@ -100,8 +101,8 @@ struct QuickAllocation {
 constexpr QuickAllocation kFailingAllocation{0, 0};
 
 QuickAllocation quick_allocation(const DxgkAllocationListEntry& al) {
-  if (!al.allocation || al.segment == kSystemMemory || al.size > detail::kMaxInOrderSize ||
-      al.gpu_address % detail::kMaxFieldAlign != 0 || al.gpu_address > ~std::uint64_t{0} - al.size)
+  if (!al.allocation || al.segment == kSystemMemory || al.gpu_address % detail::kMaxFieldAlign != 0 ||
+      al.gpu_address > ~std::uint64_t{0} - al.size)
     return kFailingAllocation;
   return {al.size + 1, al.write ? al.size + 1 : 0};
 }

@@ -504,6 +504,10 @@ Status render_pass(const RenderArgs& a, RenderOutput& result) {
 /// 64- to 512-byte blocks between the packets, so that the core would copy while it checks.)
 constexpr std::uint32_t kCopyAhead = 16 * 1024;
 
+/// Sizes up to this keep the range check one compare (AllocationOffset is below 2^32 and a
+/// rectangle's extent at most 2^64 - 2^32, so their sum does not wrap either).
+constexpr std::uint64_t kMaxInOrderSize = std::uint64_t{1} << 62;
+
 /// One allocation-list element as the in-order path checks it, worked out once per call: an
 /// access of `extent` bytes at AllocationOffset `o` is allowed iff o + extent < read_end (or
 /// write_end), and the pre-patched address is base + (o & offset_mask). The ends are 0 — every
