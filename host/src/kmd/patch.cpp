@@ -224,7 +224,9 @@ template <std::size_t I>
   static_assert(kCount <= 2 && abi::kMaxAddressFields == 2, "quick_packet handles two address fields");
   constexpr std::uint32_t kFlags = std::uint32_t{p.flags_mask} << abi::header::kFlagsLsb;
   // What is read below must be in the buffer and the list: these decide what memory is read.
-  if (std::uint64_t{split} + 4 * p.min_dwords > s.dma_size || s.end - s.e < static_cast<std::ptrdiff_t>(kCount)) return false;
+  // (s.e < s.end: a second entry is there unless s.e + 1 is the end; a pointer compare, where
+  // s.end - s.e would divide by sizeof(PatchLocation).)
+  if (std::uint64_t{split} + 4 * p.min_dwords > s.dma_size || (kCount > 1 && s.e + 1 == s.end)) return false;
   std::uint32_t dwords = p.min_dwords;
   if constexpr (p.min_dwords == p.max_dwords) {
     // One compare: the opcode, the dword count, no undefined flag bit (which check_entry allows:
@@ -246,16 +248,16 @@ template <std::size_t I>
 }
 
 /// Whether every entry of [first, end) passes check_entry, when they are in the order Render
-/// writes them; false also when this check cannot tell (check_entry decides then).
-bool quick_check(const PatchArgs& a, std::uint32_t first, std::uint32_t end) {
-  if (a.dma_size < 4) return false;
+/// writes them; false also when this check cannot tell (check_entry decides then). Not inlined
+/// into patch(): there, patch()'s own values took the registers and the loop kept its state
+/// (s.bad, s.first_words) on the stack, each OR a load and a store.
+[[gnu::noinline]] bool quick_check(const PatchArgs& a, std::uint32_t first, std::uint32_t end) {
   const QuickAllocations allocations(a.allocation_list, a.allocation_list_size);
   QuickLoop s{a.patch_list + first,         a.patch_list + end,  static_cast<const std::byte*>(a.dma_buffer),
               a.dma_size,                   allocations.table(), allocations.index_mask()};
-  const std::uint32_t header_limit = a.dma_size - 4;
   while (s.e < s.end) {
     const std::uint32_t split = s.e->split_offset;
-    if (split > header_limit) return false;
+    if (std::uint64_t{split} + 4 > s.dma_size) return false;
     std::uint32_t header;
     std::memcpy(&header, s.dma + split, sizeof header);
     bool went_on = false;
