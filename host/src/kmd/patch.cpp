@@ -391,12 +391,15 @@ Result<PatchOutput> patch(const PatchArgs& a) {
     store64(dma, stamps[k] + 4ull * abi::payload::timestamp::kAddrLo, a.timestamp_address + slot);
   }
   out.timestamps_written = stamp_count;
+  // The lists in locals: through `a`, each store (which may alias it, for the compiler) would
+  // make the loop load them again.
+  const PatchLocation* const list = a.patch_list;
+  const DxgkAllocationListEntry* const allocations = a.allocation_list;
   for (std::uint32_t i = a.patch_start; i < end; ++i) {
-    const PatchLocation& e = a.patch_list[i];
-    const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];
-    store64(dma, e.patch_offset, al.gpu_address + e.allocation_offset);
-    ++out.patched;
+    const PatchLocation& e = list[i];
+    store64(dma, e.patch_offset, allocations[e.allocation_index].gpu_address + e.allocation_offset);
   }
+  out.patched = a.patch_length;
   if (fence_in_range) {
     store64(dma, priv.fence_offset + 4ull * abi::payload::fence::kAddrLo, a.fence_address);
     store32(dma, priv.fence_offset + 4ull * abi::payload::fence::kValueLo,
