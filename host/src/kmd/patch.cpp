@@ -395,6 +395,8 @@ Result<PatchOutput> patch(const PatchArgs& a) {
   // make the loop load them again.
   const PatchLocation* const list = a.patch_list;
   const DxgkAllocationListEntry* const allocations = a.allocation_list;
+  // Unrolled: the loop's own counting was a third of its instructions (GCC and Clang read this).
+#pragma GCC unroll 4
   for (std::uint32_t i = a.patch_start; i < end; ++i) {
     const PatchLocation& e = list[i];
     store64(dma, e.patch_offset, allocations[e.allocation_index].gpu_address + e.allocation_offset);
