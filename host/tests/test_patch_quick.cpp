@@ -195,8 +195,8 @@ TEST_CASE("patch quick check: allocation-list elements it leaves to the full che
 
 TEST_CASE("patch quick check: an AllocationIndex past the list, inside and past the padded table", "[patch]") {
   PatchRig r;
-  REQUIRE(r.list.size() == 4);  // the null element and kA, kB, kC: padded to 8
-  for (std::uint32_t index : {4u, 7u, 8u, 9u, 0x8000'0000u, 0xffff'ffffu}) {
+  REQUIRE(r.list.size() == 4);  // the null element and kA, kB, kC: padded to 64
+  for (std::uint32_t index : {4u, 7u, 63u, 64u, 65u, 0x8000'0000u, 0xffff'ffffu}) {
     INFO("AllocationIndex " << index);
     auto entries = r.entries;
     entries[3].allocation_index = index;
@@ -211,8 +211,11 @@ TEST_CASE("patch quick check: a long allocation list is worked out on the heap w
   auto entries = r.entries;
   entries[0].allocation_index = 150;  // WRITE_DATA through a copy of kA
   CHECK(patch_both_ways(r, entries, list, r.rendered));
-  entries[0].allocation_index = 255;  // past the list, inside the padded table
-  CHECK_FALSE(patch_both_ways(r, entries, list, r.rendered));
+  for (std::uint32_t index : {200u, 255u, 256u, 257u, 256u + 150, 0xffff'ffffu}) {  // in the padded table, past it
+    INFO("AllocationIndex " << index);
+    entries[0].allocation_index = index;
+    CHECK_FALSE(patch_both_ways(r, entries, list, r.rendered));
+  }
 }
 
 TEST_CASE("patch quick check: a WRITE_DATA's dword count below its minimum or past the DMA buffer", "[patch]") {

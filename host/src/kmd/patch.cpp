@@ -117,7 +117,8 @@ constexpr std::uint32_t kQuickStackAllocations = 64;
 class QuickAllocations {
  public:
   QuickAllocations(const DxgkAllocationListEntry* list, std::uint32_t count) {
-    std::size_t size = 1;
+    // The stack table is always whole, so that its mask is a constant (quick_loop<true>).
+    std::size_t size = kQuickStackAllocations;
     while (size <= count) size *= 2;  // at least one failing element
     QuickAllocation* t = local_.data();
     if (size > local_.size()) {
@@ -247,14 +248,13 @@ template <std::size_t I>
   return true;
 }
 
-/// Whether every entry of [first, end) passes check_entry, when they are in the order Render
-/// writes them; false also when this check cannot tell (check_entry decides then). Not inlined
-/// into patch(): there, patch()'s own values took the registers and the loop kept its state
-/// (s.bad, s.first_words) on the stack, each OR a load and a store.
-[[gnu::noinline]] bool quick_check(const PatchArgs& a, std::uint32_t first, std::uint32_t end) {
-  const QuickAllocations allocations(a.allocation_list, a.allocation_list_size);
-  QuickLoop s{a.patch_list + first,         a.patch_list + end,  static_cast<const std::byte*>(a.dma_buffer),
-              a.dma_size,                   allocations.table(), allocations.index_mask()};
+/// quick_check's loop over the entries. Not inlined into patch(): there, patch()'s own values
+/// took the registers and the loop kept its state (s.bad, s.first_words) on the stack, each OR a
+/// load and a store. kStackTable: the allocation table is the one on the stack, whose mask is a
+/// constant (one register fewer, which kept the loop's values out of the stack again).
+template <bool kStackTable>
+[[gnu::noinline]] bool quick_loop(QuickLoop s) {
+  if constexpr (kStackTable) s.index_mask = kQuickStackAllocations - 1;
   while (s.e < s.end) {
     const std::uint32_t split = s.e->split_offset;
     if (std::uint64_t{split} + 4 > s.dma_size) return false;
@@ -291,6 +291,15 @@ template <std::size_t I>
     if (!went_on) return false;
   }
   return s.bad == 0 && s.first_words <= s.index_mask;
+}
+
+/// Whether every entry of [first, end) passes check_entry, when they are in the order Render
+/// writes them; false also when this check cannot tell (check_entry decides then).
+bool quick_check(const PatchArgs& a, std::uint32_t first, std::uint32_t end) {
+  const QuickAllocations allocations(a.allocation_list, a.allocation_list_size);
+  const QuickLoop s{a.patch_list + first,         a.patch_list + end,  static_cast<const std::byte*>(a.dma_buffer),
+                    a.dma_size,                   allocations.table(), allocations.index_mask()};
+  return allocations.index_mask() == kQuickStackAllocations - 1 ? quick_loop<true>(s) : quick_loop<false>(s);
 }
 
 /// Why entry `i` was refused, with the message that names it.
