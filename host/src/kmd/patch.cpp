@@ -79,11 +79,12 @@ Status check_field(const PatchArgs& a, std::uint32_t i, const PatchLocation& e, 
 // entries one after another, on its address fields in field order — and checks every rule of
 // check_entry on each entry, but as compares ORed into one word (QuickLoop::bad) that is looked
 // at once, after the last entry, so an entry costs loads, ORs and no branch. Only what decides
-// which memory is read next is a branch: the header's place, the packet kind (one jump on the
-// opcode to that kind's code, compiled from its row of the ABI table), the packet's fixed part
-// inside the buffer, enough entries left. Anything else — a refusal, another order, an element
-// this check leaves alone — makes check_entry run on every entry, which decides and names what
-// it refuses. Nothing is written before one of the two has passed the whole range.
+// which memory is read next is a branch: the header's place (inside the buffer, 4-aligned), the
+// packet kind (one jump on the opcode to that kind's code, compiled from its row of the ABI
+// table), the packet's fixed part inside the buffer, enough entries left. Anything else — a
+// refusal, another order, an element this check leaves alone — makes check_entry run on every
+// entry, which decides and names what it refuses. Nothing is written before one of the two has
+// passed the whole range.
 
 /// One allocation-list element as the quick check sees it, worked out once per call: an access
 /// of `extent` bytes at AllocationOffset `o` passes iff o + extent < read_end (or write_end). The
@@ -239,7 +240,6 @@ template <std::size_t I>
              (dwords - p.min_dwords > p.max_dwords - p.min_dwords) |
              (std::uint64_t{split} + 4ull * dwords > s.dma_size);
   }
-  s.bad |= split % 4;
   const auto* pkt = reinterpret_cast<const std::uint32_t*>(s.dma + split);
   const std::uint64_t split_twice = split * 0x1'0000'0001ull;  // {split, split}: no carry, split + 4 * dword < 2^32
   quick_field<I, 0>(s, pkt, dwords, split_twice);
@@ -257,7 +257,8 @@ template <bool kStackTable>
   if constexpr (kStackTable) s.index_mask = kQuickStackAllocations - 1;
   while (s.e < s.end) {
     const std::uint32_t split = s.e->split_offset;
-    if (std::uint64_t{split} + 4 > s.dma_size) return false;
+    // A 4-aligned header inside the buffer: the packet is read as dwords.
+    if (std::uint64_t{split} + 4 > s.dma_size || split % 4 != 0) return false;
     std::uint32_t header;
     std::memcpy(&header, s.dma + split, sizeof header);
     bool went_on = false;
