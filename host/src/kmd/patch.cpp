@@ -3,9 +3,6 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
-#include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
