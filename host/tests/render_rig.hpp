@@ -31,7 +31,7 @@ class DmaBlock {
   std::uint32_t dword(std::size_t i) const { return pages_[i / 1024].dwords[i % 1024]; }
   std::vector<std::uint32_t> first(std::uint32_t bytes) const {
     std::vector<std::uint32_t> v(bytes / 4);
-    std::memcpy(v.data(), pages_.data(), bytes);
+    if (bytes != 0) std::memcpy(v.data(), pages_.data(), bytes);  // v.data() may be null
     return v;
   }
   std::size_t capacity() const { return pages_.size() * 4096; }

@@ -2,7 +2,9 @@
 // entries and the end of a pass (the submission-fence packet and the private data).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/kmd/render.hpp"
@@ -54,6 +56,21 @@ struct Access {
   }
   return Access{extent, field.align.get(flags)};
 }
+
+/// The largest alignment an address field may require. An allocation whose GPU address is aligned
+/// to it gives an address with AllocationOffset's alignment, so one compare checks both.
+inline constexpr std::uint32_t kMaxFieldAlign = [] {
+  std::uint32_t max = 1;
+  for (const abi::PacketInfo& p : abi::kPackets)
+    for (unsigned f = 0; f < p.address_count; ++f) {
+      for (std::uint32_t align : {p.addresses[f].align.clear, p.addresses[f].align.set}) {
+        if (align == 0 || (align & (align - 1)) != 0) throw "an address field's alignment is not a power of two";
+        max = std::max(max, align);
+      }
+    }
+  return max;
+}();
+
 
 /// The checks Render and Present share on the DMA buffer and its private data.
 Status check_dma(const char* ddi, const void* dma_buffer, std::uint32_t dma_size, const void* private_data,

@@ -1,10 +1,8 @@
 #include "sgpu/kmd/patch.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstring>
-#include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -72,161 +70,238 @@ Status check_field(const PatchArgs& a, std::uint32_t i, const PatchLocation& e, 
   return ok_status();
 }
 
-/// What the per-entry check needs of one allocation-list element, gathered once per call.
-struct AllocationBound {
-  std::uint64_t base = 0;    ///< gpu_address
-  std::uint64_t size = 0;    ///< bytes
-  std::uint32_t grants = 0;  ///< kNoAccess, kPatchable or kWritable
+// ------------------------------------------------------------------------ the quick check
+// patch() first runs the quick check (quick_check, below) over the whole range. It only says
+// "accepted" or "don't know": it takes the list as Render and Present write it — each packet's
+// entries one after another, on its address fields in field order — and checks every rule of
+// check_entry on each entry, but as compares ORed into one word (QuickLoop::bad) that is looked
+// at once, after the last entry, so an entry costs loads, ORs and no branch. Only what decides
+// which memory is read next is a branch: the header's place (inside the buffer, 4-aligned), the
+// packet kind (one jump on the opcode to that kind's code, compiled from its row of the ABI
+// table), the packet's fixed part inside the buffer, enough entries left. Anything else — a
+// refusal, another order, an element this check leaves alone — makes check_entry run on every
+// entry, which decides and names what it refuses. Nothing is written before one of the two has
+// passed the whole range.
+
+/// One allocation-list element as the quick check sees it, worked out once per call: an access
+/// of `extent` bytes at AllocationOffset `o` passes iff o + extent < read_end (or write_end). The
+/// ends are 0 — every access fails — for a null or non-resident element, a write through one
+/// without WriteOperation, and an element left to check_entry (a GPU address not
+/// kMaxFieldAlign-aligned, an allocation that reaches 2^64; a size of 2^64 - 1 makes the ends
+/// wrap to 0). So one compare checks the range and the access (AllocationOffset is below 2^32 and
+/// an extent at most 2^64 - 2^32: their sum does not wrap), no access inside the allocation wraps,
+/// and the address has the field's alignment iff AllocationOffset has it.
+struct QuickAllocation {
+  // No member initializers: QuickAllocations' table on the stack is not cleared per call.
+  std::uint64_t read_end;   ///< size + 1, or 0
+  std::uint64_t write_end;  ///< size + 1 if the list allows writes, else 0
 };
-/// Access levels, ordered so that an entry passes when its allocation's level is at least the
-/// one its field needs. kPatchable: listed, not null, resident, and base + size does not pass
-/// 2^64 (so no access inside the allocation wraps: the per-entry check needs no overflow test).
-constexpr std::uint32_t kNoAccess = 0;
-constexpr std::uint32_t kPatchable = 1;
-constexpr std::uint32_t kWritable = 2;  ///< kPatchable with WriteOperation
-constexpr std::uint32_t kNoEntryPasses = ~0u;
+constexpr QuickAllocation kFailingAllocation{0, 0};
 
-std::vector<AllocationBound> allocation_bounds(const PatchArgs& a) {
-  std::vector<AllocationBound> bounds(a.allocation_list_size);
-  for (std::uint32_t i = 0; i < a.allocation_list_size; ++i) {
-    const DxgkAllocationListEntry& al = a.allocation_list[i];
-    const bool patchable = al.allocation && al.segment != kSystemMemory && al.gpu_address + al.size >= al.gpu_address;
-    bounds[i] = {al.gpu_address, al.size, !patchable ? kNoAccess : al.write ? kWritable : kPatchable};
-  }
-  return bounds;
+QuickAllocation quick_allocation(const DxgkAllocationListEntry& al) {
+  if (!al.allocation || al.segment == kSystemMemory || al.gpu_address % detail::kMaxFieldAlign != 0 ||
+      al.gpu_address > ~std::uint64_t{0} - al.size)
+    return kFailingAllocation;
+  return {al.size + 1, al.write ? al.size + 1 : 0};
 }
 
-/// What the per-entry check needs of one address field of a packet.
-struct FieldBound {
-  std::uint32_t patch_offset = 0;        ///< where the field's entry must point
-  std::uint32_t needs = kNoEntryPasses;  ///< the access level the allocation must have
-  std::uint64_t extent = 0;              ///< bytes the packet touches from the address
-  std::uint64_t align_mask = 0;          ///< the address's low bits that must be 0
-};
+/// Allocation lists up to this many elements (padded: one less) are worked out on the stack.
+constexpr std::uint32_t kQuickStackAllocations = 64;
 
-/// One packet's address fields as the per-entry check sees them.
-struct PacketBounds {
-  std::uint32_t count = 0;  ///< address fields (SlotIds below it may pass)
-  std::array<FieldBound, abi::kMaxAddressFields> fields{};
-};
-
-/// Address field F of the packet kPackets[I] at SplitOffset `split`, as the per-entry check sees
-/// it. Compiled for each packet kind and field, so the field's description is constants.
-template <std::size_t I, unsigned F>
-[[gnu::always_inline]] inline void field_bound(const std::uint32_t* pkt, std::uint32_t dwords, std::uint32_t split,
-                                               FieldBound& b) {
-  constexpr const abi::PacketInfo& p = abi::kPackets[I];
-  constexpr const abi::AddressField& field = p.addresses[F];
-  const detail::Access acc = detail::access_of(field, pkt, dwords);
-  b = {split + 4 * field.dword, field.access == abi::AddressAccess::Write ? kWritable : kPatchable, acc.extent,
-       acc.align - 1u};
-  // A non-power-of-two alignment (none in the ABI today) or a field past the packet's end is left
-  // to check_entry: no entry passes this one.
-  constexpr auto pow2 = [](std::uint32_t x) { return x != 0 && (x & (x - 1)) == 0; };
-  constexpr bool kChecked =
-      pow2(field.align.clear) && pow2(field.align.set) && 4u * field.dword + 8 <= 4u * p.min_dwords;
-  if constexpr (!kChecked) b.needs = kNoEntryPasses;
-  // So that offset + extent cannot wrap in the per-entry check (AllocationOffset < 2^32).
-  if (acc.extent > (std::uint64_t{1} << 63)) b.needs = kNoEntryPasses;
-}
-
-/// The bounds of every address field of the packet kPackets[I].
-template <std::size_t I>
-void packet_bounds(const std::uint32_t* pkt, std::uint32_t dwords, std::uint32_t split, PacketBounds& b) {
-  constexpr unsigned kCount = abi::kPackets[I].address_count;
-  static_assert(kCount <= 2 && abi::kMaxAddressFields == 2, "packet_bounds handles two address fields");
-  b.count = kCount;
-  if constexpr (kCount > 0) field_bound<I, 0>(pkt, dwords, split, b.fields[0]);
-  if constexpr (kCount > 1) field_bound<I, 1>(pkt, dwords, split, b.fields[1]);
-}
-
-/// The entries [i, end) that name the packet kPackets[I] at SplitOffset `split` (its header
-/// checked: `dwords` long, inside the buffer), from `i` while their SplitOffset is `split`:
-/// check_entry's rules without the messages. Returns the first entry this check does not pass,
-/// or the first entry of another packet. Compiled for each packet kind, so the packet's fields
-/// are worked out with its constants and stay in registers.
-template <std::size_t I>
-[[gnu::always_inline]] inline std::uint32_t check_packet_entries(const PatchLocation* list, std::uint32_t i,
-                                                                 std::uint32_t end, const std::uint32_t* pkt,
-                                                                 std::uint32_t dwords, std::uint32_t split,
-                                                                 const AllocationBound* allocations,
-                                                                 std::uint32_t allocation_count) {
-  PacketBounds packet;
-  packet_bounds<I>(pkt, dwords, split, packet);
-  do {
-    const PatchLocation& e = list[i];
-    // Reserved bits set make the SlotId >= the field count too.
-    if (e.slot_id_and_reserved >= packet.count) return i;
-    const FieldBound& f = packet.fields[e.slot_id_and_reserved];
-    if (e.patch_offset != f.patch_offset || e.allocation_index >= allocation_count) return i;
-    const AllocationBound& al = allocations[e.allocation_index];
-    const std::uint64_t offset = e.allocation_offset;
-    if (al.grants < f.needs || offset + f.extent > al.size || ((al.base + offset) & f.align_mask) != 0) return i;
-    ++i;
-  } while (i < end && list[i].split_offset == split);
-  return i;
-}
-
-/// check_entry's rules without the messages, over entries [i, end): the first entry this check
-/// does not pass (end: all pass), for check_entry to decide (it may still pass one, e.g. through
-/// an allocation whose end passes 2^64, which this check leaves to it). The entries of one packet
-/// follow one another, so the packet is decoded once for them (one jump on its opcode to the
-/// packet kind's code), and each allocation-list element once per call: an entry costs a few
-/// loads and compares, whose branches are never taken on a list that passes (cheaper than
-/// combining them without branches).
-std::uint32_t first_unchecked(const PatchArgs& a, const std::vector<AllocationBound>& bounds, std::uint32_t i,
-                              std::uint32_t end) {
-  const PatchLocation* const list = a.patch_list;
-  const AllocationBound* const allocations = bounds.data();
-  const std::uint32_t allocation_count = a.allocation_list_size;
-  const auto* dma = static_cast<const std::byte*>(a.dma_buffer);
-  const std::uint32_t dma_size = a.dma_size;
-  while (i < end) {
-    const std::uint32_t split = list[i].split_offset;
-    if (split % 4 != 0 || std::uint64_t{split} + 4 > dma_size) return i;
-    const auto* pkt = reinterpret_cast<const std::uint32_t*>(dma + split);
-    const std::uint32_t header = pkt[0];
-    const std::uint32_t dwords = abi::header_dwords(header);
-    const std::uint8_t kind = abi::kPacketIndex[abi::header_opcode(header)];
-    if (kind == abi::kNoPacket || std::uint64_t{split} + 4ull * dwords > dma_size) return i;
-    switch (kind) {
-      // One case per kPackets index (a jump table, each packet kind's code inlined).
-#define SGPU_PATCH_CASE(K)                                                                                      \
-  case K:                                                                                                       \
-    if constexpr (K < abi::kPackets.size()) {                                                                   \
-      if (dwords < abi::kPackets[K].min_dwords || dwords > abi::kPackets[K].max_dwords) return i;              \
-      i = check_packet_entries<K>(list, i, end, pkt, dwords, split, allocations, allocation_count);             \
-    }                                                                                                           \
-    break;
-      SGPU_PATCH_CASE(0)
-      SGPU_PATCH_CASE(1)
-      SGPU_PATCH_CASE(2)
-      SGPU_PATCH_CASE(3)
-      SGPU_PATCH_CASE(4)
-      SGPU_PATCH_CASE(5)
-      SGPU_PATCH_CASE(6)
-      SGPU_PATCH_CASE(7)
-      SGPU_PATCH_CASE(8)
-      SGPU_PATCH_CASE(9)
-      SGPU_PATCH_CASE(10)
-      SGPU_PATCH_CASE(11)
-      SGPU_PATCH_CASE(12)
-      SGPU_PATCH_CASE(13)
-      SGPU_PATCH_CASE(14)
-      SGPU_PATCH_CASE(15)
-#undef SGPU_PATCH_CASE
-      default:
-        return i;
+/// The call's allocation list as QuickAllocations, padded to a power of two with failing
+/// elements. An entry reads element AllocationIndex & index_mask() without a branch: an index
+/// past the list but below the padded size reads a failing element, and one at or past it is
+/// caught after the last entry, where the OR of all indices must be at most index_mask().
+class QuickAllocations {
+ public:
+  QuickAllocations(const DxgkAllocationListEntry* list, std::uint32_t count) {
+    // The stack table is always whole, so that its mask is a constant (quick_loop<true>).
+    std::size_t size = kQuickStackAllocations;
+    while (size <= count) size *= 2;  // at least one failing element
+    QuickAllocation* t = local_.data();
+    if (size > local_.size()) {
+      heap_.resize(size);
+      t = heap_.data();
     }
-    static_assert(abi::kPackets.size() <= 16, "first_unchecked: add cases up to kPackets.size()");
-    // Stopped inside the packet's entries: that entry is for check_entry.
-    if (i < end && list[i].split_offset == split) return i;
+    for (std::uint32_t i = 0; i < count; ++i) t[i] = quick_allocation(list[i]);
+    for (std::size_t i = count; i < size; ++i) t[i] = kFailingAllocation;
+    table_ = t;
+    index_mask_ = static_cast<std::uint32_t>(size - 1);
   }
-  return end;
+  QuickAllocations(const QuickAllocations&) = delete;
+  QuickAllocations& operator=(const QuickAllocations&) = delete;
+  const QuickAllocation* table() const { return table_; }
+  std::uint32_t index_mask() const { return index_mask_; }
+
+ private:
+  std::array<QuickAllocation, kQuickStackAllocations> local_;  // most lists: no heap per call
+  std::vector<QuickAllocation> heap_;
+  const QuickAllocation* table_ = nullptr;
+  std::uint32_t index_mask_ = 0;
+};
+
+// PatchLocation as the quick check reads it: {AllocationIndex, SlotId} and {PatchOffset,
+// SplitOffset} as one 64-bit word each.
+static_assert(sizeof(PatchLocation) == 24 && offsetof(PatchLocation, allocation_index) == 0 &&
+                  offsetof(PatchLocation, slot_id_and_reserved) == 4 &&
+                  offsetof(PatchLocation, split_offset) == offsetof(PatchLocation, patch_offset) + 4,
+              "the quick check reads two fields of PatchLocation as one 64-bit word");
+
+/// The quick check's loop state (everything inlined into one loop, so it lives in registers).
+struct QuickLoop {
+  const PatchLocation* e;          ///< the packet's first entry
+  const PatchLocation* end;        ///< the range's end
+  const std::byte* dma;
+  std::uint32_t dma_size;
+  const QuickAllocation* allocations;
+  std::uint32_t index_mask;
+  std::uint64_t first_words = 0;   ///< OR of every entry's {AllocationIndex, SlotId ^ its field}
+  std::uint64_t bad = 0;           ///< nonzero: some other rule is broken
+};
+
+/// The packet kinds the quick check takes: each address field (an 8-byte address) and what its
+/// extent reads inside the packet's fixed part, which the check reads without the exact end.
+template <std::size_t I>
+constexpr bool quick_takes() {
+  if constexpr (I >= abi::kPackets.size()) {
+    return false;
+  } else {
+    constexpr const abi::PacketInfo& p = abi::kPackets[I];
+    if (p.address_count == 0) return false;
+    for (unsigned f = 0; f < p.address_count; ++f) {
+      const abi::AddressField& field = p.addresses[f];
+      if (4u * field.dword + 8 > 4u * p.min_dwords) return false;
+      const unsigned reads = field.extent == abi::ExtentKind::Field  ? 1
+                             : field.extent == abi::ExtentKind::Rect ? 3
+                                                                     : 0;
+      for (unsigned k = 0; k < reads; ++k)
+        if (field.extent_dwords[k] >= p.min_dwords) return false;
+      if (field.extent == abi::ExtentKind::Variable && field.extent_dwords[0] >= p.min_dwords) return false;
+    }
+    return true;
+  }
+}
+/// The case label of kPackets[I] in quick_check's switch on the opcode: its opcode, or (a kind it
+/// does not take, or no kind) a label no opcode reaches, so that opcode goes to `default`.
+template <std::size_t I>
+constexpr unsigned quick_label() {
+  if constexpr (quick_takes<I>()) return static_cast<std::uint8_t>(abi::kPackets[I].opcode);
+  return 0x100 + I;
+}
+
+/// Address field F of the packet kPackets[I] (`pkt`, `dwords` long, at SplitOffset `split`) and
+/// the entry s.e[F]: check_entry's rules for it as compares ORed into s.bad and s.first_words.
+/// Compiled for each packet kind and field, so the field's description is constants.
+template <std::size_t I, unsigned F>
+[[gnu::always_inline]] inline void quick_field(QuickLoop& s, const std::uint32_t* pkt, std::uint32_t dwords,
+                                               std::uint64_t split_twice) {
+  constexpr const abi::AddressField& field = abi::kPackets[I].addresses[F];
+  constexpr bool writes = field.access == abi::AddressAccess::Write;
+  const PatchLocation* e = s.e + F;
+  std::uint64_t first_word;  // {AllocationIndex, SlotId and Reserved}
+  std::memcpy(&first_word, e, sizeof first_word);
+  std::uint64_t offsets;  // {PatchOffset, SplitOffset}
+  std::memcpy(&offsets, &e->patch_offset, sizeof offsets);
+  const std::uint32_t allocation_offset = e->allocation_offset;
+  // SlotId must be F and Reserved 0; both and AllocationIndex are checked after the last entry.
+  s.first_words |= first_word ^ (std::uint64_t{F} << 32);
+  const QuickAllocation& al = s.allocations[first_word & s.index_mask];
+  const detail::Access acc = detail::access_of(field, pkt, dwords);
+  // Nonzero unless PatchOffset is the field's, SplitOffset the packet's and AllocationOffset has
+  // the field's alignment.
+  s.bad |= (offsets ^ (split_twice + 4 * field.dword)) | (allocation_offset & (acc.align - 1));
+  s.bad |= allocation_offset + acc.extent >= (writes ? al.write_end : al.read_end);
+}
+
+/// The packet kPackets[I] with header `header` at SplitOffset `split` (its header inside the
+/// buffer) and its entries from s.e: the header, the packet inside the buffer, every address
+/// field. Advances s.e past the entries; false: the check cannot go on (don't know).
+template <std::size_t I>
+[[gnu::always_inline]] inline bool quick_packet(QuickLoop& s, std::uint32_t header, std::uint32_t split) {
+  constexpr const abi::PacketInfo& p = abi::kPackets[I];
+  constexpr unsigned kCount = p.address_count;
+  static_assert(kCount <= 2 && abi::kMaxAddressFields == 2, "quick_packet handles two address fields");
+  constexpr std::uint32_t kFlags = std::uint32_t{p.flags_mask} << abi::header::kFlagsLsb;
+  // What is read below must be in the buffer and the list: these decide what memory is read.
+  // (s.e < s.end: a second entry is there unless s.e + 1 is the end; a pointer compare, where
+  // s.end - s.e would divide by sizeof(PatchLocation).)
+  if (std::uint64_t{split} + 4 * p.min_dwords > s.dma_size || (kCount > 1 && s.e + 1 == s.end)) return false;
+  std::uint32_t dwords = p.min_dwords;
+  if constexpr (p.min_dwords == p.max_dwords) {
+    // One compare: the opcode, the dword count, no undefined flag bit (which check_entry allows:
+    // left to it).
+    s.bad |= (header & ~kFlags) ^ abi::make_header(p.opcode, p.min_dwords);
+  } else {
+    dwords = abi::header_dwords(header);
+    s.bad |= (header & (abi::header::kFlagsMask << abi::header::kFlagsLsb) & ~kFlags) |
+             (dwords - p.min_dwords > p.max_dwords - p.min_dwords) |
+             (std::uint64_t{split} + 4ull * dwords > s.dma_size);
+  }
+  const auto* pkt = reinterpret_cast<const std::uint32_t*>(s.dma + split);
+  const std::uint64_t split_twice = split * 0x1'0000'0001ull;  // {split, split}: no carry, split + 4 * dword < 2^32
+  quick_field<I, 0>(s, pkt, dwords, split_twice);
+  if constexpr (kCount > 1) quick_field<I, 1>(s, pkt, dwords, split_twice);
+  s.e += kCount;
+  return true;
+}
+
+/// quick_check's loop over the entries. Not inlined into patch(): there, patch()'s own values
+/// took the registers and the loop kept its state (s.bad, s.first_words) on the stack, each OR a
+/// load and a store. kStackTable: the allocation table is the one on the stack, whose mask is a
+/// constant (one register fewer, which kept the loop's values out of the stack again).
+template <bool kStackTable>
+[[gnu::noinline]] bool quick_loop(QuickLoop s) {
+  if constexpr (kStackTable) s.index_mask = kQuickStackAllocations - 1;
+  while (s.e < s.end) {
+    const std::uint32_t split = s.e->split_offset;
+    // A 4-aligned header inside the buffer: the packet is read as dwords.
+    if (std::uint64_t{split} + 4 > s.dma_size || split % 4 != 0) return false;
+    std::uint32_t header;
+    std::memcpy(&header, s.dma + split, sizeof header);
+    bool went_on = false;
+    switch (unsigned{abi::header_opcode(header)}) {
+      // One case per kPackets index (a jump table on the opcode, each packet kind's code inlined).
+#define SGPU_QUICK_CASE(K)                                   \
+  case quick_label<K>():                                     \
+    if constexpr (quick_takes<K>()) went_on = quick_packet<K>(s, header, split); \
+    break;
+      SGPU_QUICK_CASE(0)
+      SGPU_QUICK_CASE(1)
+      SGPU_QUICK_CASE(2)
+      SGPU_QUICK_CASE(3)
+      SGPU_QUICK_CASE(4)
+      SGPU_QUICK_CASE(5)
+      SGPU_QUICK_CASE(6)
+      SGPU_QUICK_CASE(7)
+      SGPU_QUICK_CASE(8)
+      SGPU_QUICK_CASE(9)
+      SGPU_QUICK_CASE(10)
+      SGPU_QUICK_CASE(11)
+      SGPU_QUICK_CASE(12)
+      SGPU_QUICK_CASE(13)
+      SGPU_QUICK_CASE(14)
+      SGPU_QUICK_CASE(15)
+#undef SGPU_QUICK_CASE
+      default:
+        break;
+    }
+    static_assert(abi::kPackets.size() <= 16, "quick_check: add cases up to kPackets.size()");
+    if (!went_on) return false;
+  }
+  return s.bad == 0 && s.first_words <= s.index_mask;
+}
+
+/// Whether every entry of [first, end) passes check_entry, when they are in the order Render
+/// writes them; false also when this check cannot tell (check_entry decides then).
+bool quick_check(const PatchArgs& a, std::uint32_t first, std::uint32_t end) {
+  const QuickAllocations allocations(a.allocation_list, a.allocation_list_size);
+  const QuickLoop s{a.patch_list + first,         a.patch_list + end,  static_cast<const std::byte*>(a.dma_buffer),
+                    a.dma_size,                   allocations.table(), allocations.index_mask()};
+  return allocations.index_mask() == kQuickStackAllocations - 1 ? quick_loop<true>(s) : quick_loop<false>(s);
 }
 
 /// Why entry `i` was refused, with the message that names it.
-[[gnu::noinline, gnu::cold]] Status check_entry(const PatchArgs& a, std::uint32_t i) {
+[[gnu::noinline]] Status check_entry(const PatchArgs& a, std::uint32_t i) {
   const PatchLocation& e = a.patch_list[i];
   if (e.patch_offset % 4 != 0 || std::uint64_t{e.patch_offset} + 8 > a.dma_size)
     return Error::invalid(
@@ -262,9 +337,8 @@ Result<PatchOutput> patch(const PatchArgs& a) {
 
   // Check every entry before writing one, so a refusal leaves the buffer as it was.
   const std::uint32_t end = a.patch_start + a.patch_length;
-  const std::vector<AllocationBound> bounds = allocation_bounds(a);
-  for (std::uint32_t i = a.patch_start; (i = first_unchecked(a, bounds, i, end)) < end; ++i)
-    SGPU_RETURN_IF_ERROR(check_entry(a, i));
+  if (!quick_check(a, a.patch_start, end))
+    for (std::uint32_t i = a.patch_start; i < end; ++i) SGPU_RETURN_IF_ERROR(check_entry(a, i));
 
   // The submission fence Render appended, when this submission's range holds it.
   RenderPrivateData priv;
@@ -324,12 +398,17 @@ Result<PatchOutput> patch(const PatchArgs& a) {
     store64(dma, stamps[k] + 4ull * abi::payload::timestamp::kAddrLo, a.timestamp_address + slot);
   }
   out.timestamps_written = stamp_count;
+  // The lists in locals: through `a`, each store (which may alias it, for the compiler) would
+  // make the loop load them again.
+  const PatchLocation* const list = a.patch_list;
+  const DxgkAllocationListEntry* const allocations = a.allocation_list;
+  // Unrolled: the loop's own counting was a third of its instructions (GCC and Clang read this).
+#pragma GCC unroll 4
   for (std::uint32_t i = a.patch_start; i < end; ++i) {
-    const PatchLocation& e = a.patch_list[i];
-    const DxgkAllocationListEntry& al = a.allocation_list[e.allocation_index];
-    store64(dma, e.patch_offset, al.gpu_address + e.allocation_offset);
-    ++out.patched;
+    const PatchLocation& e = list[i];
+    store64(dma, e.patch_offset, allocations[e.allocation_index].gpu_address + e.allocation_offset);
   }
+  out.patched = a.patch_length;
   if (fence_in_range) {
     store64(dma, priv.fence_offset + 4ull * abi::payload::fence::kAddrLo, a.fence_address);
     store32(dma, priv.fence_offset + 4ull * abi::payload::fence::kValueLo,

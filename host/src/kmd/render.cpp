@@ -504,20 +504,6 @@ Status render_pass(const RenderArgs& a, RenderOutput& result) {
 /// 64- to 512-byte blocks between the packets, so that the core would copy while it checks.)
 constexpr std::uint32_t kCopyAhead = 16 * 1024;
 
-/// The largest alignment an address field may require. An allocation whose GPU address is aligned
-/// to it gives an address with AllocationOffset's alignment, so one compare checks both.
-constexpr std::uint32_t kMaxFieldAlign = [] {
-  std::uint32_t max = 1;
-  for (const abi::PacketInfo& p : abi::kPackets)
-    for (unsigned f = 0; f < p.address_count; ++f) {
-      for (std::uint32_t align : {p.addresses[f].align.clear, p.addresses[f].align.set}) {
-        if (align == 0 || (align & (align - 1)) != 0) throw "an address field's alignment is not a power of two";
-        max = std::max(max, align);
-      }
-    }
-  return max;
-}();
-
 /// Sizes up to this keep the range check one compare (AllocationOffset is below 2^32 and a
 /// rectangle's extent at most 2^64 - 2^32, so their sum does not wrap either).
 constexpr std::uint64_t kMaxInOrderSize = std::uint64_t{1} << 62;
