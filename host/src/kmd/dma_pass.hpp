@@ -3,8 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <vector>
 
 #include "sgpu/gen/abi.hpp"
 #include "sgpu/kmd/render.hpp"
@@ -112,5 +115,43 @@ Result<std::uint32_t> begin_pass(const char* ddi, void* dma_buffer, std::uint32_
 /// private data is reused from buffer to buffer).
 Status finish_pass(void* dma_buffer, std::uint32_t dma_size, void* private_data, bool final_pass, bool timestamps,
                    RenderOutput& out);
+
+/// A call's allocation list worked out once into one `Element` per list element, for Render's
+/// in-order path and Patch's quick check: `make(list[i])` for each element, padded to a power of
+/// two (at least `min_size`, and one more than the list) with `failing` elements. An entry reads
+/// element AllocationIndex & index_mask() without a branch: an index past the list but below the
+/// padded size reads a failing element, and one at or past it must be caught by the caller (the
+/// OR of all indices at most index_mask()). Tables up to StackElements live on the stack; their
+/// elements are not initialised beyond the padded size (no member initializers in Element, so
+/// nothing is cleared per call).
+template <class Element, std::size_t StackElements>
+class PaddedAllocationTable {
+ public:
+  template <class Make>
+  PaddedAllocationTable(const DxgkAllocationListEntry* list, std::uint32_t count, std::size_t min_size,
+                        const Element& failing, Make&& make) {
+    std::size_t size = 1;
+    while (size < min_size || size <= count) size *= 2;
+    Element* t = local_.data();
+    if (size > local_.size()) {
+      heap_.resize(size);
+      t = heap_.data();
+    }
+    for (std::uint32_t i = 0; i < count; ++i) t[i] = make(list[i]);
+    for (std::size_t i = count; i < size; ++i) t[i] = failing;
+    table_ = t;
+    index_mask_ = static_cast<std::uint32_t>(size - 1);
+  }
+  PaddedAllocationTable(const PaddedAllocationTable&) = delete;
+  PaddedAllocationTable& operator=(const PaddedAllocationTable&) = delete;
+  const Element* table() const { return table_; }
+  std::uint32_t index_mask() const { return index_mask_; }
+
+ private:
+  std::array<Element, StackElements> local_;  // most lists: no heap per call
+  std::vector<Element> heap_;
+  const Element* table_ = nullptr;
+  std::uint32_t index_mask_ = 0;
+};
 
 }  // namespace sgpu::kmd::detail

@@ -92,7 +92,7 @@ Status check_field(const PatchArgs& a, std::uint32_t i, const PatchLocation& e, 
 /// an extent at most 2^64 - 2^32: their sum does not wrap), no access inside the allocation wraps,
 /// and the address has the field's alignment iff AllocationOffset has it.
 struct QuickAllocation {
-  // No member initializers: QuickAllocations' table on the stack is not cleared per call.
+  // No member initializers: the table on the stack is not cleared per call (PaddedAllocationTable).
   std::uint64_t read_end;   ///< size + 1, or 0
   std::uint64_t write_end;  ///< size + 1 if the list allows writes, else 0
 };
@@ -108,37 +108,10 @@ QuickAllocation quick_allocation(const DxgkAllocationListEntry& al) {
 /// Allocation lists up to this many elements (padded: one less) are worked out on the stack.
 constexpr std::uint32_t kQuickStackAllocations = 64;
 
-/// The call's allocation list as QuickAllocations, padded to a power of two with failing
-/// elements. An entry reads element AllocationIndex & index_mask() without a branch: an index
-/// past the list but below the padded size reads a failing element, and one at or past it is
-/// caught after the last entry, where the OR of all indices must be at most index_mask().
-class QuickAllocations {
- public:
-  QuickAllocations(const DxgkAllocationListEntry* list, std::uint32_t count) {
-    // The stack table is always whole, so that its mask is a constant (quick_loop<true>).
-    std::size_t size = kQuickStackAllocations;
-    while (size <= count) size *= 2;  // at least one failing element
-    QuickAllocation* t = local_.data();
-    if (size > local_.size()) {
-      heap_.resize(size);
-      t = heap_.data();
-    }
-    for (std::uint32_t i = 0; i < count; ++i) t[i] = quick_allocation(list[i]);
-    for (std::size_t i = count; i < size; ++i) t[i] = kFailingAllocation;
-    table_ = t;
-    index_mask_ = static_cast<std::uint32_t>(size - 1);
-  }
-  QuickAllocations(const QuickAllocations&) = delete;
-  QuickAllocations& operator=(const QuickAllocations&) = delete;
-  const QuickAllocation* table() const { return table_; }
-  std::uint32_t index_mask() const { return index_mask_; }
-
- private:
-  std::array<QuickAllocation, kQuickStackAllocations> local_;  // most lists: no heap per call
-  std::vector<QuickAllocation> heap_;
-  const QuickAllocation* table_ = nullptr;
-  std::uint32_t index_mask_ = 0;
-};
+/// The call's allocation list as QuickAllocations, padded with failing elements; the stack table
+/// is always whole (at least kQuickStackAllocations), so that its mask is a constant
+/// (quick_loop<true>).
+using QuickAllocations = detail::PaddedAllocationTable<QuickAllocation, kQuickStackAllocations>;
 
 // PatchLocation as the quick check reads it: {AllocationIndex, SlotId} and {PatchOffset,
 // SplitOffset} as one 64-bit word each.
@@ -294,7 +267,8 @@ template <bool kStackTable>
 /// Whether every entry of [first, end) passes check_entry, when they are in the order Render
 /// writes them; false also when this check cannot tell (check_entry decides then).
 bool quick_check(const PatchArgs& a, std::uint32_t first, std::uint32_t end) {
-  const QuickAllocations allocations(a.allocation_list, a.allocation_list_size);
+  const QuickAllocations allocations(a.allocation_list, a.allocation_list_size, kQuickStackAllocations,
+                                     kFailingAllocation, quick_allocation);
   const QuickLoop s{a.patch_list + first,         a.patch_list + end,  static_cast<const std::byte*>(a.dma_buffer),
                     a.dma_size,                   allocations.table(), allocations.index_mask()};
   return allocations.index_mask() == kQuickStackAllocations - 1 ? quick_loop<true>(s) : quick_loop<false>(s);

@@ -515,7 +515,7 @@ constexpr std::uint64_t kMaxInOrderSize = std::uint64_t{1} << 62;
 /// leaves to the full one (a size past kMaxInOrderSize, a GPU address not kMaxFieldAlign-aligned
 /// or whose allocation wraps past 2^64: the full path checks each access of those in full).
 struct InOrderAllocation {
-  // No member initializers: InOrderAllocations' table on the stack is not cleared per call.
+  // No member initializers: the table on the stack is not cleared per call (PaddedAllocationTable).
   std::uint64_t base;         ///< the GPU address, 0 in system memory
   std::uint64_t read_end;     ///< size + 1, or 0
   std::uint64_t write_end;    ///< size + 1 if the list allows writes, else 0
@@ -538,36 +538,9 @@ InOrderAllocation in_order_allocation(const DxgkAllocationListEntry& al) {
 /// Allocation lists up to this many elements (padded: one less) are worked out on the stack.
 constexpr std::uint32_t kInOrderStackAllocations = 64;
 
-/// The call's allocation list as InOrderAllocations, padded to a power of two with elements that
-/// refuse every access. A field reads element AllocationIndex & index_mask() without a branch: an
-/// index past the list but below the padded size reads a refusing element, and one at or past it
-/// is caught at the end of the pass, where the OR of all indices must be at most index_mask().
-class InOrderAllocations {
- public:
-  InOrderAllocations(const DxgkAllocationListEntry* list, std::uint32_t count) {
-    std::size_t size = 1;
-    while (size <= count) size *= 2;  // at least one refusing element
-    InOrderAllocation* t = local_.data();
-    if (size > local_.size()) {
-      heap_.resize(size);
-      t = heap_.data();
-    }
-    for (std::uint32_t i = 0; i < count; ++i) t[i] = in_order_allocation(list[i]);
-    for (std::size_t i = count; i < size; ++i) t[i] = kRefusingAllocation;
-    table_ = t;
-    index_mask_ = static_cast<std::uint32_t>(size - 1);
-  }
-  InOrderAllocations(const InOrderAllocations&) = delete;
-  InOrderAllocations& operator=(const InOrderAllocations&) = delete;
-  const InOrderAllocation* table() const { return table_; }
-  std::uint32_t index_mask() const { return index_mask_; }
-
- private:
-  std::array<InOrderAllocation, kInOrderStackAllocations> local_;  // most lists: no heap per call
-  std::vector<InOrderAllocation> heap_;
-  const InOrderAllocation* table_ = nullptr;
-  std::uint32_t index_mask_ = 0;
-};
+/// The call's allocation list as InOrderAllocations (refusing elements pad it: every access
+/// through one is "don't know").
+using InOrderAllocations = PaddedAllocationTable<InOrderAllocation, kInOrderStackAllocations>;
 
 // PatchLocation as the in-order path reads it: its first 64-bit word is {AllocationIndex, SlotId}.
 static_assert(sizeof(PatchLocation) == 24 && offsetof(PatchLocation, allocation_index) == 0 &&
@@ -794,7 +767,8 @@ bool in_order_start(const RenderArgs& a, std::uint32_t& cursor) {
   RenderOutput out;
   const auto capacity = begin_pass("render", a.dma_buffer, a.dma_size, a.reserve_timestamps, out);
   if (!capacity) return false;
-  const InOrderAllocations allocations(a.allocation_list, a.allocation_list_size);
+  const InOrderAllocations allocations(a.allocation_list, a.allocation_list_size, 1, kRefusingAllocation,
+                                       in_order_allocation);
   const std::uint32_t start = a.multipass_offset;
   const std::uint32_t length = a.command_length;
   const std::uint32_t dma_start = out.dma_bytes;
