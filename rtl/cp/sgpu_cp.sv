@@ -178,16 +178,19 @@ module sgpu_cp
   // Decoder and operand checks //
   ///////////////////////////////
 
-  cp_fsm_e     fsm;
-  ring_entry_t entry;
-  logic        privileged;
-  cp_pkt_t     pkt;
-  logic [15:0] pkt_idx;
-  cp_dec_t     dec;
-  cp_chk_t     chk;
+  cp_fsm_e      fsm;
+  ring_entry_t  entry;
+  logic         privileged;
+  cp_pkt_t      pkt;
+  logic [15:0]  pkt_idx;
+  cp_pkt_step_t pkt_step;
+  cp_dec_t      dec, dec_now;
+  cp_chk_t      chk;
 
   assign privileged = entry_privileged(entry);
 
+  // The header check of the dword at the head (and, for the assertion below, the routing of the
+  // current packet's next dword, which the execute stage takes from route_q instead).
   sgpu_cp_decode u_decode (
     .hdr_i       (pkt_header_t'(dw)),
     .privileged_i(privileged),
@@ -195,16 +198,115 @@ module sgpu_cp
     .pkt_i       (pkt.hdr),
     .pkt_info_i  (pkt.info),
     .idx_i       (pkt_idx),
-    .dec_o       (dec)
+    .dec_o       (dec_now)
   );
 
-  sgpu_cp_check #(.SysAddrBits(SysAddrBits)) u_check (
+  //////////////////
+  // Decode stage //
+  //////////////////
+
+  // What the execute stage (u_ctrl, u_check, u_wr) uses of the packet's next payload dword is
+  // decided a cycle ahead and registered: where the dword goes and whether it is the packet's
+  // last (route_q), and the bounds the physical-range checks compare it with (wphys_max_q,
+  // rphys_max_q). The packet register and its index move only by the header load and the
+  // payload steps (pkt_step, asserted in u_ctrl), so the next routing is one of four, each
+  // decoded from registers: the header at the head at index 0 or 1 (with its address low
+  // dword), or the current packet one or two dwords on. The FSM's step only selects. The
+  // payload routing therefore starts at a flop instead of the payload index compares, for the
+  // write's valid, the dword checks and the FSM's next state.
+  cp_route_t   route_q, route_d;
+  pkt_header_t head_hdr;  // the dword at the head, seen as a header
+  assign head_hdr = pkt_header_t'(dw);
+  cp_route_t route_hdr[2], route_inc[2];
+  cp_dec_t   dec_hdr[2], dec_inc[2];
+
+  for (genvar i = 0; i < 2; i++) begin : g_route
+    sgpu_cp_decode u_hdr (
+      .hdr_i       (pkt_header_t'(dw)),
+      .privileged_i(privileged),
+      .buf_left_i  (stream_left),
+      .pkt_i       (head_hdr),
+      .pkt_info_i  (pkt_info(head_hdr.opcode)),
+      .idx_i       (16'(i)),
+      .dec_o       (dec_hdr[i])
+    );
+    sgpu_cp_decode u_inc (
+      .hdr_i       (pkt_header_t'(dw)),
+      .privileged_i(privileged),
+      .buf_left_i  (stream_left),
+      .pkt_i       (pkt.hdr),
+      .pkt_info_i  (pkt.info),
+      .idx_i       (pkt_idx + 16'(i + 1)),
+      .dec_o       (dec_inc[i])
+    );
+    assign route_hdr[i] = '{slot: dec_hdr[i].slot, last: dec_hdr[i].last};
+    assign route_inc[i] = '{slot: dec_inc[i].slot, last: dec_inc[i].last};
+  end
+
+  always_comb begin
+    route_d = route_q;
+    if (pkt_step.load) begin
+      route_d = route_hdr[pkt_step.step[0]];
+    end else if (pkt_step.step == 2'd1) begin
+      route_d = route_inc[0];
+    end else if (pkt_step.step == 2'd2) begin
+      route_d = route_inc[1];
+    end
+  end
+
+  // WRITE_PHYSICAL's range, {addr_hi, addr_lo} + 4 * (dwords - 3) <= 2^SysAddrBits, as a bound
+  // on addr_hi: with T = 2^SysAddrBits - 4 * (dwords - 3), {hi, lo} > T exactly when
+  // hi > T[65:32] - (lo > T[31:0]). Formed when the address low dword is at the head (taken with
+  // its header, or alone as the first payload dword) from the window and the header: it is
+  // registered before the address high dword can be at the head, and held until the next one.
+  localparam logic signed [65:0] PhysLimit = 66'(1) << SysAddrBits;
+
+  function automatic logic signed [34:0] wphys_bound(logic [31:0] lo, logic [15:0] dwords);
+    logic signed [65:0] t;
+    t = PhysLimit - 66'({dwords - 16'd3, 2'b00});
+    return $signed({1'b0, t[65:32]}) - 35'(lo > t[31:0]);
+  endfunction
+
+  logic signed [34:0] wphys_max_q, wphys_max_d;
+  logic signed [65:0] rphys_max_q;
+  always_comb begin
+    wphys_max_d = wphys_max_q;
+    if (fsm == StPktHeader && dw_valid2) begin
+      wphys_max_d = wphys_bound(dw2, head_hdr.dwords);
+    end else if (fsm == StPktBody && dw_valid && route_q.slot == SlotDstLo) begin
+      wphys_max_d = wphys_bound(dw, pkt.hdr.dwords);
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      route_q <= '{slot: SlotNone, last: 1'b0};
+    end else begin
+      route_q <= route_d;
+    end
+  end
+
+  // READ_PHYSICAL's source is complete two dwords before its bytes dword (dst lo and hi come
+  // between): the bound 2^SysAddrBits - src is formed from the packet register every cycle.
+  always_ff @(posedge clk_i) begin
+    wphys_max_q <= wphys_max_d;
+    rphys_max_q <= PhysLimit - $signed({2'b00, pkt.args.copy.src});
+  end
+
+  // The execute stage's decoder answers: the header check now, the routing registered.
+  assign dec = '{hdr_fault: dec_now.hdr_fault, hdr_class: dec_now.hdr_class,
+                 hdr_privileged: dec_now.hdr_privileged, info: dec_now.info,
+                 slot: route_q.slot, last: route_q.last};
+
+  sgpu_cp_check u_check (
     .entry_i          (entry),
     .pkt_i            (pkt),
     .info_i           (dec.info),
     .dw_i             (dw),
     .slot_i           (dec.slot),
     .nest_full_i      (stream_full),
+    .wphys_max_i      (wphys_max_q),
+    .rphys_max_i      (rphys_max_q),
     .gart_table_base_i(cfg_i.gart_table_base),
     .gart_table_size_i(cfg_i.gart_table_size),
     .chk_o            (chk)
@@ -254,6 +356,7 @@ module sgpu_cp
     .chk_i             (chk),
     .pkt_o             (pkt),
     .pkt_idx_o         (pkt_idx),
+    .pkt_step_o        (pkt_step),
     .dma_req_valid_o, .dma_req_ready_i, .dma_req_o,
     .dma_status_valid_i, .dma_status_ready_o, .dma_status_i, .dma_abort_o, .dma_busy_i,
     .wb_second_o       (wb_second),
@@ -362,6 +465,28 @@ module sgpu_cp
   `SGPU_ASSERT(CopyReqHeld,
       copy_req_valid_o && !copy_req_ready_i && !cmd_i.engine_reset |=> copy_req_valid_o)
   `SGPU_ASSERT_KNOWN(FsmKnown, fsm)
+
+  // The decode stage: the registered routing is the decoder's answer for the packet register as
+  // it is now, wherever the execute stage uses it (payload states); the registered bounds give
+  // the range checks' answers (the 65-bit sums they replace, computed here for comparison).
+  `SGPU_ASSERT(RouteIsDecoded, fsm == StPktBody
+      |-> route_q.slot == dec_now.slot && route_q.last == dec_now.last)
+  logic [64:0] wphys_end, rphys_end;
+  assign wphys_end = {1'b0, dw, pkt.args.copy.dst[31:0]}
+                     + 65'({pkt.hdr.dwords - 16'd3, 2'b00});
+  assign rphys_end = {1'b0, pkt.args.copy.src} + 65'(dw);
+  `SGPU_ASSERT(WritePhysBoundExact, fsm == StPktBody && dw_valid && dec.info.pkt_class == PktClassWrite
+      && dec.slot == SlotDstHi
+      |-> ($signed({3'b000, dw}) > wphys_max_q) == ({1'b0, wphys_end} > 66'(PhysLimit)))
+  `SGPU_ASSERT(ReadPhysBoundExact, fsm == StPktBody && dw_valid && dec.info.pkt_class == PktClassCopy
+      && dec.last
+      |-> ($signed({34'd0, dw}) > rphys_max_q) == ({1'b0, rphys_end} > 66'(PhysLimit)))
+  `SGPU_ASSERT_STATIC(g_bad_copy_layout, PldCopyBytes >= PldCopySrcHi + 2,
+                      "READ_PHYSICAL's bound needs its source a cycle before its bytes dword")
+
+  // Only the routing of the candidates is used; their header checks are u_decode's.
+  logic unused_dec;
+  assign unused_dec = ^{dec_hdr[0], dec_hdr[1], dec_inc[0], dec_inc[1]};
 
 endmodule
 

@@ -91,6 +91,8 @@ module sgpu_cp_ctrl
   input  wire cp_chk_t                     chk_i,
   output      cp_pkt_t                     pkt_o,
   output      logic [15:0]                 pkt_idx_o,
+  /// How the packet register moves this cycle (the decode stage routes the next dword by it).
+  output      cp_pkt_step_t                pkt_step_o,
 
   // Fetch engine (sgpu_dma_rd).
   output      logic                        dma_req_valid_o,
@@ -236,6 +238,8 @@ module sgpu_cp_ctrl
   logic          entry_start; // a ring entry read in full is checked and started this cycle
   logic          body_last; // the payload dword(s) taken this cycle end the packet
   logic          hdr_two;   // a WRITE_* header is taken with its address low dword
+  cp_fsm_e       state_case; // the next state before the fault and reset overrides
+  logic          stop_d;    // stops_fetch(state_d), formed in parallel (see below)
 
   // WRITE_DATA and WRITE_PHYSICAL take two dwords a cycle where nothing can fault between them
   // (registered state and the dword window only: never the write path's ready):
@@ -284,6 +288,7 @@ module sgpu_cp_ctrl
     bad_entry      = 1'b0;
     commit         = 1'b0;
     entry_start    = 1'b0;
+    pkt_step_o     = '0;
 
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
@@ -424,6 +429,7 @@ module sgpu_cp_ctrl
           pkt_d.hdr_addr = stream_addr_i;
           pkt_d.hdr_off  = stream_offset_i;
           pkt_idx_d      = '0;
+          pkt_step_o     = '{load: 1'b1, step: 2'd0};
           // One row without pitches unless a 2-D packet's payload says otherwise.
           pkt_d.args.copy.height    = 32'd1;
           pkt_d.args.copy.src_pitch = '0;
@@ -439,6 +445,7 @@ module sgpu_cp_ctrl
             if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
               stream_op_o                 = StreamHeader2;
               pkt_idx_d                   = 16'd1;
+              pkt_step_o.step             = 2'd1;
               pkt_d.args.copy.dst[31:0]   = dw2_i;
               hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
             end
@@ -488,6 +495,7 @@ module sgpu_cp_ctrl
           end
           if (dw_ready_o && !fault_req.valid) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
+            pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
             stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
             if (body_last) begin
               unique case (chk_i.next)
@@ -883,6 +891,9 @@ module sgpu_cp_ctrl
       fault_req = fault(FaultBusError, wr_err_addr_i, '0);
     end
 
+    // The next state the case and the commit chose; a fault or a reset overrides it below.
+    state_case = state_d;
+
     // Every fault names the ring entry being executed, and its fence once the entry was read
     // (a bad entry was read in full; write faults cannot occur while an entry is read).
     if (fault_req.valid) begin
@@ -900,15 +911,18 @@ module sgpu_cp_ctrl
     end
 
     // What was read ahead is dropped by every abort of the fetch engine (fault, reset,
-    // preemption, a stream stop).
-    if (stops_fetch(state_d)) begin
+    // preemption, a stream stop). The decision is formed from the fault and reset requests and
+    // the case's own next state in parallel (both overrides are stop states), not decoded from
+    // the final state_d behind them (asserted equal).
+    stop_d = cmd_i.engine_reset || fault_req.valid || stops_fetch(state_case);
+    if (stop_d) begin
       ring_pref_d  = 1'b0;
       next_valid_d = 1'b0;
       buf_pref_d   = 1'b0;
       ahead_fail_d = 1'b0;
       quiet_d      = 1'b0;
     end
-    if (draining(state_d)) begin
+    if (cmd_i.engine_reset || fault_req.valid || draining(state_case)) begin
       ring_drop_d = 1'b0;
       replay_d    = 1'b0;
     end
@@ -917,7 +931,7 @@ module sgpu_cp_ctrl
     // reports not-busy once every read it issued has returned. The pulse leaves from a register
     // (dma_abort_q), a cycle after the state that decided it: the CP's next state is deep logic
     // (the write path's ready, faults), the fetch engine's request FIFOs too.
-    dma_abort_d = stops_fetch(state_d) && !stops_fetch(state_q);
+    dma_abort_d = stop_d && !stops_fetch(state_q);
   end
 
   // While the pulse is on its way the fetch engine does not know yet: it counts as busy, so no
@@ -1030,6 +1044,14 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
+  // The stop decision formed in parallel is the final next state's.
+  `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
+  `SGPU_ASSERT(DrainIsNextState, (cmd_i.engine_reset || fault_req.valid || draining(state_case))
+      == draining(state_d))
+  // The packet step the decode stage follows moves the payload index as the FSM does.
+  `SGPU_ASSERT(PktStepMatchesIndex,
+      pkt_idx_d == (pkt_step_o.load ? 16'(pkt_step_o.step) : pkt_idx_q + 16'(pkt_step_o.step)))
+  `SGPU_ASSERT(PktLoadOnlyAtHeader, pkt_step_o.load |-> state_q == StPktHeader)
   `SGPU_ASSERT(DropOnlyInStreamStop, ring_drop_q |-> state_q == StStreamStop)
   // The read-ahead: the ring entry is read behind an executing entry's buffer, taken into
   // next_q while it retires; next_q's buffer is read ahead only after next_q was read in full.

@@ -248,6 +248,20 @@ package sgpu_cp_pkg;
     logic [31:0]               wait_val;  ///< WAIT_MEM: the dword read
   } cp_pkt_t;
 
+  /// The payload routing of the packet's next dword (sgpu_cp_decode's slot and last), as the
+  /// CP's decode stage registers it a dword ahead (sgpu_cp).
+  typedef struct packed {
+    cp_slot_e slot;
+    logic     last;
+  } cp_route_t;
+
+  /// How the packet register moves this cycle (sgpu_cp_ctrl), for the decode stage: a header is
+  /// loaded (its payload index becomes `step`), or the index advances by `step` (0, 1 or 2).
+  typedef struct packed {
+    logic       load;
+    logic [1:0] step;
+  } cp_pkt_step_t;
+
   /// The decoder's answers (sgpu_cp_decode).
   typedef struct packed {
     sgpu_abi_pkg::fault_e    hdr_fault;  ///< of the dword at the stream head, as a header
