@@ -134,6 +134,7 @@ module sgpu_cp
 
   logic        dw_valid, dw_ready, dw_clear, dw_valid2, dw_two, wr_pair, wr_hi;
   logic [31:0] dw, dw2;
+  logic [2:0][31:0] dw_next;  // the next cycle's head for each take (0, 1, 2)
 
   sgpu_cp_dwords #(.DataWidth(DataWidth)) u_dwords (
     .clk_i, .rst_ni,
@@ -147,7 +148,8 @@ module sgpu_cp
     .out_valid2_o(dw_valid2),
     .out_dword2_o(dw2),
     .out_ready_i (dw_ready),
-    .out_two_i   (dw_two)
+    .out_two_i   (dw_two),
+    .next_head_o (dw_next)
   );
 
   /////////////////////
@@ -293,10 +295,34 @@ module sgpu_cp
     rphys_max_q <= PhysLimit - $signed({2'b00, pkt.args.copy.src});
   end
 
-  // The execute stage's decoder answers: the header check now, the routing registered.
-  assign dec = '{hdr_fault: dec_now.hdr_fault, hdr_class: dec_now.hdr_class,
-                 hdr_privileged: dec_now.hdr_privileged, info: dec_now.info,
-                 slot: route_q.slot, last: route_q.last};
+  // The header check's table part (opcode known, length, flags, class, privileged packet) of
+  // the dword that will be at the head, for each take, selected by the take as the dword window
+  // selects its next head: hdr_chk_q is always the table check of the head dword. Only the
+  // entry's privilege and the overrun compare with the buffer's rest (both registers) are left
+  // to the execute stage.
+  cp_hdr_chk_t hdr_chk_q, hdr_chk_d;
+  cp_hdr_chk_t hdr_chk_by[3];
+  for (genvar t = 0; t < 3; t++) begin : g_hdr_chk
+    assign hdr_chk_by[t] = hdr_table_check(pkt_header_t'(dw_next[t]));
+  end
+  logic [1:0] dw_taken;  // dwords taken this cycle (0, 1, 2): selects the next head
+  assign dw_taken    = (dw_valid && dw_ready) ? (dw_two ? 2'd2 : 2'd1) : 2'd0;
+  assign hdr_chk_d = hdr_chk_by[dw_taken];
+
+  always_ff @(posedge clk_i) begin
+    hdr_chk_q <= hdr_chk_d;
+  end
+
+  // The execute stage's decoder answers: the header check from the registered table part, the
+  // routing registered.
+  assign dec = '{hdr_fault:      hdr_fault_of(hdr_chk_q.known, hdr_chk_q.length_ok,
+                                              hdr_chk_q.flags_ok, hdr_chk_q.privileged,
+                                              privileged, 30'(head_hdr.dwords) > stream_left),
+                 hdr_class:      hdr_chk_q.pkt_class,
+                 hdr_privileged: hdr_chk_q.privileged,
+                 info:           dec_now.info,
+                 slot:           route_q.slot,
+                 last:           route_q.last};
 
   sgpu_cp_check u_check (
     .entry_i          (entry),
@@ -469,6 +495,10 @@ module sgpu_cp
   // The decode stage: the registered routing is the decoder's answer for the packet register as
   // it is now, wherever the execute stage uses it (payload states); the registered bounds give
   // the range checks' answers (the 65-bit sums they replace, computed here for comparison).
+  `SGPU_ASSERT(HeaderCheckIsHeads, dw_valid |-> hdr_chk_q == hdr_table_check(head_hdr))
+  `SGPU_ASSERT(HeaderAnswersDecoded, dw_valid |-> dec.hdr_fault == dec_now.hdr_fault
+      && (dec_now.hdr_fault == FaultIllegalOpcode || (dec.hdr_class == dec_now.hdr_class
+                                                      && dec.hdr_privileged == dec_now.hdr_privileged)))
   `SGPU_ASSERT(RouteIsDecoded, fsm == StPktBody
       |-> route_q.slot == dec_now.slot && route_q.last == dec_now.last)
   logic [64:0] wphys_end, rphys_end;
