@@ -290,7 +290,15 @@ module sgpu_cp
 
   // READ_PHYSICAL's source is complete two dwords before its bytes dword (dst lo and hi come
   // between): the bound 2^SysAddrBits - src is formed from the packet register every cycle.
+  // MAP/UNMAP's range end, first_page + count, formed when count is at the head (first_page is
+  // in the packet register by then) and compared with GART_TABLE_SIZE at pte_flags (MAP) or the
+  // dummy PTE's high dword (UNMAP), a dword or two later.
+  logic [32:0] range_end_q, range_end_d;
+  assign range_end_d = (fsm == StPktBody && dw_valid && route_q.slot == SlotSrcHi)
+                       ? 33'(pkt.args.range.first_page) + 33'(dw) : range_end_q;
+
   always_ff @(posedge clk_i) begin
+    range_end_q <= range_end_d;
     wphys_max_q <= wphys_max_d;
     rphys_max_q <= PhysLimit - $signed({2'b00, pkt.args.copy.src});
   end
@@ -333,6 +341,7 @@ module sgpu_cp
     .nest_full_i      (stream_full),
     .wphys_max_i      (wphys_max_q),
     .rphys_max_i      (rphys_max_q),
+    .range_end_i      (range_end_q),
     .gart_table_base_i(cfg_i.gart_table_base),
     .gart_table_size_i(cfg_i.gart_table_size),
     .chk_o            (chk)
@@ -511,6 +520,14 @@ module sgpu_cp
   `SGPU_ASSERT(ReadPhysBoundExact, fsm == StPktBody && dw_valid && dec.info.pkt_class == PktClassCopy
       && dec.last
       |-> ($signed({34'd0, dw}) > rphys_max_q) == ({1'b0, rphys_end} > 66'(PhysLimit)))
+  `SGPU_ASSERT(RangeEndIsArgs, fsm == StPktBody && dw_valid
+      && ((dec.info.pkt_class == PktClassMap && dec.slot == SlotPattern)
+          || (dec.info.pkt_class == PktClassUnmap && dec.slot == SlotDstPitch))
+      |-> range_end_q == 33'(pkt.args.range.first_page) + 33'(pkt.args.range.count))
+  `SGPU_ASSERT_STATIC(g_bad_range_layout, PldMapPteFlags == PldMapCount + 1
+      && PldUnmapDummyHi == PldUnmapCount + 2 && PldMapCount == PldMapFirstPage + 1
+      && PldUnmapCount == PldUnmapFirstPage + 1,
+      "MAP/UNMAP's range end is formed at count, before the dword that checks it")
   `SGPU_ASSERT_STATIC(g_bad_copy_layout, PldCopyBytes >= PldCopySrcHi + 2,
                       "READ_PHYSICAL's bound needs its source a cycle before its bytes dword")
 

@@ -33,6 +33,8 @@ module sgpu_cp_check
   input  wire logic signed [34:0] wphys_max_i,
   /// READ_PHYSICAL at its bytes dword: 2^SysAddrBits - src (the bytes may be at most this).
   input  wire logic signed [65:0] rphys_max_i,
+  /// MAP/UNMAP: first_page + count, registered when count was at the head (sgpu_cp).
+  input  wire logic [32:0]     range_end_i,
   /// GART_TABLE_BASE (bits 11:0 ignored) and GART_TABLE_SIZE.
   input  wire sgpu_pkg::addr_t gart_table_base_i,
   input  wire logic [31:0]     gart_table_size_i,
@@ -70,8 +72,7 @@ module sgpu_cp_check
 
   // MAP/UNMAP: the range must end at or below GART_TABLE_SIZE.
   logic map_out_of_range;
-  assign map_out_of_range = (33'(args.range.first_page) + 33'(args.range.count))
-                            > 33'(gart_table_size_i);
+  assign map_out_of_range = range_end_i > 33'(gart_table_size_i);
   assign table_pte = {gart_table_base_i[63:12], 12'h000}
                      + sgpu_pkg::addr_t'({args.range.first_page, 3'b000});
 

@@ -240,6 +240,9 @@ module sgpu_cp_ctrl
   logic          hdr_two;   // a WRITE_* header is taken with its address low dword
   cp_fsm_e       state_case; // the next state before the fault and reset overrides
   logic          stop_d;    // stops_fetch(state_d), formed in parallel (see below)
+  logic          drain_d;   // draining(state_d), likewise
+  logic          enter_stop;  // the case (or the commit) chose a stop state (StStreamStop) ...
+  logic          enter_drain; // ... or a draining one (preemption, an invalid state's reset)
 
   // WRITE_DATA and WRITE_PHYSICAL take two dwords a cycle where nothing can fault between them
   // (registered state and the dword window only: never the write path's ready):
@@ -289,6 +292,8 @@ module sgpu_cp_ctrl
     commit         = 1'b0;
     entry_start    = 1'b0;
     pkt_step_o     = '0;
+    enter_stop     = 1'b0;
+    enter_drain    = 1'b0;
 
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
@@ -310,6 +315,7 @@ module sgpu_cp_ctrl
       StIdle: begin
         if (pre_pend_q) begin
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b0;
         end else if (cfg_i.enable && ((head_q & ring_mask) != (cfg_i.ring_tail & ring_mask))) begin
           state_d = StRingReq;
@@ -420,6 +426,7 @@ module sgpu_cp_ctrl
         end else if (pre_pend_q) begin
           // A packet boundary: the stream position is the next header.
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b1;
         end else if (dw_valid_i) begin
           dw_ready_o     = 1'b1;
@@ -457,6 +464,7 @@ module sgpu_cp_ctrl
             // stream (what was read ahead behind it goes too) and read it again, not quietly.
             state_d  = StStreamStop;
             replay_d = 1'b1;
+            enter_stop = 1'b1;
           end else begin
             fault_req = fetch_fault(dma_status_i.err, stream_addr_i);
           end
@@ -509,6 +517,7 @@ module sgpu_cp_ctrl
                   stream_op_o     = StreamCall;
                   stream_dwords_o = dw_i[31:2];
                   state_d         = StStreamStop;
+                  enter_stop      = 1'b1;
                 end
                 default:        state_d = StPktHeader;
               endcase
@@ -582,6 +591,7 @@ module sgpu_cp_ctrl
         if (pre_pend_q && !copy_status_valid_i) begin
           // Stopped mid-copy: the packet restarts from its header on resume.
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b1;
           stream_op_o = StreamRewind;
         end else if (copy_status_valid_i) begin
@@ -602,7 +612,12 @@ module sgpu_cp_ctrl
 
       // Earlier writes are acknowledged before the first read (a wait sees what the submission
       // wrote); then the buffer stream is stopped so the fetch engine can poll.
-      StWaitDrain: if (wr_idle_i) state_d = StStreamStop;
+      StWaitDrain: begin
+        if (wr_idle_i) begin
+          state_d    = StStreamStop;
+          enter_stop = 1'b1;
+        end
+      end
 
       // The abort pulse was given on entry (below): every issued read completes and is dropped,
       // with the statuses; the dword unpacker is emptied. INDIRECT comes here too.
@@ -657,6 +672,7 @@ module sgpu_cp_ctrl
           // Between reads: the WAIT_MEM restarts from its header on resume. Its stream is
           // already stopped, so the fetch engine is idle.
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b1;
           stream_op_o = StreamRewind;
         end else if (wait_cnt_q == '0) begin
@@ -757,7 +773,10 @@ module sgpu_cp_ctrl
         end
       end
 
-      default: state_d = StReset;
+      default: begin
+        state_d     = StReset;
+        enter_drain = 1'b1;
+      end
     endcase
 
     // The ring entry starts, read just now (StRingStatus) or taken from the read-ahead register
@@ -846,6 +865,7 @@ module sgpu_cp_ctrl
             if (ring_pref_d || next_valid_d) begin
               ring_drop_d = 1'b1;
               state_d     = StStreamStop;
+              enter_stop  = 1'b1;
             end
           end else if (next_valid_d) begin
             quiet_d = buf_pref_d;
@@ -914,7 +934,12 @@ module sgpu_cp_ctrl
     // preemption, a stream stop). The decision is formed from the fault and reset requests and
     // the case's own next state in parallel (both overrides are stop states), not decoded from
     // the final state_d behind them (asserted equal).
-    stop_d = cmd_i.engine_reset || fault_req.valid || stops_fetch(state_case);
+    // The case's own choice is flagged where it is made (enter_stop, enter_drain) or is to stay
+    // in the stop state it is in (until the drain ends), so the decision is not a decode of the
+    // multiplexed next state either.
+    drain_d = cmd_i.engine_reset || fault_req.valid || enter_drain
+              || (draining(state_q) && !drained);
+    stop_d  = drain_d || enter_stop || (state_q == StStreamStop && dma_busy);
     if (stop_d) begin
       ring_pref_d  = 1'b0;
       next_valid_d = 1'b0;
@@ -922,7 +947,7 @@ module sgpu_cp_ctrl
       ahead_fail_d = 1'b0;
       quiet_d      = 1'b0;
     end
-    if (cmd_i.engine_reset || fault_req.valid || draining(state_case)) begin
+    if (drain_d) begin
       ring_drop_d = 1'b0;
       replay_d    = 1'b0;
     end
@@ -1046,8 +1071,10 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(StateValid, state_q <= StReset)
   // The stop decision formed in parallel is the final next state's.
   `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
-  `SGPU_ASSERT(DrainIsNextState, (cmd_i.engine_reset || fault_req.valid || draining(state_case))
-      == draining(state_d))
+  `SGPU_ASSERT(DrainIsNextState, drain_d == draining(state_d))
+  `SGPU_ASSERT(CaseStopIsFlagged, state_q inside {StPreemptDrain, StFaultDrain, StReset, StStreamStop}
+      || (stops_fetch(state_case) == (enter_stop || enter_drain)
+          && draining(state_case) == enter_drain))
   // The packet step the decode stage follows moves the payload index as the FSM does.
   `SGPU_ASSERT(PktStepMatchesIndex,
       pkt_idx_d == (pkt_step_o.load ? 16'(pkt_step_o.step) : pkt_idx_q + 16'(pkt_step_o.step)))
