@@ -263,14 +263,13 @@ module sgpu_cp
   // registered before the address high dword can be at the head, and held until the next one.
   localparam logic signed [65:0] PhysLimit = 66'(1) << SysAddrBits;
 
-  function automatic logic signed [34:0] wphys_bound(logic [31:0] lo, logic [15:0] dwords);
+  function automatic cp_bound_t wphys_bound(logic [31:0] lo, logic [15:0] dwords);
     logic signed [65:0] t;
     t = PhysLimit - 66'({dwords - 16'd3, 2'b00});
-    return $signed({1'b0, t[65:32]}) - 35'(lo > t[31:0]);
+    return bound_of($signed({32'd0, t[65:32]}) - 66'(lo > t[31:0]));
   endfunction
 
-  logic signed [34:0] wphys_max_q, wphys_max_d;
-  logic signed [65:0] rphys_max_q;
+  cp_bound_t wphys_max_q, wphys_max_d, rphys_max_q;
   always_comb begin
     wphys_max_d = wphys_max_q;
     if (fsm == StPktHeader && dw_valid2) begin
@@ -300,7 +299,7 @@ module sgpu_cp
   always_ff @(posedge clk_i) begin
     range_end_q <= range_end_d;
     wphys_max_q <= wphys_max_d;
-    rphys_max_q <= PhysLimit - $signed({2'b00, pkt.args.copy.src});
+    rphys_max_q <= bound_of(PhysLimit - $signed({2'b00, pkt.args.copy.src}));
   end
 
   // The header check's table part (opcode known, length, flags, class, privileged packet) of
@@ -516,10 +515,10 @@ module sgpu_cp
   assign rphys_end = {1'b0, pkt.args.copy.src} + 65'(dw);
   `SGPU_ASSERT(WritePhysBoundExact, fsm == StPktBody && dw_valid && dec.info.pkt_class == PktClassWrite
       && dec.slot == SlotDstHi
-      |-> ($signed({3'b000, dw}) > wphys_max_q) == ({1'b0, wphys_end} > 66'(PhysLimit)))
+      |-> bound_exceeded(wphys_max_q, dw) == ({1'b0, wphys_end} > 66'(PhysLimit)))
   `SGPU_ASSERT(ReadPhysBoundExact, fsm == StPktBody && dw_valid && dec.info.pkt_class == PktClassCopy
       && dec.last
-      |-> ($signed({34'd0, dw}) > rphys_max_q) == ({1'b0, rphys_end} > 66'(PhysLimit)))
+      |-> bound_exceeded(rphys_max_q, dw) == ({1'b0, rphys_end} > 66'(PhysLimit)))
   `SGPU_ASSERT(RangeEndIsArgs, fsm == StPktBody && dw_valid
       && ((dec.info.pkt_class == PktClassMap && dec.slot == SlotPattern)
           || (dec.info.pkt_class == PktClassUnmap && dec.slot == SlotDstPitch))

@@ -29,10 +29,10 @@ module sgpu_cp_check
   /// INDIRECT: the return stack is full (the call would nest too deep).
   input  wire logic            nest_full_i,
   /// WRITE_PHYSICAL at its address high dword: the range ends above 2^SysAddrBits exactly when
-  /// the dword, as a signed number, is above this bound (sgpu_cp's decode stage: wphys_bound).
-  input  wire logic signed [34:0] wphys_max_i,
-  /// READ_PHYSICAL at its bytes dword: 2^SysAddrBits - src (the bytes may be at most this).
-  input  wire logic signed [65:0] rphys_max_i,
+  /// the dword is above a bound (sgpu_cp's decode stage: wphys_bound), given as a 32-bit compare.
+  input  wire cp_bound_t       wphys_max_i,
+  /// READ_PHYSICAL at its bytes dword: the bytes may be at most 2^SysAddrBits - src.
+  input  wire cp_bound_t       rphys_max_i,
   /// MAP/UNMAP: first_page + count, registered when count was at the head (sgpu_cp).
   input  wire logic [32:0]     range_end_i,
   /// GART_TABLE_BASE (bits 11:0 ignored) and GART_TABLE_SIZE.
@@ -67,8 +67,8 @@ module sgpu_cp_check
   // WRITE_PHYSICAL {addr_hi, addr_lo} + 4 * (dwords - 3), for READ_PHYSICAL src + bytes. Both
   // are compared as the head dword against a registered bound (asserted equal in sgpu_cp).
   logic wphys_over, rphys_over;
-  assign wphys_over = $signed({3'b000, dw_i}) > wphys_max_i;
-  assign rphys_over = $signed({34'd0, dw_i}) > rphys_max_i;
+  assign wphys_over = bound_exceeded(wphys_max_i, dw_i);
+  assign rphys_over = bound_exceeded(rphys_max_i, dw_i);
 
   // MAP/UNMAP: the range must end at or below GART_TABLE_SIZE.
   logic map_out_of_range;
