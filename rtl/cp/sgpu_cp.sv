@@ -208,9 +208,10 @@ module sgpu_cp
   //////////////////
 
   // What the execute stage (u_ctrl, u_check, u_wr) uses of the packet's next payload dword is
-  // decided a cycle ahead and registered: where the dword goes and whether it is the packet's
-  // last (route_q), and the bounds the physical-range checks compare it with (wphys_max_q,
-  // rphys_max_q). The packet register and its index move only by the header load and the
+  // decided a cycle ahead and registered: where the dword goes and whether it, or the dword
+  // behind it, is the packet's last (route_q); the header check's table part of the head dword
+  // (hdr_chk_q); the bounds the range checks compare it with (wphys_max_q, rphys_max_q,
+  // range_end_q, map_len_q). The packet register and its index move only by the header load and the
   // payload steps (pkt_step, asserted in u_ctrl), so the next routing is one of four, each
   // decoded from registers: the header at the head at index 0 or 1 (with its address low
   // dword), or the current packet one or two dwords on. The FSM's step only selects. The
@@ -241,8 +242,10 @@ module sgpu_cp
       .idx_i       (pkt_idx + 16'(i + 1)),
       .dec_o       (dec_inc[i])
     );
-    assign route_hdr[i] = '{slot: dec_hdr[i].slot, last: dec_hdr[i].last};
-    assign route_inc[i] = '{slot: dec_inc[i].slot, last: dec_inc[i].last};
+    assign route_hdr[i] = '{slot: dec_hdr[i].slot, last: dec_hdr[i].last,
+                            last2: 16'(i) == head_hdr.dwords - 16'd3};
+    assign route_inc[i] = '{slot: dec_inc[i].slot, last: dec_inc[i].last,
+                            last2: pkt_idx + 16'(i + 1) == pkt.hdr.dwords - 16'd3};
   end
 
   always_comb begin
@@ -281,7 +284,7 @@ module sgpu_cp
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      route_q <= '{slot: SlotNone, last: 1'b0};
+      route_q <= '{slot: SlotNone, last: 1'b0, last2: 1'b0};
     end else begin
       route_q <= route_d;
     end
@@ -296,7 +299,13 @@ module sgpu_cp
   assign range_end_d = (fsm == StPktBody && dw_valid && route_q.slot == SlotSrcHi)
                        ? 33'(pkt.args.range.first_page) + 33'(dw) : range_end_q;
 
+  // MAP's length check (2 * count + 4 == dwords) compares count with dwords - 4, formed as the
+  // header is loaded into the packet register.
+  logic [33:0] map_len_q, map_len_d;
+  assign map_len_d = pkt_step.load ? 34'(head_hdr.dwords) - 34'd4 : map_len_q;
+
   always_ff @(posedge clk_i) begin
+    map_len_q   <= map_len_d;
     range_end_q <= range_end_d;
     wphys_max_q <= wphys_max_d;
     rphys_max_q <= bound_of(PhysLimit - $signed({2'b00, pkt.args.copy.src}));
@@ -341,6 +350,7 @@ module sgpu_cp
     .wphys_max_i      (wphys_max_q),
     .rphys_max_i      (rphys_max_q),
     .range_end_i      (range_end_q),
+    .map_len_i        (map_len_q),
     .gart_table_base_i(cfg_i.gart_table_base),
     .gart_table_size_i(cfg_i.gart_table_size),
     .chk_o            (chk)
@@ -388,6 +398,7 @@ module sgpu_cp
     .stream_nested_i   (stream_nested),
     .dec_i             (dec),
     .chk_i             (chk),
+    .last2_i           (route_q.last2),
     .pkt_o             (pkt),
     .pkt_idx_o         (pkt_idx),
     .pkt_step_o        (pkt_step),
@@ -523,6 +534,7 @@ module sgpu_cp
       && ((dec.info.pkt_class == PktClassMap && dec.slot == SlotPattern)
           || (dec.info.pkt_class == PktClassUnmap && dec.slot == SlotDstPitch))
       |-> range_end_q == 33'(pkt.args.range.first_page) + 33'(pkt.args.range.count))
+  `SGPU_ASSERT(MapLenIsHeader, fsm == StPktBody |-> map_len_q == 34'(pkt.hdr.dwords) - 34'd4)
   `SGPU_ASSERT_STATIC(g_bad_range_layout, PldMapPteFlags == PldMapCount + 1
       && PldUnmapDummyHi == PldUnmapCount + 2 && PldMapCount == PldMapFirstPage + 1
       && PldUnmapCount == PldUnmapFirstPage + 1,

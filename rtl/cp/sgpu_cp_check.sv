@@ -35,6 +35,8 @@ module sgpu_cp_check
   input  wire cp_bound_t       rphys_max_i,
   /// MAP/UNMAP: first_page + count, registered when count was at the head (sgpu_cp).
   input  wire logic [32:0]     range_end_i,
+  /// MAP: the packet's dwords - 4 (34-bit), registered with its header (sgpu_cp).
+  input  wire logic [33:0]     map_len_i,
   /// GART_TABLE_BASE (bits 11:0 ignored) and GART_TABLE_SIZE.
   input  wire sgpu_pkg::addr_t gart_table_base_i,
   input  wire logic [31:0]     gart_table_size_i,
@@ -93,9 +95,9 @@ module sgpu_cp_check
       end
       // MAP: the length is checked at count, the range at pte_flags (before any PTE is
       // written); UNMAP's range once its dummy PTE is in. (2 * count + 4 != dwords, 34-bit:
-      // the subtraction is on the packet register, off the head dword's path.)
+      // the subtraction was made on the header, off the head dword's path.)
       PktClassMap: begin
-        if (slot_i == SlotSrcHi && {1'b0, dw_i, 1'b0} != 34'(pkt_i.hdr.dwords) - 34'd4) begin
+        if (slot_i == SlotSrcHi && {1'b0, dw_i, 1'b0} != map_len_i) begin
           dword_fault = fault(FaultBadLength, pkt_i.hdr_addr, pkt);
         end else if (slot_i == SlotPattern && map_out_of_range) begin
           dword_fault = fault(FaultMapRange, sgpu_pkg::addr_t'(args.range.first_page), pkt);

@@ -89,6 +89,8 @@ module sgpu_cp_ctrl
   // Decoder (sgpu_cp_decode) and operand checks (sgpu_cp_check) of the packet being executed.
   input  wire cp_dec_t                     dec_i,
   input  wire cp_chk_t                     chk_i,
+  /// The dword behind the head is the packet's last (the decode stage's, registered).
+  input  wire logic                        last2_i,
   output      cp_pkt_t                     pkt_o,
   output      logic [15:0]                 pkt_idx_o,
   /// How the packet register moves this cycle (the decode stage routes the next dword by it).
@@ -260,7 +262,7 @@ module sgpu_cp_ctrl
   // select does not wait for the decoder.)
   assign wr_hi_o   = (state_q == StPktBody) && hi_next_q && dw_valid2_i;
   assign dw_two_o  = hdr_two || wr_pair_o || wr_hi_o;
-  assign body_last = (wr_pair_o || wr_hi_o) ? (pkt_idx_q == pkt_q.hdr.dwords - 16'd3) : dec_i.last;
+  assign body_last = (wr_pair_o || wr_hi_o) ? last2_i : dec_i.last;
 
   always_comb begin
     state_d        = state_q;
@@ -1070,6 +1072,7 @@ module sgpu_cp_ctrl
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
   // The stop decision formed in parallel is the final next state's.
+  `SGPU_ASSERT(Last2IsIndex, state_q == StPktBody |-> last2_i == (pkt_idx_q == pkt_q.hdr.dwords - 16'd3))
   `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
   `SGPU_ASSERT(DrainIsNextState, drain_d == draining(state_d))
   `SGPU_ASSERT(CaseStopIsFlagged, state_q inside {StPreemptDrain, StFaultDrain, StReset, StStreamStop}

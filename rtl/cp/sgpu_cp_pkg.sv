@@ -304,6 +304,7 @@ package sgpu_cp_pkg;
   typedef struct packed {
     cp_slot_e slot;
     logic     last;
+    logic     last2;  ///< the dword behind it is the packet's last (a pair ends the packet)
   } cp_route_t;
 
   /// How the packet register moves this cycle (sgpu_cp_ctrl), for the decode stage: a header is
