@@ -232,6 +232,18 @@ module sgpu_cp_ctrl
     return !privileged && lo[1:0] == 2'b00 && (lo[2] || dwords == 16'd4);
   endfunction
 
+  // A ring entry register with dword `idx` replaced: one enable per dword, decoded from idx (a
+  // variable part-select became a 256-bit shifter in front of the entry registers).
+  function automatic ring_entry_t entry_with_dword(ring_entry_t e, logic [2:0] idx,
+                                                   logic [31:0] dword);
+    logic [RingEntryDwords-1:0][31:0] d;
+    d = e;
+    for (int unsigned i = 0; i < RingEntryDwords; i++) begin
+      if (idx == 3'(i)) d[i] = dword;
+    end
+    return ring_entry_t'(d);
+  endfunction
+
   cp_fault_req_t fault_req;
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
   logic          bad_entry; // the fault recorded this cycle is BAD_RING_ENTRY (known without
@@ -336,7 +348,7 @@ module sgpu_cp_ctrl
       StRingData: begin
         dw_ready_o = 1'b1;
         if (dw_valid_i) begin
-          entry_d[32*entry_idx_q +: 32] = dw_i;
+          entry_d = entry_with_dword(entry_q, entry_idx_q, dw_i);
           entry_idx_d = entry_idx_q + 1'b1;
           if (entry_idx_q == 3'(RingEntryDwords - 1)) state_d = StRingStatus;
         end else if (dma_status_valid_i) begin
@@ -499,6 +511,9 @@ module sgpu_cp_ctrl
           if (!chk_i.dword_fault.valid && body_last && chk_i.last_fault.valid) begin
             fault_req = chk_i.last_fault;
           end
+          // INDIRECT's last dword (its bytes) is never a write's either (asserted below): the
+          // call's stream stop is flagged without the write path's ready too.
+          if (!fault_req.valid && body_last && chk_i.next == NextCall) enter_stop = 1'b1;
           if (dw_ready_o) begin
             hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
                         && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
@@ -519,7 +534,6 @@ module sgpu_cp_ctrl
                   stream_op_o     = StreamCall;
                   stream_dwords_o = dw_i[31:2];
                   state_d         = StStreamStop;
-                  enter_stop      = 1'b1;
                 end
                 default:        state_d = StPktHeader;
               endcase
@@ -811,7 +825,7 @@ module sgpu_cp_ctrl
     if (retiring(state_q) && ring_pref_q && !next_valid_q) begin
       dw_ready_o = 1'b1;
       if (dw_valid_i) begin
-        next_d[32*entry_idx_q +: 32] = dw_i;
+        next_d = entry_with_dword(next_q, entry_idx_q, dw_i);
         entry_idx_d = entry_idx_q + 1'b1;
         if (entry_idx_q == 3'(RingEntryDwords - 1)) next_full_d = 1'b1;
       end else if (dma_status_valid_i) begin
@@ -1072,6 +1086,8 @@ module sgpu_cp_ctrl
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
   // The stop decision formed in parallel is the final next state's.
+  `SGPU_ASSERT(CallNotAWrite, state_q == StPktBody && dw_valid_i && body_last
+      && chk_i.next == NextCall |-> dec_i.slot != SlotData && !wr_hi_o && dw_ready_o)
   `SGPU_ASSERT(Last2IsIndex, state_q == StPktBody |-> last2_i == (pkt_idx_q == pkt_q.hdr.dwords - 16'd3))
   `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
   `SGPU_ASSERT(DrainIsNextState, drain_d == draining(state_d))
