@@ -211,9 +211,9 @@ module sgpu_cp
   // decided a cycle ahead and registered: where the dword goes and whether it, or the dword
   // behind it, is the packet's last (route_q); the header check's table part of the head dword
   // (hdr_chk_q); the bounds the range checks compare it with (wphys_max_q, rphys_max_q,
-  // range_end_q, map_len_q). The packet register and its index move only by the header load and the
-  // payload steps (pkt_step, asserted in u_ctrl), so the next routing is one of four, each
-  // decoded from registers: the header at the head at index 0 or 1 (with its address low
+  // range_end_q, map_len_q). The packet register and its index move only by the header load
+  // and the payload steps (pkt_step, asserted in u_ctrl), so the next routing is one of four,
+  // each decoded from registers: the header at the head at index 0 or 1 (with its address low
   // dword), or the current packet one or two dwords on. The FSM's step only selects. The
   // payload routing therefore starts at a flop instead of the payload index compares, for the
   // write's valid, the dword checks and the FSM's next state.
@@ -225,7 +225,7 @@ module sgpu_cp
 
   for (genvar i = 0; i < 2; i++) begin : g_route
     sgpu_cp_decode u_hdr (
-      .hdr_i       (pkt_header_t'(dw)),
+      .hdr_i       (head_hdr),
       .privileged_i(privileged),
       .buf_left_i  (stream_left),
       .pkt_i       (head_hdr),
@@ -234,7 +234,7 @@ module sgpu_cp
       .dec_o       (dec_hdr[i])
     );
     sgpu_cp_decode u_inc (
-      .hdr_i       (pkt_header_t'(dw)),
+      .hdr_i       (head_hdr),
       .privileged_i(privileged),
       .buf_left_i  (stream_left),
       .pkt_i       (pkt.hdr),
@@ -290,8 +290,6 @@ module sgpu_cp
     end
   end
 
-  // READ_PHYSICAL's source is complete two dwords before its bytes dword (dst lo and hi come
-  // between): the bound 2^SysAddrBits - src is formed from the packet register every cycle.
   // MAP/UNMAP's range end, first_page + count, formed when count is at the head (first_page is
   // in the packet register by then) and compared with GART_TABLE_SIZE at pte_flags (MAP) or the
   // dummy PTE's high dword (UNMAP), a dword or two later.
@@ -304,6 +302,8 @@ module sgpu_cp
   logic [33:0] map_len_q, map_len_d;
   assign map_len_d = pkt_step.load ? 34'(head_hdr.dwords) - 34'd4 : map_len_q;
 
+  // READ_PHYSICAL's source is complete two dwords before its bytes dword (dst lo and hi come
+  // between): the bound 2^SysAddrBits - src is formed from the packet register every cycle.
   always_ff @(posedge clk_i) begin
     map_len_q   <= map_len_d;
     range_end_q <= range_end_d;
@@ -322,7 +322,7 @@ module sgpu_cp
     assign hdr_chk_by[t] = hdr_table_check(pkt_header_t'(dw_next[t]));
   end
   logic [1:0] dw_taken;  // dwords taken this cycle (0, 1, 2): selects the next head
-  assign dw_taken    = (dw_valid && dw_ready) ? (dw_two ? 2'd2 : 2'd1) : 2'd0;
+  assign dw_taken  = (dw_valid && dw_ready) ? (dw_two ? 2'd2 : 2'd1) : 2'd0;
   assign hdr_chk_d = hdr_chk_by[dw_taken];
 
   always_ff @(posedge clk_i) begin
@@ -516,19 +516,18 @@ module sgpu_cp
   // the range checks' answers (the 65-bit sums they replace, computed here for comparison).
   `SGPU_ASSERT(HeaderCheckIsHeads, dw_valid |-> hdr_chk_q == hdr_table_check(head_hdr))
   `SGPU_ASSERT(HeaderAnswersDecoded, dw_valid |-> dec.hdr_fault == dec_now.hdr_fault
-      && (dec_now.hdr_fault == FaultIllegalOpcode || (dec.hdr_class == dec_now.hdr_class
-                                                      && dec.hdr_privileged == dec_now.hdr_privileged)))
+      && dec.hdr_class == dec_now.hdr_class && dec.hdr_privileged == dec_now.hdr_privileged)
   `SGPU_ASSERT(RouteIsDecoded, fsm == StPktBody
       |-> route_q.slot == dec_now.slot && route_q.last == dec_now.last)
   logic [64:0] wphys_end, rphys_end;
   assign wphys_end = {1'b0, dw, pkt.args.copy.dst[31:0]}
                      + 65'({pkt.hdr.dwords - 16'd3, 2'b00});
   assign rphys_end = {1'b0, pkt.args.copy.src} + 65'(dw);
-  `SGPU_ASSERT(WritePhysBoundExact, fsm == StPktBody && dw_valid && dec.info.pkt_class == PktClassWrite
-      && dec.slot == SlotDstHi
+  `SGPU_ASSERT(WritePhysBoundExact, fsm == StPktBody && dw_valid
+      && dec.info.pkt_class == PktClassWrite && dec.slot == SlotDstHi
       |-> bound_exceeded(wphys_max_q, dw) == ({1'b0, wphys_end} > 66'(PhysLimit)))
-  `SGPU_ASSERT(ReadPhysBoundExact, fsm == StPktBody && dw_valid && dec.info.pkt_class == PktClassCopy
-      && dec.last
+  `SGPU_ASSERT(ReadPhysBoundExact, fsm == StPktBody && dw_valid
+      && dec.info.pkt_class == PktClassCopy && dec.last
       |-> bound_exceeded(rphys_max_q, dw) == ({1'b0, rphys_end} > 66'(PhysLimit)))
   `SGPU_ASSERT(RangeEndIsArgs, fsm == StPktBody && dw_valid
       && ((dec.info.pkt_class == PktClassMap && dec.slot == SlotPattern)

@@ -1088,10 +1088,12 @@ module sgpu_cp_ctrl
   // The stop decision formed in parallel is the final next state's.
   `SGPU_ASSERT(CallNotAWrite, state_q == StPktBody && dw_valid_i && body_last
       && chk_i.next == NextCall |-> dec_i.slot != SlotData && !wr_hi_o && dw_ready_o)
-  `SGPU_ASSERT(Last2IsIndex, state_q == StPktBody |-> last2_i == (pkt_idx_q == pkt_q.hdr.dwords - 16'd3))
+  `SGPU_ASSERT(Last2IsIndex,
+      state_q == StPktBody |-> last2_i == (pkt_idx_q == pkt_q.hdr.dwords - 16'd3))
   `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
   `SGPU_ASSERT(DrainIsNextState, drain_d == draining(state_d))
-  `SGPU_ASSERT(CaseStopIsFlagged, state_q inside {StPreemptDrain, StFaultDrain, StReset, StStreamStop}
+  `SGPU_ASSERT(CaseStopIsFlagged,
+      state_q inside {StPreemptDrain, StFaultDrain, StReset, StStreamStop}
       || (stops_fetch(state_case) == (enter_stop || enter_drain)
           && draining(state_case) == enter_drain))
   // The packet step the decode stage follows moves the payload index as the FSM does.
