@@ -134,6 +134,7 @@ module sgpu_cp
 
   logic        dw_valid, dw_ready, dw_clear, dw_valid2, dw_two, wr_pair, wr_hi;
   logic [31:0] dw, dw2;
+  logic [2:0][31:0] dw_next;  // the next cycle's head for each take (0, 1, 2)
 
   sgpu_cp_dwords #(.DataWidth(DataWidth)) u_dwords (
     .clk_i, .rst_ni,
@@ -147,7 +148,8 @@ module sgpu_cp
     .out_valid2_o(dw_valid2),
     .out_dword2_o(dw2),
     .out_ready_i (dw_ready),
-    .out_two_i   (dw_two)
+    .out_two_i   (dw_two),
+    .next_head_o (dw_next)
   );
 
   /////////////////////
@@ -178,16 +180,19 @@ module sgpu_cp
   // Decoder and operand checks //
   ///////////////////////////////
 
-  cp_fsm_e     fsm;
-  ring_entry_t entry;
-  logic        privileged;
-  cp_pkt_t     pkt;
-  logic [15:0] pkt_idx;
-  cp_dec_t     dec;
-  cp_chk_t     chk;
+  cp_fsm_e      fsm;
+  ring_entry_t  entry;
+  logic         privileged;
+  cp_pkt_t      pkt;
+  logic [15:0]  pkt_idx;
+  cp_pkt_step_t pkt_step;
+  cp_dec_t      dec, dec_now;
+  cp_chk_t      chk;
 
   assign privileged = entry_privileged(entry);
 
+  // The header check of the dword at the head (and, for the assertion below, the routing of the
+  // current packet's next dword, which the execute stage takes from route_q instead).
   sgpu_cp_decode u_decode (
     .hdr_i       (pkt_header_t'(dw)),
     .privileged_i(privileged),
@@ -195,16 +200,157 @@ module sgpu_cp
     .pkt_i       (pkt.hdr),
     .pkt_info_i  (pkt.info),
     .idx_i       (pkt_idx),
-    .dec_o       (dec)
+    .dec_o       (dec_now)
   );
 
-  sgpu_cp_check #(.SysAddrBits(SysAddrBits)) u_check (
+  //////////////////
+  // Decode stage //
+  //////////////////
+
+  // What the execute stage (u_ctrl, u_check, u_wr) uses of the packet's next payload dword is
+  // decided a cycle ahead and registered: where the dword goes and whether it, or the dword
+  // behind it, is the packet's last (route_q); the header check's table part of the head dword
+  // (hdr_chk_q); the bounds the range checks compare it with (wphys_max_q, rphys_max_q,
+  // range_end_q, map_len_q). The packet register and its index move only by the header load
+  // and the payload steps (pkt_step, asserted in u_ctrl), so the next routing is one of four,
+  // each decoded from registers: the header at the head at index 0 or 1 (with its address low
+  // dword), or the current packet one or two dwords on. The FSM's step only selects. The
+  // payload routing therefore starts at a flop instead of the payload index compares, for the
+  // write's valid, the dword checks and the FSM's next state.
+  cp_route_t   route_q, route_d;
+  pkt_header_t head_hdr;  // the dword at the head, seen as a header
+  assign head_hdr = pkt_header_t'(dw);
+  cp_route_t route_hdr[2], route_inc[2];
+  cp_dec_t   dec_hdr[2], dec_inc[2];
+
+  for (genvar i = 0; i < 2; i++) begin : g_route
+    sgpu_cp_decode u_hdr (
+      .hdr_i       (head_hdr),
+      .privileged_i(privileged),
+      .buf_left_i  (stream_left),
+      .pkt_i       (head_hdr),
+      .pkt_info_i  (pkt_info(head_hdr.opcode)),
+      .idx_i       (16'(i)),
+      .dec_o       (dec_hdr[i])
+    );
+    sgpu_cp_decode u_inc (
+      .hdr_i       (head_hdr),
+      .privileged_i(privileged),
+      .buf_left_i  (stream_left),
+      .pkt_i       (pkt.hdr),
+      .pkt_info_i  (pkt.info),
+      .idx_i       (pkt_idx + 16'(i + 1)),
+      .dec_o       (dec_inc[i])
+    );
+    assign route_hdr[i] = '{slot: dec_hdr[i].slot, last: dec_hdr[i].last,
+                            last2: 16'(i) == head_hdr.dwords - 16'd3};
+    assign route_inc[i] = '{slot: dec_inc[i].slot, last: dec_inc[i].last,
+                            last2: pkt_idx + 16'(i + 1) == pkt.hdr.dwords - 16'd3};
+  end
+
+  always_comb begin
+    route_d = route_q;
+    if (pkt_step.load) begin
+      route_d = route_hdr[pkt_step.step[0]];
+    end else if (pkt_step.step == 2'd1) begin
+      route_d = route_inc[0];
+    end else if (pkt_step.step == 2'd2) begin
+      route_d = route_inc[1];
+    end
+  end
+
+  // WRITE_PHYSICAL's range, {addr_hi, addr_lo} + 4 * (dwords - 3) <= 2^SysAddrBits, as a bound
+  // on addr_hi: with T = 2^SysAddrBits - 4 * (dwords - 3), {hi, lo} > T exactly when
+  // hi > T[65:32] - (lo > T[31:0]). Formed when the address low dword is at the head (taken with
+  // its header, or alone as the first payload dword) from the window and the header: it is
+  // registered before the address high dword can be at the head, and held until the next one.
+  localparam logic signed [65:0] PhysLimit = 66'(1) << SysAddrBits;
+
+  function automatic cp_bound_t wphys_bound(logic [31:0] lo, logic [15:0] dwords);
+    logic signed [65:0] t;
+    t = PhysLimit - 66'({dwords - 16'd3, 2'b00});
+    return bound_of($signed({32'd0, t[65:32]}) - 66'(lo > t[31:0]));
+  endfunction
+
+  cp_bound_t wphys_max_q, wphys_max_d, rphys_max_q;
+  always_comb begin
+    wphys_max_d = wphys_max_q;
+    if (fsm == StPktHeader && dw_valid2) begin
+      wphys_max_d = wphys_bound(dw2, head_hdr.dwords);
+    end else if (fsm == StPktBody && dw_valid && route_q.slot == SlotDstLo) begin
+      wphys_max_d = wphys_bound(dw, pkt.hdr.dwords);
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      route_q <= '{slot: SlotNone, last: 1'b0, last2: 1'b0};
+    end else begin
+      route_q <= route_d;
+    end
+  end
+
+  // MAP/UNMAP's range end, first_page + count, formed when count is at the head (first_page is
+  // in the packet register by then) and compared with GART_TABLE_SIZE at pte_flags (MAP) or the
+  // dummy PTE's high dword (UNMAP), a dword or two later.
+  logic [32:0] range_end_q, range_end_d;
+  assign range_end_d = (fsm == StPktBody && dw_valid && route_q.slot == SlotSrcHi)
+                       ? 33'(pkt.args.range.first_page) + 33'(dw) : range_end_q;
+
+  // MAP's length check (2 * count + 4 == dwords) compares count with dwords - 4, formed as the
+  // header is loaded into the packet register.
+  logic [33:0] map_len_q, map_len_d;
+  assign map_len_d = pkt_step.load ? 34'(head_hdr.dwords) - 34'd4 : map_len_q;
+
+  // READ_PHYSICAL's source is complete two dwords before its bytes dword (dst lo and hi come
+  // between): the bound 2^SysAddrBits - src is formed from the packet register every cycle.
+  always_ff @(posedge clk_i) begin
+    map_len_q   <= map_len_d;
+    range_end_q <= range_end_d;
+    wphys_max_q <= wphys_max_d;
+    rphys_max_q <= bound_of(PhysLimit - $signed({2'b00, pkt.args.copy.src}));
+  end
+
+  // The header check's table part (opcode known, length, flags, class, privileged packet) of
+  // the dword that will be at the head, for each take, selected by the take as the dword window
+  // selects its next head: hdr_chk_q is always the table check of the head dword. Only the
+  // entry's privilege and the overrun compare with the buffer's rest (both registers) are left
+  // to the execute stage.
+  cp_hdr_chk_t hdr_chk_q, hdr_chk_d;
+  cp_hdr_chk_t hdr_chk_by[3];
+  for (genvar t = 0; t < 3; t++) begin : g_hdr_chk
+    assign hdr_chk_by[t] = hdr_table_check(pkt_header_t'(dw_next[t]));
+  end
+  logic [1:0] dw_taken;  // dwords taken this cycle (0, 1, 2): selects the next head
+  assign dw_taken  = (dw_valid && dw_ready) ? (dw_two ? 2'd2 : 2'd1) : 2'd0;
+  assign hdr_chk_d = hdr_chk_by[dw_taken];
+
+  always_ff @(posedge clk_i) begin
+    hdr_chk_q <= hdr_chk_d;
+  end
+
+  // The execute stage's decoder answers: the header check from the registered table part, the
+  // routing registered.
+  assign dec = '{hdr_fault:      hdr_fault_of(hdr_chk_q.known, hdr_chk_q.length_ok,
+                                              hdr_chk_q.flags_ok, hdr_chk_q.privileged,
+                                              privileged, 30'(head_hdr.dwords) > stream_left),
+                 hdr_class:      hdr_chk_q.pkt_class,
+                 hdr_privileged: hdr_chk_q.privileged,
+                 info:           dec_now.info,
+                 slot:           route_q.slot,
+                 last:           route_q.last};
+
+  sgpu_cp_check u_check (
     .entry_i          (entry),
     .pkt_i            (pkt),
     .info_i           (dec.info),
     .dw_i             (dw),
     .slot_i           (dec.slot),
     .nest_full_i      (stream_full),
+    .wphys_max_i      (wphys_max_q),
+    .rphys_max_i      (rphys_max_q),
+    .range_end_i      (range_end_q),
+    .map_len_i        (map_len_q),
     .gart_table_base_i(cfg_i.gart_table_base),
     .gart_table_size_i(cfg_i.gart_table_size),
     .chk_o            (chk)
@@ -252,8 +398,10 @@ module sgpu_cp
     .stream_nested_i   (stream_nested),
     .dec_i             (dec),
     .chk_i             (chk),
+    .last2_i           (route_q.last2),
     .pkt_o             (pkt),
     .pkt_idx_o         (pkt_idx),
+    .pkt_step_o        (pkt_step),
     .dma_req_valid_o, .dma_req_ready_i, .dma_req_o,
     .dma_status_valid_i, .dma_status_ready_o, .dma_status_i, .dma_abort_o, .dma_busy_i,
     .wb_second_o       (wb_second),
@@ -362,6 +510,40 @@ module sgpu_cp
   `SGPU_ASSERT(CopyReqHeld,
       copy_req_valid_o && !copy_req_ready_i && !cmd_i.engine_reset |=> copy_req_valid_o)
   `SGPU_ASSERT_KNOWN(FsmKnown, fsm)
+
+  // The decode stage: the registered routing is the decoder's answer for the packet register as
+  // it is now, wherever the execute stage uses it (payload states); the registered bounds give
+  // the range checks' answers (the 65-bit sums they replace, computed here for comparison).
+  `SGPU_ASSERT(HeaderCheckIsHeads, dw_valid |-> hdr_chk_q == hdr_table_check(head_hdr))
+  `SGPU_ASSERT(HeaderAnswersDecoded, dw_valid |-> dec.hdr_fault == dec_now.hdr_fault
+      && dec.hdr_class == dec_now.hdr_class && dec.hdr_privileged == dec_now.hdr_privileged)
+  `SGPU_ASSERT(RouteIsDecoded, fsm == StPktBody
+      |-> route_q.slot == dec_now.slot && route_q.last == dec_now.last)
+  logic [64:0] wphys_end, rphys_end;
+  assign wphys_end = {1'b0, dw, pkt.args.copy.dst[31:0]}
+                     + 65'({pkt.hdr.dwords - 16'd3, 2'b00});
+  assign rphys_end = {1'b0, pkt.args.copy.src} + 65'(dw);
+  `SGPU_ASSERT(WritePhysBoundExact, fsm == StPktBody && dw_valid
+      && dec.info.pkt_class == PktClassWrite && dec.slot == SlotDstHi
+      |-> bound_exceeded(wphys_max_q, dw) == ({1'b0, wphys_end} > 66'(PhysLimit)))
+  `SGPU_ASSERT(ReadPhysBoundExact, fsm == StPktBody && dw_valid
+      && dec.info.pkt_class == PktClassCopy && dec.last
+      |-> bound_exceeded(rphys_max_q, dw) == ({1'b0, rphys_end} > 66'(PhysLimit)))
+  `SGPU_ASSERT(RangeEndIsArgs, fsm == StPktBody && dw_valid
+      && ((dec.info.pkt_class == PktClassMap && dec.slot == SlotPattern)
+          || (dec.info.pkt_class == PktClassUnmap && dec.slot == SlotDstPitch))
+      |-> range_end_q == 33'(pkt.args.range.first_page) + 33'(pkt.args.range.count))
+  `SGPU_ASSERT(MapLenIsHeader, fsm == StPktBody |-> map_len_q == 34'(pkt.hdr.dwords) - 34'd4)
+  `SGPU_ASSERT_STATIC(g_bad_range_layout, PldMapPteFlags == PldMapCount + 1
+      && PldUnmapDummyHi == PldUnmapCount + 2 && PldMapCount == PldMapFirstPage + 1
+      && PldUnmapCount == PldUnmapFirstPage + 1,
+      "MAP/UNMAP's range end is formed at count, before the dword that checks it")
+  `SGPU_ASSERT_STATIC(g_bad_copy_layout, PldCopyBytes >= PldCopySrcHi + 2,
+                      "READ_PHYSICAL's bound needs its source a cycle before its bytes dword")
+
+  // Only the routing of the candidates is used; their header checks are u_decode's.
+  logic unused_dec;
+  assign unused_dec = ^{dec_hdr[0], dec_hdr[1], dec_inc[0], dec_inc[1]};
 
 endmodule
 

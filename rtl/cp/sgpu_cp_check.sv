@@ -8,15 +8,16 @@
 //   privileged copy's physical range), and otherwise what comes next (cp_next_e).
 // It also makes the comparisons later states need on the registered arguments: the copy
 // overlap, the WAIT_MEM condition and the address of the first PTE MAP/UNMAP write.
+//
+// The two physical-range checks compare the head dword with a bound the CP's decode stage
+// registered a cycle earlier (sgpu_cp, from the dwords before it): no adder between the stream
+// head and the fault, only one compare.
 `default_nettype none
 
 module sgpu_cp_check
   import sgpu_abi_pkg::*;
   import sgpu_cp_pkg::*;
-#(
-  /// System-physical GPU addresses are [0, 2^SysAddrBits) (READ/WRITE_PHYSICAL's bound).
-  parameter int unsigned SysAddrBits = 52
-) (
+(
   /// The ring entry (complete once it was read).
   input  wire ring_entry_t     entry_i,
   /// The packet being executed and its row of the packet table.
@@ -27,6 +28,15 @@ module sgpu_cp_check
   input  wire cp_slot_e        slot_i,
   /// INDIRECT: the return stack is full (the call would nest too deep).
   input  wire logic            nest_full_i,
+  /// WRITE_PHYSICAL at its address high dword: the range ends above 2^SysAddrBits exactly when
+  /// the dword is above a bound (sgpu_cp's decode stage: wphys_bound), given as a 32-bit compare.
+  input  wire cp_bound_t       wphys_max_i,
+  /// READ_PHYSICAL at its bytes dword: the bytes may be at most 2^SysAddrBits - src.
+  input  wire cp_bound_t       rphys_max_i,
+  /// MAP/UNMAP: first_page + count, registered when count was at the head (sgpu_cp).
+  input  wire logic [32:0]     range_end_i,
+  /// MAP: the packet's dwords - 4 (34-bit), registered with its header (sgpu_cp).
+  input  wire logic [33:0]     map_len_i,
   /// GART_TABLE_BASE (bits 11:0 ignored) and GART_TABLE_SIZE.
   input  wire sgpu_pkg::addr_t gart_table_base_i,
   input  wire logic [31:0]     gart_table_size_i,
@@ -55,16 +65,16 @@ module sgpu_cp_check
   logic [31:0] pkt;  // the header: the detail of every packet fault
   assign pkt = 32'(pkt_i.hdr);
 
-  // READ/WRITE_PHYSICAL: the range must end at or below 2^SysAddrBits (65-bit ends).
-  localparam logic [64:0] PhysLimit = 65'(1) << SysAddrBits;
-  logic [64:0] wphys_end, rphys_end;
-  assign wphys_end = {1'b0, dw_i, a.dst[31:0]} + 65'({pkt_i.hdr.dwords - 16'd3, 2'b00});
-  assign rphys_end = {1'b0, a.src} + 65'(dw_i);
+  // READ/WRITE_PHYSICAL: the range must end at or below 2^SysAddrBits (65-bit ends): for
+  // WRITE_PHYSICAL {addr_hi, addr_lo} + 4 * (dwords - 3), for READ_PHYSICAL src + bytes. Both
+  // are compared as the head dword against a registered bound (asserted equal in sgpu_cp).
+  logic wphys_over, rphys_over;
+  assign wphys_over = bound_exceeded(wphys_max_i, dw_i);
+  assign rphys_over = bound_exceeded(rphys_max_i, dw_i);
 
   // MAP/UNMAP: the range must end at or below GART_TABLE_SIZE.
   logic map_out_of_range;
-  assign map_out_of_range = (33'(args.range.first_page) + 33'(args.range.count))
-                            > 33'(gart_table_size_i);
+  assign map_out_of_range = range_end_i > 33'(gart_table_size_i);
   assign table_pte = {gart_table_base_i[63:12], 12'h000}
                      + sgpu_pkg::addr_t'({args.range.first_page, 3'b000});
 
@@ -79,14 +89,15 @@ module sgpu_cp_check
       PktClassWrite: begin
         if (slot_i == SlotDstHi && a.dst[1:0] != 2'b00) begin
           dword_fault = fault(FaultBadAlignment, {dw_i, a.dst[31:0]}, pkt);
-        end else if (slot_i == SlotDstHi && info_i.privileged && wphys_end > PhysLimit) begin
+        end else if (slot_i == SlotDstHi && info_i.privileged && wphys_over) begin
           dword_fault = fault(FaultPhysicalRange, {dw_i, a.dst[31:0]}, pkt);
         end
       end
       // MAP: the length is checked at count, the range at pte_flags (before any PTE is
-      // written); UNMAP's range once its dummy PTE is in.
+      // written); UNMAP's range once its dummy PTE is in. (2 * count + 4 != dwords, 34-bit:
+      // the subtraction was made on the header, off the head dword's path.)
       PktClassMap: begin
-        if (slot_i == SlotSrcHi && {1'b0, dw_i, 1'b0} + 34'd4 != 34'(pkt_i.hdr.dwords)) begin
+        if (slot_i == SlotSrcHi && {1'b0, dw_i, 1'b0} != map_len_i) begin
           dword_fault = fault(FaultBadLength, pkt_i.hdr_addr, pkt);
         end else if (slot_i == SlotPattern && map_out_of_range) begin
           dword_fault = fault(FaultMapRange, sgpu_pkg::addr_t'(args.range.first_page), pkt);
@@ -141,7 +152,7 @@ module sgpu_cp_check
       // The last dword is bytes: a privileged copy's physical source range is checked before
       // the overlap.
       PktClassCopy: begin
-        if (info_i.privileged && rphys_end > PhysLimit) begin
+        if (info_i.privileged && rphys_over) begin
           last_fault = fault(FaultPhysicalRange, a.src, pkt);
         end
         next = NextCopy;

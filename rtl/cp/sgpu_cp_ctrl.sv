@@ -89,8 +89,12 @@ module sgpu_cp_ctrl
   // Decoder (sgpu_cp_decode) and operand checks (sgpu_cp_check) of the packet being executed.
   input  wire cp_dec_t                     dec_i,
   input  wire cp_chk_t                     chk_i,
+  /// The dword behind the head is the packet's last (the decode stage's, registered).
+  input  wire logic                        last2_i,
   output      cp_pkt_t                     pkt_o,
   output      logic [15:0]                 pkt_idx_o,
+  /// How the packet register moves this cycle (the decode stage routes the next dword by it).
+  output      cp_pkt_step_t                pkt_step_o,
 
   // Fetch engine (sgpu_dma_rd).
   output      logic                        dma_req_valid_o,
@@ -228,6 +232,18 @@ module sgpu_cp_ctrl
     return !privileged && lo[1:0] == 2'b00 && (lo[2] || dwords == 16'd4);
   endfunction
 
+  // A ring entry register with dword `idx` replaced: one enable per dword, decoded from idx (a
+  // variable part-select became a 256-bit shifter in front of the entry registers).
+  function automatic ring_entry_t entry_with_dword(ring_entry_t e, logic [2:0] idx,
+                                                   logic [31:0] dword);
+    logic [RingEntryDwords-1:0][31:0] d;
+    d = e;
+    for (int unsigned i = 0; i < RingEntryDwords; i++) begin
+      if (idx == 3'(i)) d[i] = dword;
+    end
+    return ring_entry_t'(d);
+  endfunction
+
   cp_fault_req_t fault_req;
   logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
   logic          bad_entry; // the fault recorded this cycle is BAD_RING_ENTRY (known without
@@ -236,6 +252,11 @@ module sgpu_cp_ctrl
   logic          entry_start; // a ring entry read in full is checked and started this cycle
   logic          body_last; // the payload dword(s) taken this cycle end the packet
   logic          hdr_two;   // a WRITE_* header is taken with its address low dword
+  cp_fsm_e       state_case; // the next state before the fault and reset overrides
+  logic          stop_d;    // stops_fetch(state_d), formed in parallel (see below)
+  logic          drain_d;   // draining(state_d), likewise
+  logic          enter_stop;  // the case (or the commit) chose a stop state (StStreamStop) ...
+  logic          enter_drain; // ... or a draining one (preemption, an invalid state's reset)
 
   // WRITE_DATA and WRITE_PHYSICAL take two dwords a cycle where nothing can fault between them
   // (registered state and the dword window only: never the write path's ready):
@@ -253,7 +274,7 @@ module sgpu_cp_ctrl
   // select does not wait for the decoder.)
   assign wr_hi_o   = (state_q == StPktBody) && hi_next_q && dw_valid2_i;
   assign dw_two_o  = hdr_two || wr_pair_o || wr_hi_o;
-  assign body_last = (wr_pair_o || wr_hi_o) ? (pkt_idx_q == pkt_q.hdr.dwords - 16'd3) : dec_i.last;
+  assign body_last = (wr_pair_o || wr_hi_o) ? last2_i : dec_i.last;
 
   always_comb begin
     state_d        = state_q;
@@ -284,6 +305,9 @@ module sgpu_cp_ctrl
     bad_entry      = 1'b0;
     commit         = 1'b0;
     entry_start    = 1'b0;
+    pkt_step_o     = '0;
+    enter_stop     = 1'b0;
+    enter_drain    = 1'b0;
 
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
@@ -305,6 +329,7 @@ module sgpu_cp_ctrl
       StIdle: begin
         if (pre_pend_q) begin
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b0;
         end else if (cfg_i.enable && ((head_q & ring_mask) != (cfg_i.ring_tail & ring_mask))) begin
           state_d = StRingReq;
@@ -323,7 +348,7 @@ module sgpu_cp_ctrl
       StRingData: begin
         dw_ready_o = 1'b1;
         if (dw_valid_i) begin
-          entry_d[32*entry_idx_q +: 32] = dw_i;
+          entry_d = entry_with_dword(entry_q, entry_idx_q, dw_i);
           entry_idx_d = entry_idx_q + 1'b1;
           if (entry_idx_q == 3'(RingEntryDwords - 1)) state_d = StRingStatus;
         end else if (dma_status_valid_i) begin
@@ -415,6 +440,7 @@ module sgpu_cp_ctrl
         end else if (pre_pend_q) begin
           // A packet boundary: the stream position is the next header.
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b1;
         end else if (dw_valid_i) begin
           dw_ready_o     = 1'b1;
@@ -424,6 +450,7 @@ module sgpu_cp_ctrl
           pkt_d.hdr_addr = stream_addr_i;
           pkt_d.hdr_off  = stream_offset_i;
           pkt_idx_d      = '0;
+          pkt_step_o     = '{load: 1'b1, step: 2'd0};
           // One row without pitches unless a 2-D packet's payload says otherwise.
           pkt_d.args.copy.height    = 32'd1;
           pkt_d.args.copy.src_pitch = '0;
@@ -439,6 +466,7 @@ module sgpu_cp_ctrl
             if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
               stream_op_o                 = StreamHeader2;
               pkt_idx_d                   = 16'd1;
+              pkt_step_o.step             = 2'd1;
               pkt_d.args.copy.dst[31:0]   = dw2_i;
               hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
             end
@@ -450,6 +478,7 @@ module sgpu_cp_ctrl
             // stream (what was read ahead behind it goes too) and read it again, not quietly.
             state_d  = StStreamStop;
             replay_d = 1'b1;
+            enter_stop = 1'b1;
           end else begin
             fault_req = fetch_fault(dma_status_i.err, stream_addr_i);
           end
@@ -482,12 +511,16 @@ module sgpu_cp_ctrl
           if (!chk_i.dword_fault.valid && body_last && chk_i.last_fault.valid) begin
             fault_req = chk_i.last_fault;
           end
+          // INDIRECT's last dword (its bytes) is never a write's either (asserted below): the
+          // call's stream stop is flagged without the write path's ready too.
+          if (!fault_req.valid && body_last && chk_i.next == NextCall) enter_stop = 1'b1;
           if (dw_ready_o) begin
             hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
                         && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
           end
           if (dw_ready_o && !fault_req.valid) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
+            pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
             stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
             if (body_last) begin
               unique case (chk_i.next)
@@ -574,6 +607,7 @@ module sgpu_cp_ctrl
         if (pre_pend_q && !copy_status_valid_i) begin
           // Stopped mid-copy: the packet restarts from its header on resume.
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b1;
           stream_op_o = StreamRewind;
         end else if (copy_status_valid_i) begin
@@ -594,7 +628,12 @@ module sgpu_cp_ctrl
 
       // Earlier writes are acknowledged before the first read (a wait sees what the submission
       // wrote); then the buffer stream is stopped so the fetch engine can poll.
-      StWaitDrain: if (wr_idle_i) state_d = StStreamStop;
+      StWaitDrain: begin
+        if (wr_idle_i) begin
+          state_d    = StStreamStop;
+          enter_stop = 1'b1;
+        end
+      end
 
       // The abort pulse was given on entry (below): every issued read completes and is dropped,
       // with the statuses; the dword unpacker is emptied. INDIRECT comes here too.
@@ -649,6 +688,7 @@ module sgpu_cp_ctrl
           // Between reads: the WAIT_MEM restarts from its header on resume. Its stream is
           // already stopped, so the fetch engine is idle.
           state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
           pre_entry_d = 1'b1;
           stream_op_o = StreamRewind;
         end else if (wait_cnt_q == '0) begin
@@ -749,7 +789,10 @@ module sgpu_cp_ctrl
         end
       end
 
-      default: state_d = StReset;
+      default: begin
+        state_d     = StReset;
+        enter_drain = 1'b1;
+      end
     endcase
 
     // The ring entry starts, read just now (StRingStatus) or taken from the read-ahead register
@@ -782,7 +825,7 @@ module sgpu_cp_ctrl
     if (retiring(state_q) && ring_pref_q && !next_valid_q) begin
       dw_ready_o = 1'b1;
       if (dw_valid_i) begin
-        next_d[32*entry_idx_q +: 32] = dw_i;
+        next_d = entry_with_dword(next_q, entry_idx_q, dw_i);
         entry_idx_d = entry_idx_q + 1'b1;
         if (entry_idx_q == 3'(RingEntryDwords - 1)) next_full_d = 1'b1;
       end else if (dma_status_valid_i) begin
@@ -838,6 +881,7 @@ module sgpu_cp_ctrl
             if (ring_pref_d || next_valid_d) begin
               ring_drop_d = 1'b1;
               state_d     = StStreamStop;
+              enter_stop  = 1'b1;
             end
           end else if (next_valid_d) begin
             quiet_d = buf_pref_d;
@@ -883,6 +927,9 @@ module sgpu_cp_ctrl
       fault_req = fault(FaultBusError, wr_err_addr_i, '0);
     end
 
+    // The next state the case and the commit chose; a fault or a reset overrides it below.
+    state_case = state_d;
+
     // Every fault names the ring entry being executed, and its fence once the entry was read
     // (a bad entry was read in full; write faults cannot occur while an entry is read).
     if (fault_req.valid) begin
@@ -900,15 +947,23 @@ module sgpu_cp_ctrl
     end
 
     // What was read ahead is dropped by every abort of the fetch engine (fault, reset,
-    // preemption, a stream stop).
-    if (stops_fetch(state_d)) begin
+    // preemption, a stream stop). The decision is formed from the fault and reset requests and
+    // the case's own next state in parallel (both overrides are stop states), not decoded from
+    // the final state_d behind them (asserted equal).
+    // The case's own choice is flagged where it is made (enter_stop, enter_drain) or is to stay
+    // in the stop state it is in (until the drain ends), so the decision is not a decode of the
+    // multiplexed next state either.
+    drain_d = cmd_i.engine_reset || fault_req.valid || enter_drain
+              || (draining(state_q) && !drained);
+    stop_d  = drain_d || enter_stop || (state_q == StStreamStop && dma_busy);
+    if (stop_d) begin
       ring_pref_d  = 1'b0;
       next_valid_d = 1'b0;
       buf_pref_d   = 1'b0;
       ahead_fail_d = 1'b0;
       quiet_d      = 1'b0;
     end
-    if (draining(state_d)) begin
+    if (drain_d) begin
       ring_drop_d = 1'b0;
       replay_d    = 1'b0;
     end
@@ -917,7 +972,7 @@ module sgpu_cp_ctrl
     // reports not-busy once every read it issued has returned. The pulse leaves from a register
     // (dma_abort_q), a cycle after the state that decided it: the CP's next state is deep logic
     // (the write path's ready, faults), the fetch engine's request FIFOs too.
-    dma_abort_d = stops_fetch(state_d) && !stops_fetch(state_q);
+    dma_abort_d = stop_d && !stops_fetch(state_q);
   end
 
   // While the pulse is on its way the fetch engine does not know yet: it counts as busy, so no
@@ -1030,6 +1085,21 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
+  // The stop decision formed in parallel is the final next state's.
+  `SGPU_ASSERT(CallNotAWrite, state_q == StPktBody && dw_valid_i && body_last
+      && chk_i.next == NextCall |-> dec_i.slot != SlotData && !wr_hi_o && dw_ready_o)
+  `SGPU_ASSERT(Last2IsIndex,
+      state_q == StPktBody |-> last2_i == (pkt_idx_q == pkt_q.hdr.dwords - 16'd3))
+  `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
+  `SGPU_ASSERT(DrainIsNextState, drain_d == draining(state_d))
+  `SGPU_ASSERT(CaseStopIsFlagged,
+      state_q inside {StPreemptDrain, StFaultDrain, StReset, StStreamStop}
+      || (stops_fetch(state_case) == (enter_stop || enter_drain)
+          && draining(state_case) == enter_drain))
+  // The packet step the decode stage follows moves the payload index as the FSM does.
+  `SGPU_ASSERT(PktStepMatchesIndex,
+      pkt_idx_d == (pkt_step_o.load ? 16'(pkt_step_o.step) : pkt_idx_q + 16'(pkt_step_o.step)))
+  `SGPU_ASSERT(PktLoadOnlyAtHeader, pkt_step_o.load |-> state_q == StPktHeader)
   `SGPU_ASSERT(DropOnlyInStreamStop, ring_drop_q |-> state_q == StStreamStop)
   // The read-ahead: the ring entry is read behind an executing entry's buffer, taken into
   // next_q while it retires; next_q's buffer is read ahead only after next_q was read in full.

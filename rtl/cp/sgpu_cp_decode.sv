@@ -57,20 +57,11 @@ module sgpu_cp_decode
 
   assign hdr_info = pkt_info(hdr_i.opcode);
 
-  always_comb begin
-    hdr_fault = FaultNone;
-    if (!hdr_info.known) begin
-      hdr_fault = FaultIllegalOpcode;
-    end else if (hdr_i.dwords < hdr_info.min_dwords || hdr_i.dwords > hdr_info.max_dwords) begin
-      hdr_fault = FaultBadLength;
-    end else if ((hdr_i.flags & ~hdr_info.flags_mask) != '0) begin
-      hdr_fault = FaultReservedBits;
-    end else if (hdr_info.privileged && !privileged_i) begin
-      hdr_fault = FaultPrivilegedPacket;
-    end else if (30'(hdr_i.dwords) > buf_left_i) begin
-      hdr_fault = FaultBufferOverrun;
-    end
-  end
+  // The table part and the fault's order are shared with the CP's decode stage (sgpu_cp_pkg).
+  cp_hdr_chk_t hdr_chk;
+  assign hdr_chk   = hdr_table_check(hdr_i);
+  assign hdr_fault = hdr_fault_of(hdr_chk.known, hdr_chk.length_ok, hdr_chk.flags_ok,
+                                  hdr_chk.privileged, privileged_i, 30'(hdr_i.dwords) > buf_left_i);
 
   /////////////////////
   // Payload routing //
@@ -209,7 +200,7 @@ module sgpu_cp_decode
 
   // The class is the controller's business once the header passed; flags are checked above.
   logic unused;
-  assign unused = ^{hdr_info.pkt_class, pkt_i.flags, pkt_i.opcode};
+  assign unused = ^{hdr_info, hdr_chk.pkt_class, pkt_i.flags, pkt_i.opcode};
 
   ////////////////////////////
   // Elaboration-time checks //

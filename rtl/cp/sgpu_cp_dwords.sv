@@ -36,7 +36,11 @@ module sgpu_cp_dwords #(
   output      logic [31:0]            out_dword2_o,
   /// Takes the head dword; with out_two_i both (only while out_valid2_o).
   input  wire logic                   out_ready_i,
-  input  wire logic                   out_two_i
+  input  wire logic                   out_two_i,
+  /// The head dword of the next cycle for each number of dwords taken now (0, 1, 2), from the
+  /// registers and the incoming beat alone (the take selects it, as it selects the window): a
+  /// decode stage can judge the next head a cycle ahead.
+  output      logic [2:0][31:0]       next_head_o
 );
 
   localparam int unsigned Dwords = DataWidth / 32;
@@ -87,6 +91,10 @@ module sgpu_cp_dwords #(
     end
   end
 
+  for (genvar t = 0; t < 3; t++) begin : g_next_head
+    assign next_head_o[t] = win_by[t][0];
+  end
+
   always_comb begin
     win_d   = win_by[0];
     count_d = count_by[0];
@@ -124,6 +132,8 @@ module sgpu_cp_dwords #(
   // A pair is only taken while two dwords are there.
   `SGPU_ASSERT(TwoOnlyWhenTwo, out_ready_i && out_two_i && out_valid_o |-> out_valid2_o)
   `SGPU_ASSERT(CountBounded, 32'(count_q) <= Window)
+  `SGPU_ASSERT(NextHeadIsHead, next_head_o[(out_valid_o && out_ready_i) ? (out_two_i ? 2 : 1) : 0]
+      == win_d[0])
 
 endmodule
 

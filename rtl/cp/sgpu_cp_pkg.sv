@@ -248,6 +248,72 @@ package sgpu_cp_pkg;
     logic [31:0]               wait_val;  ///< WAIT_MEM: the dword read
   } cp_pkt_t;
 
+  /// The part of a header's check that needs the dword alone (its row of the packet table):
+  /// the CP's decode stage registers it for the dword that will be at the head
+  /// (sgpu_cp).
+  typedef struct packed {
+    logic                     known;      ///< the opcode is in the table
+    logic                     length_ok;  ///< dwords within [min, max]
+    logic                     flags_ok;   ///< no undefined flag bit set
+    logic                     privileged; ///< a privileged packet
+    sgpu_abi_pkg::pkt_class_e pkt_class;
+  } cp_hdr_chk_t;
+
+  function automatic cp_hdr_chk_t hdr_table_check(sgpu_abi_pkg::pkt_header_t h);
+    sgpu_abi_pkg::pkt_info_t info;
+    info = sgpu_abi_pkg::pkt_info(h.opcode);
+    return '{known:      info.known,
+             length_ok:  h.dwords >= info.min_dwords && h.dwords <= info.max_dwords,
+             flags_ok:   (h.flags & ~info.flags_mask) == '0,
+             privileged: info.privileged,
+             pkt_class:  info.pkt_class};
+  endfunction
+
+  /// The header's fault, in the order of the host's and the reference model's checks: unknown
+  /// opcode, length outside [min, max], undefined flag bits, a privileged packet in an
+  /// unprivileged entry, a packet longer than the rest of its buffer (overrun).
+  function automatic sgpu_abi_pkg::fault_e hdr_fault_of(logic known, logic length_ok,
+                                                        logic flags_ok, logic pkt_privileged,
+                                                        logic in_privileged, logic overrun);
+    if (!known)                          return sgpu_abi_pkg::FaultIllegalOpcode;
+    if (!length_ok)                      return sgpu_abi_pkg::FaultBadLength;
+    if (!flags_ok)                       return sgpu_abi_pkg::FaultReservedBits;
+    if (pkt_privileged && !in_privileged) return sgpu_abi_pkg::FaultPrivilegedPacket;
+    if (overrun)                         return sgpu_abi_pkg::FaultBufferOverrun;
+    return sgpu_abi_pkg::FaultNone;
+  endfunction
+
+  /// A signed bound on a 32-bit dword, split so that the dword meets a 32-bit compare only: a
+  /// dword exceeds it if the bound is negative, or below 2^32 and less than the dword.
+  typedef struct packed {
+    logic        negative;  ///< every dword exceeds it
+    logic        fits;      ///< 0 <= bound < 2^32: compare with lo
+    logic [31:0] lo;
+  } cp_bound_t;
+
+  function automatic cp_bound_t bound_of(logic signed [65:0] b);
+    return '{negative: b < 0, fits: b[65:32] == '0, lo: b[31:0]};
+  endfunction
+
+  function automatic logic bound_exceeded(cp_bound_t b, logic [31:0] dword);
+    return b.negative || (b.fits && dword > b.lo);
+  endfunction
+
+  /// The payload routing of the packet's next dword (sgpu_cp_decode's slot and last), as the
+  /// CP's decode stage registers it a dword ahead (sgpu_cp).
+  typedef struct packed {
+    cp_slot_e slot;
+    logic     last;
+    logic     last2;  ///< the dword behind it is the packet's last (a pair ends the packet)
+  } cp_route_t;
+
+  /// How the packet register moves this cycle (sgpu_cp_ctrl), for the decode stage: a header is
+  /// loaded (its payload index becomes `step`), or the index advances by `step` (0, 1 or 2).
+  typedef struct packed {
+    logic       load;
+    logic [1:0] step;
+  } cp_pkt_step_t;
+
   /// The decoder's answers (sgpu_cp_decode).
   typedef struct packed {
     sgpu_abi_pkg::fault_e    hdr_fault;  ///< of the dword at the stream head, as a header

@@ -243,6 +243,74 @@ TEST_CASE("malformed packets stop the engine with a fault record", "[top][fault]
   }
 }
 
+// The CP's decode stage judges the dword that will be at the stream head a cycle ahead (its
+// packet-table check, selected by how many dwords the execute stage takes: none, one, or two
+// for a WRITE_DATA header with its address low dword, an address high dword with the first data
+// dword, or a data pair), and the next dword's payload routing by the packet register's step.
+// A malformed header right behind every way of taking dwords, in every lane of a beat, with the
+// window full (fast memory) and drained (a stalling memory, so the next head comes from the
+// beat that arrives): it faults as itself, and everything before it was executed.
+TEST_CASE("a malformed header behind every way of taking dwords is judged as itself", "[top][fault][decode]") {
+  struct Prefix {
+    const char* name;
+    Packets packets;
+    std::uint64_t check_addr;  // a dword the prefix writes (0: none)
+    std::uint32_t check_value;
+  };
+  const std::vector<Prefix> prefixes = {
+      {"nothing", Packets(), 0, 0},
+      {"a one-dword NOP", Packets().nop(), 0, 0},
+      {"a two-dword NOP", Packets().nop(2), 0, 0},
+      {"a three-dword NOP", Packets().nop(3), 0, 0},
+      {"WRITE_DATA of a pair", Packets().write_data(kDataAddr, {0x11, 0x12}), kDataAddr + 4, 0x12},
+      {"WRITE_DATA of one dword at an odd dword (high dword with it)", Packets().write_data(kDataAddr + 0x14, {0x21}),
+       kDataAddr + 0x14, 0x21},
+      {"WRITE_DATA of three dwords at an odd dword", Packets().write_data(kDataAddr + 0x24, {0x31, 0x32, 0x33}),
+       kDataAddr + 0x2c, 0x33},
+      {"WRITE_DATA of three dwords at an even dword", Packets().write_data(kDataAddr + 0x40, {0x41, 0x42, 0x43}),
+       kDataAddr + 0x48, 0x43},
+  };
+  struct Bad {
+    const char* name;
+    std::vector<std::uint32_t> words;
+    abi::Fault reason;
+  };
+  const std::vector<Bad> bads = {
+      {"illegal opcode", {abi::make_header(static_cast<abi::Opcode>(0xee), 1)}, abi::Fault::IllegalOpcode},
+      {"undefined flag bits", {abi::make_header(abi::Opcode::Nop, 1, 0x80)}, abi::Fault::ReservedBits},
+      {"length below the minimum", {abi::make_header(abi::Opcode::Fence, 4), 0, 0, 0}, abi::Fault::BadLength},
+      {"privileged packet", {abi::make_header(abi::Opcode::WritePhysical, 4), 0, 0, 0}, abi::Fault::PrivilegedPacket},
+      {"past the end of the buffer", {abi::make_header(abi::Opcode::WriteData, 0x400), 0, 0, 0}, abi::Fault::BufferOverrun},
+  };
+  sim::SimConfig stalling;
+  stalling.read_latency = 3;
+  stalling.memory_ready_prob = 0.35;
+  for (const bool stall : {false, true}) {
+    for (const Prefix& pre : prefixes) {
+      for (const Bad& bad : bads) {
+        INFO((stall ? "stalling memory, " : "fast memory, ") << pre.name << ", then " << bad.name);
+        RingHarness h(stall ? stalling : sim::SimConfig{});
+        Packets p = pre.packets;
+        const auto bad_offset = static_cast<std::uint32_t>(4 * p.words().size());
+        for (const std::uint32_t w : bad.words) p.raw(w);
+        p.write_data(kDataAddr + 0x400, {0xbad});
+        h.push(p, 9);
+        h.doorbell();
+        const std::uint32_t status = h.wait_irq();
+        REQUIRE(status & kIntFault);
+        const FaultRecord f = read_fault(h);
+        CHECK(f.reason == bad.reason);
+        CHECK(f.ring_index == 0);
+        CHECK(f.fence == 9);
+        CHECK(f.addr == kBufferAddr + bad_offset);
+        CHECK(f.detail == bad.words[0]);
+        if (pre.check_addr != 0) CHECK(h.mem().read32(pre.check_addr) == pre.check_value);
+        CHECK(h.mem().read32(kDataAddr + 0x400) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("a malformed ring entry is a fault", "[top][fault]") {
   RingHarness h;
   abi::RingEntry e{};

@@ -730,6 +730,66 @@ TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL use bus addresses, never translated,
   CHECK(h.mem().read32(a + 0x20) == 0);
 }
 
+// The physical-range checks compare the head dword with a bound the CP's decode stage formed
+// a cycle earlier (WRITE_PHYSICAL: from the address low dword and the length, with the carry of
+// their sum into the high dword; READ_PHYSICAL: from the source): exactly at the boundary.
+TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL ranges ending exactly at 2^52 pass the check and a dword or byte more faults",
+          "[top][gart][physical][packet][fault]") {
+  RingHarness h;
+  Gart g(h, 64);
+  const std::uint64_t limit = std::uint64_t{1} << 52;
+  const std::uint64_t spare = kPagesAddr + 0x46000;  // READ_PHYSICAL's destination
+  Packets k;
+  std::uint64_t want_addr = 0;
+  bool over = false;
+  // Address low dword 0xfffffff8: its sum with the length carries into the high dword.
+  SECTION("WRITE_PHYSICAL of two dwords ending at 2^52") { k.write_physical(limit - 8, {1, 2}); }
+  SECTION("WRITE_PHYSICAL of three dwords ending past 2^52") {
+    k.write_physical(limit - 8, {1, 2, 3});
+    want_addr = limit - 8;
+    over = true;
+  }
+  SECTION("WRITE_PHYSICAL of one dword at 2^52") {
+    k.write_physical(limit, {1});
+    want_addr = limit;
+    over = true;
+  }
+  SECTION("WRITE_PHYSICAL of a long run ending at 2^52") {
+    k.write_physical(limit - 4 * 300, std::vector<std::uint32_t>(300, 7));
+  }
+  SECTION("WRITE_PHYSICAL of a long run ending past 2^52") {
+    k.write_physical(limit - 4 * 300 + 4, std::vector<std::uint32_t>(300, 7));
+    want_addr = limit - 4 * 300 + 4;
+    over = true;
+  }
+  SECTION("READ_PHYSICAL of 8 bytes ending at 2^52") { k.read_physical(limit - 8, spare, 8); }
+  SECTION("READ_PHYSICAL of 9 bytes ending past 2^52") {
+    k.read_physical(limit - 8, spare, 9);
+    want_addr = limit - 8;
+    over = true;
+  }
+  SECTION("READ_PHYSICAL from 2^52 + 2^32 (source high dword above the bound)") {
+    k.read_physical(limit + (std::uint64_t{1} << 32), spare, 4);
+    want_addr = limit + (std::uint64_t{1} << 32);
+    over = true;
+  }
+  h.push(k, 1, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  const std::uint32_t irq = h.wait_irq();
+  const std::uint32_t reason = field(h.reg(SGPU_REG(FAULT_STATUS)), SGPU_REGS__FAULT_STATUS__REASON_bm,
+                                     SGPU_REGS__FAULT_STATUS__REASON_bp);
+  if (over) {
+    REQUIRE(irq & kIntFault);
+    CHECK(reason == static_cast<std::uint32_t>(abi::Fault::PhysicalRange));
+    CHECK(reg64(h, SGPU_REG(FAULT_ADDR_LO), SGPU_REG(FAULT_ADDR_HI)) == want_addr);
+    CHECK(h.mem().read32(spare) == 0);
+  } else {
+    // Inside the range: executed (the memory may refuse the bus address; that is not the check's).
+    CHECK(reason != static_cast<std::uint32_t>(abi::Fault::PhysicalRange));
+  }
+  REQUIRE(h.reset_engine());
+}
+
 // The read-ahead of the next entry's DMA buffer (issue 18): while an entry retires, the next
 // entry's buffer (inside one page) is read with that entry's privilege, quietly: a translation
 // fault there is not recorded, and the buffer is read again once the entry starts, so the fault
