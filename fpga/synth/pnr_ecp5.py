@@ -22,9 +22,13 @@ nextpnr names the path's cells after the nets Yosys's autoname gave them (the fi
 it found nearby), which can point at the wrong block. critical_path.by_source names each stage by
 the cell's own `src` attribute in the synthesised netlist (OUT/src/sgpu_top.ecp5.json), RTL file
 and line, with the time in the cell and in the routing into it. LUTs made by ABC and a few
-hundred flip-flops keep only the techmap library's line: those say "no source line".
+hundred flip-flops keep only the techmap library's line: those say "no source line". For a start
+or end flip-flop without one, "near" lists the nearest cells with a source line it feeds and is fed
+by (a hint, not its origin), and "fsms" the state registers Yosys re-encoded (their flip-flops lose
+the source line; from OUT/yosys.log).
 """
 import argparse
+import collections
 import hashlib
 import json
 import os
@@ -117,6 +121,39 @@ def describe_cell(name, cells):
     return {"cell": name, "type": cell.get("type", "?"), "source": rtl_source(attrs.get("src")), "name": hier}
 
 
+def nearest_sources(start, cells, forward, max_cells=8, limit=3):
+    """The source lines of the nearest cells with one that `start` feeds (forward) or is fed by,
+    walking through cells without one, up to max_cells deep: [{"source", "type", "count", "cells"}]."""
+    ends = collections.defaultdict(list)  # bit -> cells reading it (forward) or driving it
+    for name, cell in cells.items():
+        for port, direction in cell.get("port_directions", {}).items():
+            if (direction == "input") == forward:
+                for b in cell.get("connections", {}).get(port, []):
+                    if isinstance(b, int):
+                        ends[b].append(name)
+    seen, frontier, found, depth = {start}, [start], collections.Counter(), 0
+    while frontier and not found and depth < max_cells:
+        depth, nxt = depth + 1, []
+        for name in frontier:
+            cell = cells[name]
+            for port, direction in cell.get("port_directions", {}).items():
+                if (direction == "output") != forward or port == "CLK":
+                    continue
+                for b in cell["connections"].get(port, []):
+                    for other in ends.get(b, []) if isinstance(b, int) else []:
+                        if other in seen:
+                            continue
+                        seen.add(other)
+                        source = rtl_source(cells[other].get("attributes", {}).get("src"))
+                        if source != NO_SOURCE:
+                            found[(source, cells[other]["type"])] += 1
+                        elif cells[other]["type"] != "TRELLIS_FF":
+                            nxt.append(other)
+        frontier = nxt
+    return [{"source": src, "type": kind, "count": n, "cells": depth}
+            for (src, kind), n in found.most_common(limit)]
+
+
 def path_by_source(cp, cells):
     """The critical path (critical_path()'s hops) as stages named by RTL source line: start and end
     flip-flops, each cell with its own delay and the routing into it, and the cells' and the
@@ -135,9 +172,23 @@ def path_by_source(cp, cells):
     cell_ns = round(sum(s["cell_ns"] for s in stages), 3)
     routing_ns = round(sum(h["delay_ns"] for h in cp["hops"] if h["type"] == "routing"), 3)
     total = cell_ns + routing_ns
-    return {"start": describe_cell(cp["hops"][0]["from"], cells), "end": describe_cell(cp["hops"][-1]["to"], cells),
-            "stages": stages, "cell_ns": cell_ns, "routing_ns": routing_ns,
+    ends = []
+    for name in (cp["hops"][0]["from"], cp["hops"][-1]["to"]):
+        end = describe_cell(name, cells)
+        if end["source"] == NO_SOURCE and cells.get(name, {}).get("connections"):
+            end["near"] = {"feeds": nearest_sources(name, cells, True),
+                           "fed_by": nearest_sources(name, cells, False)}
+        ends.append(end)
+    return {"start": ends[0], "end": ends[1], "stages": stages, "cell_ns": cell_ns, "routing_ns": routing_ns,
             "cell_share": round(cell_ns / total, 3) if total else 0.0}
+
+
+def recoded_fsms(yosys_log):
+    """The state registers Yosys's fsm pass extracted and re-encoded (their flip-flops lose src)."""
+    if not os.path.exists(yosys_log):
+        return []
+    with open(yosys_log, errors="replace") as f:
+        return sorted(set(re.findall(r"Extracting FSM `\\?(\S+?)' from module", f.read())))
 
 
 def format_by_source(path, width=60):
@@ -149,12 +200,22 @@ def format_by_source(path, width=60):
         name = c["name"] or f"({c['cell'][:width]}{'...' if len(c['cell']) > width else ''}, autonamed)"
         return f"{c['type']:<11} {c['source']:<28} {name}"
     total = path["cell_ns"] + path["routing_ns"]
+    def near(c):
+        lines = []
+        for key, verb in (("feeds", "feeds"), ("fed_by", "is fed by")):
+            hits = c.get("near", {}).get(key)
+            if hits:
+                lines.append(f"         near: {verb} " + ", ".join(f"{h['source']} ({h['count']} {h['type']})" for h in hits)
+                             + f" within {hits[0]['cells']} cells")
+        return lines
     out = [f"critical path {total:.3f} ns: cells {path['cell_ns']:.3f} ns ({100 * path['cell_share']:.0f} %), "
            f"routing {path['routing_ns']:.3f} ns ({100 - 100 * path['cell_share']:.0f} %), "
            f"{sum(1 for s in path['stages'] if s['kind'] == 'logic')} logic stages",
-           f"  from {who(path['start'])}",
-           f"  to   {who(path['end'])}",
-           "  routing  cell ns  kind      type        source                       cell"]
+           f"  from {who(path['start'])}", *near(path["start"]),
+           f"  to   {who(path['end'])}", *near(path["end"])]
+    if path.get("fsms"):
+        out.append(f"  FSMs Yosys re-encoded (their flip-flops have no source line): {', '.join(path['fsms'])}")
+    out.append("  routing  cell ns  kind      type        source                       cell")
     for s in path["stages"]:
         out.append(f"  {s['routing_in_ns']:7.3f}  {s['cell_ns']:7.3f}  {s['kind']:<9} {who(s)}")
     return out
@@ -171,7 +232,10 @@ def explain(out):
         report = json.load(f)
     with open(netlist_path) as f:
         cells = json.load(f)["modules"][TOP]["cells"]
-    return path_by_source(critical_path(report), cells)
+    path = path_by_source(critical_path(report), cells)
+    if path:
+        path["fsms"] = recoded_fsms(os.path.join(out, "yosys.log"))
+    return path
 
 
 def resources(report):
@@ -250,6 +314,8 @@ def main():
     path = critical_path(report)
     if path:
         path["by_source"] = path_by_source(path, cells)
+        if path["by_source"]:
+            path["by_source"]["fsms"] = recoded_fsms(os.path.join(out, "yosys.log"))
     result = {
         "fmax_ecp5_mhz": fmax,
         "target_mhz": a.freq,

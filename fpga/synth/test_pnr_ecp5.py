@@ -107,6 +107,43 @@ class SourceTest(unittest.TestCase):
         # nextpnr's packer may append a $suffix to a cell it split.
         self.assertEqual(pnr_ecp5.describe_cell("u_cp.u_dwords.win_q$ccu2c_comb0", cells)["source"], "w.sv:3")
 
+    def test_end_without_a_source_line_is_placed_by_its_neighbours(self):
+        def ff(src, d, q):
+            return {"type": "TRELLIS_FF", "attributes": {"src": src},
+                    "port_directions": {"CLK": "input", "DI": "input", "Q": "output"},
+                    "connections": {"CLK": [1], "DI": [d], "Q": [q]}}
+
+        def lut(a, z):
+            return {"type": "LUT4", "attributes": {"src": "/share/lattice/cells_map_trellis.v:119.1"},
+                    "port_directions": {"A": "input", "Z": "output"}, "connections": {"A": [a], "Z": [z]}}
+        # state (no src) -> lut1 -> b0, b1 (x.sv:5); c (y.sv:9) -> lut2 -> lut3 -> state
+        cells = {"state": ff("/share/lattice/cells_map_trellis.v:63.1", 30, 10), "lut1": lut(10, 11),
+                 "b0": ff("x.sv:5.3|/share/lattice/cells_map_trellis.v:73.1", 11, 12),
+                 "b1": ff("x.sv:5.3", 11, 13), "c": ff("y.sv:9.1", 2, 20), "lut2": lut(20, 21), "lut3": lut(21, 30)}
+        self.assertEqual(pnr_ecp5.nearest_sources("state", cells, True),
+                         [{"source": "x.sv:5", "type": "TRELLIS_FF", "count": 2, "cells": 2}])
+        self.assertEqual(pnr_ecp5.nearest_sources("state", cells, False),
+                         [{"source": "y.sv:9", "type": "TRELLIS_FF", "count": 1, "cells": 3}])
+        cp = {"total_ns": 1.0, "hops": [{"type": "clk-to-q", "from": "state", "to": "state", "net": "", "delay_ns": 0.4},
+                                         {"type": "routing", "from": "state", "to": "b0", "net": "n", "delay_ns": 0.6},
+                                         {"type": "setup", "from": "b0", "to": "b0", "net": "", "delay_ns": 0.0}]}
+        path = pnr_ecp5.path_by_source(cp, cells)
+        self.assertEqual(path["start"]["source"], "no source line")
+        self.assertEqual(path["start"]["near"]["feeds"][0]["source"], "x.sv:5")
+        self.assertNotIn("near", path["end"])  # b0 has its own source line
+        text = "\n".join(pnr_ecp5.format_by_source(path))
+        self.assertIn("near: feeds x.sv:5 (2 TRELLIS_FF) within 2 cells", text)
+        self.assertIn("near: is fed by y.sv:9 (1 TRELLIS_FF) within 3 cells", text)
+
+    def test_recoded_fsms_are_read_from_the_yosys_log(self):
+        with tempfile.TemporaryDirectory() as run:
+            log = os.path.join(run, "yosys.log")
+            self.assertEqual(pnr_ecp5.recoded_fsms(log), [])  # no log: nothing to say
+            write(log, "Extracting FSM `\\u_cp.u_ctrl.state_q' from module `\\sgpu_top'.\n"
+                       "Extracting FSM `\\u_copy.err_q' from module `\\sgpu_top'.\n"
+                       "Mapping FSM `$fsm$\\u_copy.err_q$18761' from module `\\sgpu_top'.\n")
+            self.assertEqual(pnr_ecp5.recoded_fsms(log), ["u_copy.err_q", "u_cp.u_ctrl.state_q"])
+
     def test_cell_missing_from_the_netlist_says_no_source_line(self):
         report, cells = load_fixture()
         cp = pnr_ecp5.critical_path(report)
