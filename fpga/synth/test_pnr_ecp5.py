@@ -2,7 +2,7 @@
 """Tests of pnr_ecp5.py that do not place and route (that takes 15 minutes; `make fmax` does it):
 reading nextpnr's report, the critical path by RTL source line (on fixtures/fmax_run, a real
 run's report and the netlist's cells on its path, trimmed), the cache key, the cached answer and
-the refusals.
+the refusals, and logic_depth.py --mapped's source lines.
 
   test_pnr_ecp5.py --venv build/venv
 """
@@ -19,6 +19,7 @@ from contextlib import redirect_stdout
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import pnr_ecp5  # noqa: E402
+import logic_depth  # noqa: E402
 
 VENV = None
 FIXTURE = os.path.join(HERE, "fixtures", "fmax_run")
@@ -193,6 +194,31 @@ class SourceTest(unittest.TestCase):
             write(os.path.join(run, "src", "report.json"), json.dumps(report))
             write(os.path.join(run, "src", "sgpu_top.ecp5.json"), json.dumps({"modules": {"sgpu_top": {"cells": cells}}}))
             self.assertIsNone(pnr_ecp5.explain(run))
+
+
+class MappedDepthTest(unittest.TestCase):
+    def test_flip_flops_are_ranked_by_rtl_line_or_no_source_line(self):
+        def cell(kind, src, ins, outs):
+            return {"type": kind, "attributes": {"src": src},
+                    "port_directions": {**{p: "input" for p in ins}, **{p: "output" for p in outs}},
+                    "connections": {**ins, **outs}}
+        techmap = "/share/lattice/cells_map_trellis.v:63.157-63.208"
+        # q0 -> two LUTs -> a (a.sv:3); q0 -> one LUT -> b (no RTL line)
+        cells = {"src": cell("TRELLIS_FF", "s.sv:1.1", {"DI": [9]}, {"Q": [10]}),
+                 "l1": cell("LUT4", techmap, {"A": [10]}, {"Z": [11]}),
+                 "l2": cell("LUT4", techmap, {"A": [11]}, {"Z": [12]}),
+                 "a": cell("TRELLIS_FF", "a.sv:3.5|" + techmap, {"DI": [12]}, {"Q": [13]}),
+                 "b": cell("TRELLIS_FF", techmap, {"DI": [11]}, {"Q": [14]})}
+        with tempfile.TemporaryDirectory() as run:
+            path = os.path.join(run, "net.json")
+            write(path, json.dumps({"modules": {"sgpu_top": {"cells": cells}}}))
+            out = io.StringIO()
+            with redirect_stdout(out):
+                logic_depth.mapped_depth(path, 10)
+        text = out.getvalue()
+        self.assertIn("   2.00  a.sv:3  (1 FFs, 0 > 12)", text)
+        self.assertIn("   1.00  no source line  (1 FFs, 0 > 12)", text)
+        self.assertNotIn("cells_map_trellis", text)
 
 
 class CacheTest(unittest.TestCase):
