@@ -21,7 +21,7 @@ logs and the report; prints a short summary. Single-threaded (WebAssembly): abou
 nextpnr names the path's cells after the nets Yosys's autoname gave them (the first named net
 it found nearby), which can point at the wrong block. critical_path.by_source names each stage by
 the cell's own `src` attribute in the synthesised netlist (OUT/src/sgpu_top.ecp5.json), RTL file
-and line, with the time in the cell and in the routing into it. LUTs made by ABC and a few
+and line, with the time in the cell and in the routing into it. LUTs made by ABC and several
 hundred flip-flops keep only the techmap library's line: those say "no source line". For a start
 or end flip-flop without one, "near" lists the nearest cells with a source line it feeds and is fed
 by (a hint, not its origin), and "fsms" the state registers Yosys re-encoded (their flip-flops lose
@@ -281,6 +281,9 @@ def main():
         if cached.get("fingerprint") == key:
             print(json.dumps({"fmax_ecp5_mhz": cached["fmax_ecp5_mhz"]}))
             print(f"pnr_ecp5: cached result (sources unchanged): {result_path}", file=sys.stderr)
+            if (cached.get("critical_path") or {}).get("by_source"):
+                for line in format_by_source(cached["critical_path"]["by_source"]):
+                    print(f"pnr_ecp5: {line}", file=sys.stderr)
             return
 
     # Both tools are single-threaded CPU hogs for minutes: let builds on the same machine go first.

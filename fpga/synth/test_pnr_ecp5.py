@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -259,6 +259,18 @@ class CacheTest(unittest.TestCase):
         write(os.path.join(self.out, "fmax.json"), json.dumps({"fmax_ecp5_mhz": 77.5, "fingerprint": self.key()}))
         self.assertEqual(json.loads(self.run_main("--cached")), {"fmax_ecp5_mhz": 77.5})
         self.assertFalse(os.path.exists(os.path.join(self.out, "src")))  # nothing was synthesised
+
+    def test_cached_result_prints_its_path_by_source(self):
+        report, cells = load_fixture()
+        cp = pnr_ecp5.critical_path(report)
+        cp["by_source"] = pnr_ecp5.path_by_source(cp, cells)
+        os.makedirs(self.out)
+        write(os.path.join(self.out, "fmax.json"),
+              json.dumps({"fmax_ecp5_mhz": 42.32, "critical_path": cp, "fingerprint": self.key()}))
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertEqual(json.loads(self.run_main("--cached")), {"fmax_ecp5_mhz": 42.32})
+        self.assertIn("pnr_ecp5:   from TRELLIS_FF  sgpu_cp_dwords.sv:102", err.getvalue())
 
     def test_missing_tools_are_refused_by_name(self):
         argv = sys.argv
