@@ -199,7 +199,7 @@ def format_by_source(path, width=60):
     def who(c):
         name = c["name"] or f"({c['cell'][:width]}{'...' if len(c['cell']) > width else ''}, autonamed)"
         return f"{c['type']:<11} {c['source']:<28} {name}"
-    total = path["cell_ns"] + path["routing_ns"]
+
     def near(c):
         lines = []
         for key, verb in (("feeds", "feeds"), ("fed_by", "is fed by")):
@@ -208,6 +208,8 @@ def format_by_source(path, width=60):
                 lines.append(f"         near: {verb} " + ", ".join(f"{h['source']} ({h['count']} {h['type']})" for h in hits)
                              + f" within {hits[0]['cells']} cells")
         return lines
+
+    total = path["cell_ns"] + path["routing_ns"]
     out = [f"critical path {total:.3f} ns: cells {path['cell_ns']:.3f} ns ({100 * path['cell_share']:.0f} %), "
            f"routing {path['routing_ns']:.3f} ns ({100 - 100 * path['cell_share']:.0f} %), "
            f"{sum(1 for s in path['stages'] if s['kind'] == 'logic')} logic stages",
