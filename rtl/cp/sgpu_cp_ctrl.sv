@@ -166,6 +166,7 @@ module sgpu_cp_ctrl
   logic            replay_q, replay_d;            // StStreamStop: read the buffer again
   logic            dma_abort_q, dma_abort_d;      // the fetch engine's abort pulse, registered
   logic            dma_busy;                      // the fetch engine is busy or its abort pending
+  logic            ovl_q, ovl_valid_q;            // COPY/BLIT_RECT overlap, registered in StCopyDrain
   logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
                                                   // and may go with the first data dword
 
@@ -593,7 +594,10 @@ module sgpu_cp_ctrl
       end
 
       StCopyDrain: begin
-        if (chk_i.copy_overlap) begin
+        if (!ovl_valid_q) begin
+          // The overlap is registered (ovl_q) from the extents StCopyCheck registered: the 66-bit
+          // ends and compares are a cycle of their own, not in front of the fault and the state.
+        end else if (ovl_q) begin
           fault_req = fault(FaultCopyOverlap, a.dst, 32'(pkt_q.hdr));
         end else if (wr_idle_i) begin
           state_d = StCopyReq;
@@ -1045,6 +1049,18 @@ module sgpu_cp_ctrl
     end
   end
 
+  // COPY/BLIT_RECT's overlap, from pkt_q's registered extents: valid from the second cycle of
+  // StCopyDrain (pkt_q does not change there).
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ovl_q       <= 1'b0;
+      ovl_valid_q <= 1'b0;
+    end else begin
+      ovl_q       <= chk_i.copy_overlap;
+      ovl_valid_q <= state_q == StCopyDrain;
+    end
+  end
+
   // Datapath registers: only meaningful in the states that load them.
   always_ff @(posedge clk_i) begin
     entry_q <= entry_d;
@@ -1071,6 +1087,7 @@ module sgpu_cp_ctrl
                               : FetchBuffer))
   // The stream is only re-requested once the aborted one drained.
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy)
+  `SGPU_ASSERT(OverlapIsRegistered, state_q == StCopyDrain && ovl_valid_q |-> ovl_q == chk_i.copy_overlap)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
   // Two dwords are taken only where neither can fault (WRITE_DATA: the header, which then
   // passed its check, with at least three payload dwords; no check at the address high dword).
