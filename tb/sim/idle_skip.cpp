@@ -110,12 +110,13 @@ std::uint64_t FastIdleSkip::window() const {
   }
 
   // Each counter moved by its step: the cycle counter +1; the watchdog +1 (watching, no
-  // progress) or held at 0 (not watching); the poll interval -1 (pausing) or held (not).
+  // progress) or held (at 0 not watching, at 1 with progress every cycle, or saturated); the
+  // poll interval -1 (pausing) or held (not).
   const Counters b = counters_before_;
   const Counters a = counters();
   if (a.cycle != b.cycle + 1) return 0;
   const bool watchdog_counts = a.watchdog == b.watchdog + 1;
-  if (!watchdog_counts && !(a.watchdog == 0 && b.watchdog == 0)) return 0;
+  if (!watchdog_counts && a.watchdog != b.watchdog) return 0;
   const bool wait_counts = b.wait != 0 && a.wait == b.wait - 1;
   if (!wait_counts && a.wait != b.wait) return 0;
 
