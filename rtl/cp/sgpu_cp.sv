@@ -15,6 +15,7 @@
 //                                      │                       position, INDIRECT ──┘      │
 //                                      └─▶ u_wr ◀── arguments, records ────────────────────┤
 //                                            ▼ one word write            outputs, u_watchdog
+//                                          u_wr_buf (two entries, registers) ─▶ write translator
 //
 // u_dwords shows the head dword and the one behind it: WRITE_DATA takes two a cycle where
 // nothing can fault between them (header and address low; address high and a lone first data
@@ -28,12 +29,21 @@
 //   its argument register, the fault record, preemption).
 // - u_stream (sgpu_cp_stream): the buffer position and the INDIRECT return stack.
 // - u_wr (sgpu_cp_wr): the write the CP offers this cycle. Combinational.
+// - u_wr_buf (sgpu_cp_wr_buf): the write buffer the offer goes into; the CP's ready is its own
+//   register, and the write translator sees the buffer's head, a register.
 // - u_watchdog (sgpu_cp_watchdog); the outputs that depend on the state alone are decoded here
 //   with the named state sets of sgpu_cp_pkg.
 //
 // Ring entries and DMA buffers share the one fetch engine; the FSM knows which it is reading.
-// Writes leave with GPU addresses through sgpu_wr_xlate (a GART client): a write is offered
-// until it is taken or refused; a refusal stops the engine with TRANSLATION at that write.
+// Writes leave with GPU addresses through the write buffer and sgpu_wr_xlate (a GART client):
+// the buffer takes a write whenever it has room and offers its oldest to the translator until
+// it is taken or refused, so the CP goes on while a write is translated (one write per cycle
+// still flows; a write leaves a cycle later). The buffer is part of the writes in flight: every
+// drain (FENCE, the copy engine, invalidations, WAIT_MEM, TIMESTAMP, retirement, preemption,
+// faults, engine reset) waits for it too, and an INDIRECT's or a return's stream request waits
+// until it is empty (every write taken was translated). A refusal stops the engine with
+// TRANSLATION at that write: the buffer drops what is behind it, and its fault replaces one the
+// CP raised meanwhile for a later packet, so nothing after the refused write is executed.
 // COPY, FILL, BLIT_RECT and FILL_RECT go to the copy engine one at a time, after every earlier
 // write was acknowledged; the next packet waits for the engine's status. TLB_INVALIDATE, MAP and
 // UNMAP drain the writes, drive the GART's invalidation port and wait for the sweep; MAP and
