@@ -375,6 +375,7 @@ module sgpu_cp
   // state; the write path's idle with the buffer in it; a refusal of the buffer's head (a pulse
   // while the buffer is empty answers a write that was dropped) and its FAULT_DETAIL.
   logic               wr_offer_valid, wr_buf_ready, wr_buf_empty, wr_idle, wr_refused;
+  logic               wr_flush, wr_head_dropped;
   sgpu_pkg::word_wr_t wr_offer;
   cp_wr_entry_t       wr_head;
   logic [63:0] fence_done;
@@ -427,6 +428,7 @@ module sgpu_cp
     .wr_xlate_fault_i  (wr_refused),
     .wr_xlate_fault_addr_i,
     .wr_xlate_detail_i (wr_head.detail),
+    .wr_dropped_i      (wr_head_dropped),
     .inv_ready_i, .inv_busy_i,
     .copy_req_ready_i, .copy_status_valid_i, .copy_status_ready_o, .copy_status_i, .copy_busy_i
   );
@@ -471,10 +473,11 @@ module sgpu_cp
   );
 
   // The write buffer: a write is taken when the buffer has room (its own register), and leaves
-  // for the translator from a register. A refusal of its head or a failed write drops what it
-  // holds (nothing behind a refused write is issued; the writes behind a failed one are as
-  // timing-dependent as those in flight). Otherwise it drains like the writes in flight: on an
-  // engine reset, through the drain of the CP's own faults and before preemption.
+  // for the translator from a register. A refusal of its head, a failed write or an engine reset
+  // drops what it holds, as the CP stopped offering its write in those cases before the buffer
+  // (nothing behind a refused write is issued; the writes behind a failed one are as
+  // timing-dependent as those in flight). Otherwise it drains like the writes in flight: through
+  // the drain of the CP's own faults (they are earlier than the fault) and before preemption.
   cp_wr_entry_t wr_in;
   assign wr_in = '{wr:     wr_offer,
                    priv:   writing_record(fsm) || privileged,
@@ -482,7 +485,7 @@ module sgpu_cp
 
   sgpu_cp_wr_buf #(.Width($bits(cp_wr_entry_t))) u_wr_buf (
     .clk_i, .rst_ni,
-    .flush_i    (wr_refused || wr_err_i),
+    .flush_i    (wr_flush),
     .in_valid_i (wr_offer_valid),
     .in_ready_o (wr_buf_ready),
     .in_i       (wr_in),
@@ -495,6 +498,10 @@ module sgpu_cp
   assign wr_priv_o  = wr_head.priv;
   assign wr_idle    = wr_buf_empty && wr_idle_i;
   assign wr_refused = wr_xlate_fault_i && !wr_buf_empty;
+  assign wr_flush   = wr_refused || wr_err_i || cmd_i.engine_reset;
+  // The head is dropped unless the translator takes it in the same cycle (the flush does not
+  // withdraw the offer): the controller's fence word in flight, if it is the head, never lands.
+  assign wr_head_dropped = wr_flush && !wr_buf_empty && !(wr_valid_o && wr_ready_i);
 
   assign state_o = '{ring_head:        head,
                      fence_done:       fence_done,

@@ -124,6 +124,8 @@ module sgpu_cp_ctrl
   input  wire logic                        wr_xlate_fault_i,
   input  wire sgpu_pkg::addr_t             wr_xlate_fault_addr_i,
   input  wire logic [31:0]                 wr_xlate_detail_i,
+  /// The write buffer drops its head this cycle (a refusal, a failed write, an engine reset).
+  input  wire logic                        wr_dropped_i,
 
   // GART invalidation and copy engine (their requests are decoded from the state).
   input  wire logic                        inv_ready_i,
@@ -875,9 +877,10 @@ module sgpu_cp_ctrl
     // engine reset came while it was in flight: the entry retired all the same (its fence is in
     // memory), so FENCE_DONE says so; the reset clears the head anyway. Responses come in order
     // and the fence word was issued with nothing else in flight: an error now is its own.
-    // The fence word refused in translation never lands (the write buffer drops it): no commit,
-    // also in StReset. (In this cycle the buffer still holds it, so the path is not idle.)
-    if (wr_xlate_fault_i) fence_out_d = 1'b0;
+    // The fence word dropped from the write buffer (refused in translation, or an engine reset
+    // before the translator took it) never lands: no commit, also in StReset. (In this cycle
+    // the buffer still holds it, so the path is not idle.)
+    if (wr_dropped_i) fence_out_d = 1'b0;
     if (fence_out_q && (wr_idle_i || wr_err_i)) begin
       fence_out_d = 1'b0;
       if (!wr_err_i) begin
