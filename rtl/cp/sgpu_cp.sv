@@ -40,7 +40,7 @@
 // it is taken or refused, so the CP goes on while a write is translated (one write per cycle
 // still flows; a write leaves a cycle later). The buffer is part of the writes in flight: every
 // drain (FENCE, the copy engine, invalidations, WAIT_MEM, TIMESTAMP, retirement, preemption,
-// faults, engine reset) waits for it too, and an INDIRECT's or a return's stream request waits
+// faults) waits for it too (an engine reset or a failed write drops it), and an INDIRECT's or a return's stream request waits
 // until it is empty (every write taken was translated). A refusal stops the engine with
 // TRANSLATION at that write: the buffer drops what is behind it, and its fault replaces one the
 // CP raised meanwhile for a later packet, so nothing after the refused write is executed.
