@@ -416,7 +416,7 @@ TEST_CASE("a refused write wins over a later packet's fault raised while it was 
 // The fence word of the write-back record leaves the CP into its write buffer once the head word
 // was acknowledged, and is translated behind it; refused (its page unmapped between the two
 // words), it never lands and the entry faults before its commit point.
-TEST_CASE("the write-back record's fence word refused after its head word landed: the entry does not retire",
+TEST_CASE("the write-back record's fence word refused after its head word landed leaves the entry not retired",
           "[top][gart][write][fault][retire]") {
   sim::SimConfig cfg;
   cfg.write_latency = 200;  // the memory takes a write's data at once, its response comes later
@@ -472,6 +472,57 @@ TEST_CASE("the write-back record's fence word refused after its head word landed
   REQUIRE(h.wait_irq() & kIntDone);
   CHECK(h.fence_done() == 0x77);
   CHECK(h.mem().read64(wb_bus + 0x40) == 0x77);
+}
+
+// An engine reset drops the writes the CP's write buffer holds, as the CP stopped offering its
+// write before there was a buffer: here the fence word of the write-back record, waiting for a
+// slow PTE walk (its page's translation was invalidated after the head word), never lands and the
+// entry does not retire; once the walk answers nothing is issued.
+TEST_CASE("an engine reset drops the fence word waiting in the write buffer for its translation",
+          "[top][gart][write][reset][retire]") {
+  sim::SimConfig cfg;
+  cfg.write_latency = 100;
+  cfg.read_latency = 400;  // the fence word's PTE walk
+  RingHarness h(cfg);
+  Gart g(h, 64);
+  const std::uint64_t wb_bus = kPagesAddr + 0x99000;
+  const std::uint64_t wb = g.addr(62) + 0x40;
+  g.map(62, wb_bus);
+  g.invalidate(62, 1);
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(wb));
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(wb >> 32));
+  Packets p;
+  p.nop();
+  abi::RingEntry e{};
+  e.buf_addr = g.place(p, 0);
+  e.end_offset = p.bytes();
+  e.fence = 0x99;
+  h.push_entry(e);
+  h.doorbell();
+  bool landed = false;
+  for (int i = 0; i < 20000 && !landed; ++i) {
+    landed = h.mem().read32(wb_bus + 0x48) == 1;
+    if (!landed) h.dev().step(1);
+  }
+  REQUIRE(landed);
+  // The write translator's cached page goes with the invalidation (the PTE stays valid): the
+  // fence word, offered once the head word's response came (100 cycles), walks for 400.
+  g.invalidate(62, 1);
+  h.dev().step(150);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0);
+  CHECK(h.fence_done() == 0);
+  REQUIRE(h.reset_engine());
+  h.dev().step(2000);  // the walk answers; nothing is issued from it
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0);
+  CHECK(h.fence_done() == 0);
+  CHECK_FALSE(h.faulted());
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == 0);
+  // The engine runs again: the same entry retires.
+  h.push_entry(e);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  CHECK(h.fence_done() == 0x99);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0x99);
 }
 
 TEST_CASE("ordinary writes to system-physical addresses fault PRIVILEGE, privileged ones pass",
