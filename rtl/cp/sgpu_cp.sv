@@ -15,6 +15,7 @@
 //                                      │                       position, INDIRECT ──┘      │
 //                                      └─▶ u_wr ◀── arguments, records ────────────────────┤
 //                                            ▼ one word write            outputs, u_watchdog
+//                                          u_wr_buf (two entries, registers) ─▶ write translator
 //
 // u_dwords shows the head dword and the one behind it: WRITE_DATA takes two a cycle where
 // nothing can fault between them (header and address low; address high and a lone first data
@@ -28,12 +29,21 @@
 //   its argument register, the fault record, preemption).
 // - u_stream (sgpu_cp_stream): the buffer position and the INDIRECT return stack.
 // - u_wr (sgpu_cp_wr): the write the CP offers this cycle. Combinational.
+// - u_wr_buf (sgpu_cp_wr_buf): the write buffer the offer goes into; the CP's ready is its own
+//   register, and the write translator sees the buffer's head, a register.
 // - u_watchdog (sgpu_cp_watchdog); the outputs that depend on the state alone are decoded here
 //   with the named state sets of sgpu_cp_pkg.
 //
 // Ring entries and DMA buffers share the one fetch engine; the FSM knows which it is reading.
-// Writes leave with GPU addresses through sgpu_wr_xlate (a GART client): a write is offered
-// until it is taken or refused; a refusal stops the engine with TRANSLATION at that write.
+// Writes leave with GPU addresses through the write buffer and sgpu_wr_xlate (a GART client):
+// the buffer takes a write whenever it has room and offers its oldest to the translator until
+// it is taken or refused, so the CP goes on while a write is translated (one write per cycle
+// still flows; a write leaves a cycle later). The buffer is part of the writes in flight: every
+// drain (FENCE, the copy engine, invalidations, WAIT_MEM, TIMESTAMP, retirement, preemption,
+// faults) waits for it too (an engine reset or a failed write drops it), and an INDIRECT's or a return's stream request waits
+// until it is empty (every write taken was translated). A refusal stops the engine with
+// TRANSLATION at that write: the buffer drops what is behind it, and its fault replaces one the
+// CP raised meanwhile for a later packet, so nothing after the refused write is executed.
 // COPY, FILL, BLIT_RECT and FILL_RECT go to the copy engine one at a time, after every earlier
 // write was acknowledged; the next packet waits for the engine's status. TLB_INVALIDATE, MAP and
 // UNMAP drain the writes, drive the GART's invalidation port and wait for the sweep; MAP and
@@ -90,16 +100,15 @@ module sgpu_cp
   input  wire logic                        dma_busy_i,
 
   // Write path (sgpu_wr_xlate in front of sgpu_axi_wr). The address is a GPU address; a write
-  // is offered until it is accepted or refused (wr_xlate_fault_i).
+  // leaves the CP's write buffer (u_wr_buf, registers) and is offered until it is accepted or
+  // refused (wr_xlate_fault_i).
   output      logic                        wr_valid_o,
   input  wire logic                        wr_ready_i,
   output      sgpu_pkg::word_wr_t          wr_o,
   /// The write may use system-physical addresses: the write-back and preemption records (the
   /// kernel's) and every write of a privileged or paging entry.
   output      logic                        wr_priv_o,
-  /// The write's page as candidates and a one-hot choice (sgpu_cp_wr, WrPages).
-  output      sgpu_pkg::pfn_t [WrPages-1:0] wr_pages_o,
-  output      logic [WrPages-1:0]          wr_page_sel_o,
+  /// No translation in flight and every issued write acknowledged (the CP adds its buffer).
   input  wire logic                        wr_idle_i,
   input  wire logic                        wr_err_i,
   input  wire sgpu_pkg::addr_t             wr_err_addr_i,
@@ -362,6 +371,13 @@ module sgpu_cp
 
   logic        wd_expired, wb_second;
   logic [31:0] head, head_next;
+  // The write the CP offers (u_wr) into its write buffer (u_wr_buf), the buffer's ready and
+  // state; the write path's idle with the buffer in it; a refusal of the buffer's head (a pulse
+  // while the buffer is empty answers a write that was dropped) and its FAULT_DETAIL.
+  logic               wr_offer_valid, wr_buf_ready, wr_buf_empty, wr_idle, wr_refused;
+  logic               wr_flush, wr_head_dropped;
+  sgpu_pkg::word_wr_t wr_offer;
+  cp_wr_entry_t       wr_head;
   logic [63:0] fence_done;
   logic        preempt_pending, preempt_in_entry, ring_drop;
 
@@ -376,7 +392,7 @@ module sgpu_cp
     .ring_drop_o       (ring_drop),
     .evt_o, .fault_o, .cycle_i,
     .wd_expired_i      (wd_expired),
-    .wr_taken_i        (wr_valid_o && wr_ready_i),
+    .wr_taken_i        (wr_offer_valid && wr_buf_ready),
     .entry_o           (entry),
     .head_next_o       (head_next),
     .dw_valid_i        (dw_valid),
@@ -405,20 +421,27 @@ module sgpu_cp
     .dma_req_valid_o, .dma_req_ready_i, .dma_req_o,
     .dma_status_valid_i, .dma_status_ready_o, .dma_status_i, .dma_abort_o, .dma_busy_i,
     .wb_second_o       (wb_second),
-    .wr_ready_i, .wr_idle_i, .wr_err_i, .wr_err_addr_i, .wr_xlate_fault_i, .wr_xlate_fault_addr_i,
+    .wr_ready_i        (wr_buf_ready),
+    .wr_idle_i         (wr_idle),
+    .wr_buf_empty_i    (wr_buf_empty),
+    .wr_err_i, .wr_err_addr_i,
+    .wr_xlate_fault_i  (wr_refused),
+    .wr_xlate_fault_addr_i,
+    .wr_xlate_detail_i (wr_head.detail),
+    .wr_dropped_i      (wr_head_dropped),
     .inv_ready_i, .inv_busy_i,
     .copy_req_ready_i, .copy_status_valid_i, .copy_status_ready_o, .copy_status_i, .copy_busy_i
   );
 
   // Progress: a dword taken from the ring entry or buffer stream (not a WAIT_MEM read, not the
-  // next entry's, read ahead while this one retires), a write accepted, a copy-engine data beat
-  // written.
+  // next entry's, read ahead while this one retires), a write taken into the write buffer, a
+  // copy-engine data beat written.
   sgpu_cp_watchdog u_watchdog (
     .clk_i, .rst_ni,
     .limit_i   (cfg_i.watchdog),
     .active_i  (watched(fsm) && !ring_drop),  // a dropped prefetch is no submission's
     .progress_i((dw_valid && dw_ready && fsm != StWaitData && !retiring(fsm))
-                || (wr_valid_o && wr_ready_i)
+                || (wr_offer_valid && wr_buf_ready)
                 || copy_progress_i),
     .expired_o (wd_expired)
   );
@@ -433,7 +456,7 @@ module sgpu_cp
     .pair_i         (wr_pair),
     .hi_i           (wr_hi),
     .dw2_i          (dw2),
-    .wr_idle_i,
+    .wr_idle_i      (wr_idle),
     .args_i         (pkt.args),
     .dw_i           (dw),
     .map_i          (dec.info.pkt_class == PktClassMap),
@@ -445,16 +468,44 @@ module sgpu_cp
     .preempt_addr_i (cfg_i.preempt_addr),
     .preempt_fence_i(cfg_i.preempt_fence),
     .fence_done_i   (fence_done),
-    .valid_o        (wr_valid_o),
-    .wr_o           (wr_o),
-    .pages_o        (wr_pages_o),
-    .page_sel_o     (wr_page_sel_o)
+    .valid_o        (wr_offer_valid),
+    .wr_o           (wr_offer)
   );
-  assign wr_priv_o = writing_record(fsm) || privileged;
+
+  // The write buffer: a write is taken when the buffer has room (its own register), and leaves
+  // for the translator from a register. A refusal of its head, a failed write or an engine reset
+  // drops what it holds, as the CP stopped offering its write in those cases before the buffer
+  // (nothing behind a refused write is issued; the writes behind a failed one are as
+  // timing-dependent as those in flight). Otherwise it drains like the writes in flight: through
+  // the drain of the CP's own faults (they are earlier than the fault) and before preemption.
+  cp_wr_entry_t wr_in;
+  assign wr_in = '{wr:     wr_offer,
+                   priv:   writing_record(fsm) || privileged,
+                   detail: writing_record(fsm) ? '0 : 32'(pkt.hdr)};
+
+  sgpu_cp_wr_buf #(.Width($bits(cp_wr_entry_t))) u_wr_buf (
+    .clk_i, .rst_ni,
+    .flush_i    (wr_flush),
+    .in_valid_i (wr_offer_valid),
+    .in_ready_o (wr_buf_ready),
+    .in_i       (wr_in),
+    .out_valid_o(wr_valid_o),
+    .out_ready_i(wr_ready_i),
+    .out_o      (wr_head),
+    .empty_o    (wr_buf_empty)
+  );
+  assign wr_o       = wr_head.wr;
+  assign wr_priv_o  = wr_head.priv;
+  assign wr_idle    = wr_buf_empty && wr_idle_i;
+  assign wr_refused = wr_xlate_fault_i && !wr_buf_empty;
+  assign wr_flush   = wr_refused || wr_err_i || cmd_i.engine_reset;
+  // The head is dropped unless the translator takes it in the same cycle (the flush does not
+  // withdraw the offer): the controller's fence word in flight, if it is the head, never lands.
+  assign wr_head_dropped = wr_flush && !wr_buf_empty && !(wr_valid_o && wr_ready_i);
 
   assign state_o = '{ring_head:        head,
                      fence_done:       fence_done,
-                     idle:             at_rest(fsm) && !dma_busy_i && wr_idle_i && !copy_busy_i,
+                     idle:             at_rest(fsm) && !dma_busy_i && wr_idle && !copy_busy_i,
                      faulted:          (fsm == StFaulted),
                      resetting:        (fsm == StReset),
                      preempt_pending:  preempt_pending,
@@ -493,16 +544,16 @@ module sgpu_cp
 
   // MAP/UNMAP write only PTEs inside [table base, + 8 * GART_TABLE_SIZE), for privileged
   // entries (the table is system physical).
-  `SGPU_ASSERT(MapWritesInTable, wr_valid_o && (fsm == StUnmapWrite
+  `SGPU_ASSERT(MapWritesInTable, wr_offer_valid && (fsm == StUnmapWrite
       || (fsm == StPktBody && dec.info.pkt_class == PktClassMap))
       |-> privileged
-          && ({1'b0, wr_o.addr} >= {1'b0, cfg_i.gart_table_base[63:12], 12'h000})
-          && ({1'b0, wr_o.addr} < {1'b0, cfg_i.gart_table_base[63:12], 12'h000}
+          && ({1'b0, wr_offer.addr} >= {1'b0, cfg_i.gart_table_base[63:12], 12'h000})
+          && ({1'b0, wr_offer.addr} < {1'b0, cfg_i.gart_table_base[63:12], 12'h000}
                                   + 65'({cfg_i.gart_table_size, 3'b000})))
   // A privileged WRITE_DATA-class packet writes only below 2^SysAddrBits (system physical).
-  `SGPU_ASSERT(PhysWritesBelowLimit, wr_valid_o && fsm == StPktBody
+  `SGPU_ASSERT(PhysWritesBelowLimit, wr_offer_valid && fsm == StPktBody
       && dec.info.pkt_class == PktClassWrite && dec.info.privileged
-      |-> privileged && ({1'b0, wr_o.addr} < (65'(1) << SysAddrBits)))
+      |-> privileged && ({1'b0, wr_offer.addr} < (65'(1) << SysAddrBits)))
   // UNMAP writes at least one PTE once it is in its write state.
   `SGPU_ASSERT(UnmapCountNonzero, fsm == StUnmapWrite |-> pkt.args.range.pages_left != '0)
   // The invalidation and copy requests stay up until taken (only an engine reset ends them).

@@ -8,7 +8,9 @@
 // States are grouped by sub-protocol under the banners below. Faults: a state that finds one
 // raises a request (fault_req) instead of changing state; after the case the requests of the
 // cycle are resolved by priority (a failed write > a refused write translation > the state's
-// own fault > the watchdog), the winner is recorded and the FSM drains. An engine reset
+// own fault > the watchdog), the winner is recorded and the FSM drains. Writes are translated
+// from a write buffer (sgpu_cp_wr_buf) behind the CP, so a refusal names a write taken earlier
+// and also replaces a fault the CP recorded meanwhile for a later packet. An engine reset
 // overrides everything.
 //
 // Retirement has one commit point: the OKAY response of the write-back record's fence word,
@@ -55,7 +57,7 @@ module sgpu_cp_ctrl
 
   /// The watchdog expired (sgpu_cp_watchdog).
   input  wire logic                        wd_expired_i,
-  /// The write the CP offers (sgpu_cp_wr) is taken this cycle.
+  /// The write the CP offers (sgpu_cp_wr) is taken into its write buffer this cycle.
   input  wire logic                        wr_taken_i,
 
   // The ring entry being executed; the head after it.
@@ -106,14 +108,24 @@ module sgpu_cp_ctrl
   output      logic                        dma_abort_o,
   input  wire logic                        dma_busy_i,
 
-  // Write port (sgpu_cp_wr forms the write from the state).
+  // Write port (sgpu_cp_wr forms the write from the state; it goes into the write buffer,
+  // sgpu_cp_wr_buf, whose ready is wr_ready_i).
   output      logic                        wb_second_o,
   input  wire logic                        wr_ready_i,
+  /// Nothing in the write buffer, no translation in flight, every issued write acknowledged.
   input  wire logic                        wr_idle_i,
+  /// The write buffer is empty: every write taken so far was translated.
+  input  wire logic                        wr_buf_empty_i,
   input  wire logic                        wr_err_i,
   input  wire sgpu_pkg::addr_t             wr_err_addr_i,
+  /// The translator refused the write at the buffer's head: its first byte and FAULT_DETAIL
+  /// (the packet's header when it was taken, 0 for a record). The CP may be executing a later
+  /// packet by now, or draining for a fault of its own.
   input  wire logic                        wr_xlate_fault_i,
   input  wire sgpu_pkg::addr_t             wr_xlate_fault_addr_i,
+  input  wire logic [31:0]                 wr_xlate_detail_i,
+  /// The write buffer drops its head this cycle (a refusal, a failed write, an engine reset).
+  input  wire logic                        wr_dropped_i,
 
   // GART invalidation and copy engine (their requests are decoded from the state).
   input  wire logic                        inv_ready_i,
@@ -396,10 +408,13 @@ module sgpu_cp_ctrl
 
       // The rest of the buffer, from the byte after the packet that stopped the stream (or a
       // called buffer from its start).
+      // The request waits until every write taken so far was translated (the write buffer is
+      // empty): a refused write stops the engine with nothing after it executed, and a read of
+      // the called (or returned-to) buffer refused first would be in the GART's fault record.
       StBufResume: begin
         if (stream_left_i == '0) begin
           state_d = StBufEnd;
-        end else begin
+        end else if (wr_buf_empty_i) begin
           dma_req_valid_o = 1'b1;
           dma_req_o       = '{addr: stream_addr_i,
                               len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
@@ -862,6 +877,10 @@ module sgpu_cp_ctrl
     // engine reset came while it was in flight: the entry retired all the same (its fence is in
     // memory), so FENCE_DONE says so; the reset clears the head anyway. Responses come in order
     // and the fence word was issued with nothing else in flight: an error now is its own.
+    // The fence word dropped from the write buffer (refused in translation, or an engine reset
+    // before the translator took it) never lands: no commit, also in StReset. (In this cycle
+    // the buffer still holds it, so the path is not idle.)
+    if (wr_dropped_i) fence_out_d = 1'b0;
     if (fence_out_q && (wr_idle_i || wr_err_i)) begin
       fence_out_d = 1'b0;
       if (!wr_err_i) begin
@@ -903,10 +922,10 @@ module sgpu_cp_ctrl
     // Fault resolution, lowest priority first. The watchdog fires when no progress was made
     // for CP_WATCHDOG cycles (it names the ring entry being read, the next dword needed between
     // packets, WB_ADDR while retiring, else the packet); a refused write translation names the
-    // write being offered (nothing after it was executed); a failed write belongs to an earlier
-    // write and wins.
-    // Never in the cycle a write is taken: it would be in flight for an entry reported faulted
-    // (the fence word of the write-back record would be in memory).
+    // write at the head of the write buffer; a failed write belongs to an earlier write and wins.
+    // Never in the cycle a write is taken (into the write buffer, from which it will be issued
+    // unless a write fault drops it): it would be in flight for an entry reported faulted (the
+    // fence word of the write-back record would be in memory).
     if (!fault_req.valid && wd_expired_i && !wr_taken_i) begin
       wd_fault = 1'b1;
       if (reading_ring(state_q)) begin
@@ -919,11 +938,15 @@ module sgpu_cp_ctrl
         fault_req = fault(FaultWatchdog, pkt_q.hdr_addr, 32'(pkt_q.hdr));
       end
     end
-    if (wr_xlate_fault_i && !halted(state_q)) begin
+    // The refused write was taken before anything the CP did since (it is translated from the
+    // write buffer), so its fault also replaces one the CP raised meanwhile for a later packet
+    // (StFaultDrain): nothing after the write executes, as if the CP had stopped at it. A write
+    // fault found the buffer flushed, so this is never after a bus error; an engine reset
+    // (StReset) ignores it. Its FAULT_DETAIL was taken with the write.
+    if (wr_xlate_fault_i && !(state_q inside {StFaulted, StReset})) begin
       wd_fault  = 1'b0;
       bad_entry = 1'b0;
-      fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i,
-                        writing_record(state_q) ? '0 : 32'(pkt_q.hdr));
+      fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i, wr_xlate_detail_i);
     end
     if (wr_err_i && !halted(state_q)) begin
       wd_fault  = 1'b0;

@@ -426,11 +426,15 @@ package sgpu_cp_pkg;
     return s inside {StRetireDrain, StPreemptWrite};
   endfunction
 
-  /// The CP's write names its page as one of this many candidates (sgpu_cp_wr) and a one-hot
-  /// choice, so that the write translator compares each with its cached page in parallel with
-  /// the choice of the write (sgpu_wr_xlate): the destination, the destination completed by
-  /// the address high dword, the PTE address, and the two words of each record.
-  localparam int unsigned WrPages = 7;
+  /// A write in the CP's write buffer (sgpu_cp_wr_buf): the word, whether it may use
+  /// system-physical addresses, and the FAULT_DETAIL of its refusal (the packet's header; 0 for
+  /// the kernel's records), which the controller records when the translator refuses it (by then
+  /// the CP may be executing a later packet).
+  typedef struct packed {
+    sgpu_pkg::word_wr_t wr;
+    logic               priv;
+    logic [31:0]        detail;
+  } cp_wr_entry_t;
 
   /// How the controller moves the stream position (sgpu_cp_stream) in a cycle.
   typedef enum logic [3:0] {

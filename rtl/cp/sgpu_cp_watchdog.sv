@@ -2,11 +2,11 @@
 // submission is executed, and expires after CP_WATCHDOG of them (0 = never).
 //
 // Progress is a dword taken from the ring entry or buffer stream (not a WAIT_MEM read), a write
-// accepted, or a copy-engine data beat written; the controller faults the packet (WATCHDOG)
-// when the watchdog expires. The count saturates.
+// taken into the CP's write buffer, or a copy-engine data beat written; the controller faults
+// the packet (WATCHDOG) when the watchdog expires. The count saturates.
 //
-// Progress is registered before it clears the count: it arrives late in the cycle (a write
-// taken depends on the write translator's ready), and the count is a 32-bit increment and
+// Progress is registered before it clears the count: it arrives late in the cycle (a dword
+// taken is the end of the controller's decision), and the count is a 32-bit increment and
 // compare behind it. The count restarts at 1 one cycle after progress, and progress_q masks
 // the expiry in between, so the count and the expiry are those of a count cleared at once,
 // cycle for cycle.

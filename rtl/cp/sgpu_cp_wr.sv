@@ -52,14 +52,7 @@ module sgpu_cp_wr
   input  wire logic [63:0]        fence_done_i,
 
   output      logic               valid_o,
-  output      sgpu_pkg::word_wr_t wr_o,
-  /// The write's page, as candidates and a one-hot choice of one (WrPages): each candidate is
-  /// formed from registers and the stream head, the choice from the state, so that the write
-  /// translator compares every candidate with its cached page while the write's address is
-  /// still being chosen. The chosen candidate is wr_o.addr's page; nothing is chosen without a
-  /// source (then the translator is not ready).
-  output      sgpu_pkg::pfn_t [WrPages-1:0] pages_o,
-  output      logic [WrPages-1:0]           page_sel_o
+  output      sgpu_pkg::word_wr_t wr_o
 );
 
   typedef enum logic [2:0] {
@@ -74,8 +67,8 @@ module sgpu_cp_wr
 
   // The source follows from the state alone; whether the write is offered this cycle also
   // from the stream head (a data dword) and the write path (idle, for the record). The word is
-  // formed from the source, so its address never waits for the decoder: the write translator's
-  // page compare, and the ready that comes back from it, start from registers.
+  // formed from the source and goes into the CP's write buffer (sgpu_cp_wr_buf), whose ready is
+  // its own register: the write translator compares the buffered word's page.
   src_e src;
   always_comb begin
     src = WrNone;
@@ -155,40 +148,6 @@ module sgpu_cp_wr
     endcase
   end
 
-  // Page candidates, each from registers (and the stream head's dword) alone; the choice is
-  // decoded from the state itself, not from src, so it is as shallow as the compares. The
-  // records' second word is 8 bytes on and may be in the next page.
-  localparam int unsigned PageDst      = 0;  // WRITE_*, MAP data; FENCE; TIMESTAMP
-  localparam int unsigned PageHi       = 1;  // a data dword, the address high dword at the head
-  localparam int unsigned PagePte      = 2;  // UNMAP's dummy PTE
-  localparam int unsigned PageWb       = 3;  // write-back record: the fence word
-  localparam int unsigned PageWb8      = 4;  // write-back record: the head word
-  localparam int unsigned PagePreempt  = 5;  // preemption record: PREEMPT_FENCE
-  localparam int unsigned PagePreempt8 = 6;  // preemption record: the last completed fence
-
-  localparam int unsigned PageShift = sgpu_pkg::PageShift;
-  assign pages_o[PageDst]      = dst[63:PageShift];
-  assign pages_o[PageHi]       = {dw_i, dst[31:PageShift]};
-  assign pages_o[PagePte]      = args_i.range.pte_addr[63:PageShift];
-  assign pages_o[PageWb]       = wb_addr_i[63:PageShift];
-  assign pages_o[PageWb8]      = wb_addr8[63:PageShift];
-  assign pages_o[PagePreempt]  = preempt_addr_i[63:PageShift];
-  assign pages_o[PagePreempt8] = preempt_addr8[63:PageShift];
-
-  always_comb begin
-    page_sel_o = '0;
-    page_sel_o[PageDst]      = (fsm_i == StPktBody && !hi_i) || fsm_i == StFenceWrite
-                               || fsm_i == StTsWrite;
-    page_sel_o[PageHi]       = fsm_i == StPktBody && hi_i;
-    page_sel_o[PagePte]      = fsm_i == StUnmapWrite;
-    page_sel_o[PageWb]       = fsm_i == StRetireDrain && second_i;
-    page_sel_o[PageWb8]      = fsm_i == StRetireDrain && !second_i;
-    page_sel_o[PagePreempt]  = fsm_i == StPreemptWrite && !second_i;
-    page_sel_o[PagePreempt8] = fsm_i == StPreemptWrite && second_i;
-  end
-
-  `SGPU_ASSERT_STATIC(g_bad_pages, WrPages == 7 && sgpu_pkg::AddrWidth == 64,
-                      "sgpu_cp_wr forms seven page candidates of a 64-bit address")
   `SGPU_ASSERT_STATIC(g_bad_writeback, WritebackBytes == 16,
                       "the write-back record must be two 64-bit words (spec/abi.toml)")
 

@@ -1,15 +1,17 @@
 // Write translation: makes the command processor's write path (WRITE_DATA, FENCE, the
-// write-back record) a client of the GART. Sits between the CP and sgpu_axi_wr.
+// write-back record) a client of the GART. Sits between the CP's write buffer (sgpu_cp_wr_buf)
+// and sgpu_axi_wr.
 //
-// A write is accepted only once its page is translated, so a refused write is still held by
-// the CP when the refusal arrives: the fault is precise (nothing after it was executed) and the
-// write never reaches the bus. The last successful translation is kept in a one-entry cache
-// tagged with {GPU page, privilege, GART enable}; writes to that page pass in the same cycle
-// (one per cycle, as without translation). A write to another page asks the GART (write = 1, so
-// write-protect applies) and is accepted the cycle after the answer: about five cycles per new
-// page on a TLB hit. The request leaves from a register, a cycle after the miss: the page
-// compare of the write being offered (behind the CP's choice of its write) is not in front of
-// the translation arbiter and, through its grant, the other clients' request FIFOs.
+// A write is accepted only once its page is translated, so a refused write is still held (at
+// the head of the CP's write buffer) when the refusal arrives: it never reaches the bus, and the
+// CP drops what is behind it and faults naming it. The last successful translation is kept in
+// a one-entry cache tagged with {GPU page, privilege, GART enable}; writes to that page pass in
+// the same cycle (one per cycle, as without translation). The write comes from a register (the
+// buffer's head), so the page compare and the ready behind it start from flip-flops. A write
+// to another page asks the GART (write = 1, so write-protect applies) and is accepted the cycle
+// after the answer: about five cycles per new page on a TLB hit. The request leaves from a
+// register, a cycle after the miss: the miss is not in front of the translation arbiter and,
+// through its grant, the other clients' request FIFOs.
 //
 // Invalidation: while an invalidation is pending or running (inv_busy_i) the cache is dropped,
 // and an answer to a request that overlapped one is used once, for the write that asked, and
@@ -21,10 +23,7 @@
 
 `default_nettype none
 
-module sgpu_wr_xlate #(
-  /// Candidates the client offers for the request's page (req_pages_i).
-  parameter int unsigned NumPages = 1
-) (
+module sgpu_wr_xlate (
   /// Clock.
   input  wire logic                      clk_i,
   /// Asynchronous reset, active low.
@@ -35,7 +34,8 @@ module sgpu_wr_xlate #(
   /// An invalidation is pending or running.
   input  wire logic                      inv_busy_i,
 
-  /// Write request from the CP: 8-byte aligned GPU address, data and strobes, privilege.
+  /// Write request from the CP's write buffer (a register): 8-byte aligned GPU address, data
+  /// and strobes, privilege.
   input  wire logic                      req_valid_i,
   /// Ready: the page is translated and the write master takes the write. Depends on the
   /// address, the privilege and the write master, never on req_valid_i.
@@ -43,12 +43,6 @@ module sgpu_wr_xlate #(
   input  wire sgpu_pkg::word_wr_t        req_i,
   /// The write may use system-physical addresses (write-back record, privileged submissions).
   input  wire logic                      req_priv_i,
-  /// The request's page: candidates and a one-hot choice of the one that is req_i.addr's page
-  /// (asserted while req_valid_i; none chosen: not ready). Each candidate is compared with the
-  /// cached page and the choice only selects a one-bit result, so the compare, and the ready
-  /// behind it, need not wait for the client's address mux (the CP: sgpu_cp_wr).
-  input  wire sgpu_pkg::pfn_t [NumPages-1:0] req_pages_i,
-  input  wire logic [NumPages-1:0]       req_page_sel_i,
 
   /// Translated write to sgpu_axi_wr.
   output      logic                      out_valid_o,
@@ -89,13 +83,7 @@ module sgpu_wr_xlate #(
   logic           c_priv_q, c_priv_d, c_en_q, c_en_d;
   logic           hit;
 
-  logic [NumPages-1:0] page_eq;
-  for (genvar k = 0; k < NumPages; k++) begin : g_page_eq
-    assign page_eq[k] = (c_vpn_q == req_pages_i[k]);
-  end
-
-  assign hit = c_valid_q && |(page_eq & req_page_sel_i) && c_priv_q == req_priv_i
-               && c_en_q == enable_i;
+  assign hit = c_valid_q && c_vpn_q == req_vpn && c_priv_q == req_priv_i && c_en_q == enable_i;
 
   assign req_ready_o = hit && out_ready_i;
   assign out_valid_o = req_valid_i && hit;
@@ -218,20 +206,8 @@ module sgpu_wr_xlate #(
   logic unused;
   assign unused = ^req_i.strb[7:4];
 
-  // The chosen candidate is the write's page (so hit is the compare of req_vpn itself).
-`ifndef SYNTHESIS
-  sgpu_pkg::pfn_t sel_page;
-  always_comb begin
-    sel_page = '0;
-    for (int unsigned k = 0; k < NumPages; k++) begin
-      if (req_page_sel_i[k]) sel_page |= req_pages_i[k];
-    end
-  end
-  `SGPU_ASSERT(PageChoiceOneHot, $onehot0(req_page_sel_i))
-  `SGPU_ASSERT(PageChoiceIsAddr, req_valid_i |-> req_page_sel_i != '0 && sel_page == req_vpn)
-`endif
-
-  // The fault names the write being offered: the CP holds it until it is accepted or faults.
+  // The fault names the write being offered: the CP's buffer holds it until it is accepted or
+  // refused.
   `SGPU_ASSERT(OneRequestAtATime, wait_q |-> !xlate_req_valid_o)
   `SGPU_ASSERT(RequestHeld, xlate_req_valid_o && !xlate_req_ready_i |=> xlate_req_valid_o)
   `SGPU_ASSERT(NoAnswerUnasked, xlate_rsp_valid_i |-> wait_q)

@@ -408,12 +408,7 @@ module sgpu_top #(
   axi_wr_req_t        cp_wr_req;
   axi_wr_rsp_t        cp_wr_rsp;
 
-  sgpu_pkg::pfn_t [sgpu_cp_pkg::WrPages-1:0] cp_wr_pages;
-  logic [sgpu_cp_pkg::WrPages-1:0]           cp_wr_page_sel;
-
-  sgpu_wr_xlate #(
-    .NumPages(sgpu_cp_pkg::WrPages)
-  ) u_wr_xlate (
+  sgpu_wr_xlate u_wr_xlate (
     .clk_i, .rst_ni,
     .enable_i         (gart_cfg.enable),
     .inv_busy_i       (inv_busy),
@@ -421,8 +416,6 @@ module sgpu_top #(
     .req_ready_o      (cp_wr_ready),
     .req_i            (cp_wr),
     .req_priv_i       (cp_wr_priv),
-    .req_pages_i      (cp_wr_pages),
-    .req_page_sel_i   (cp_wr_page_sel),
     .out_valid_o      (xw_out_valid),
     .out_ready_i      (xw_out_ready),
     .out_o            (xw_out),
@@ -607,8 +600,6 @@ module sgpu_top #(
     .wr_ready_i           (cp_wr_ready),
     .wr_o                 (cp_wr),
     .wr_priv_o            (cp_wr_priv),
-    .wr_pages_o           (cp_wr_pages),
-    .wr_page_sel_o        (cp_wr_page_sel),
     .wr_idle_i            (cp_wr_idle),
     .wr_err_i             (cp_wr_err),
     .wr_err_addr_i        (cp_wr_err_addr),

@@ -366,6 +366,165 @@ TEST_CASE("a write or fence to an unmapped page faults and writes nothing", "[to
   CHECK(h.mem().read32(kDataAddr + 0x100) == 0x77);
 }
 
+// The CP's writes are translated from a write buffer behind it (sgpu_cp_wr_buf): by the time the
+// GART refuses a write the CP may have taken the next write and faulted on a later packet. The
+// refused write is earlier than both: its TRANSLATION is the fault recorded, and the write behind
+// it is dropped, as if the CP had stopped at the refused write (the model's order).
+TEST_CASE("a refused write wins over a later packet's fault raised while it was translated, and the write behind it is dropped",
+          "[top][gart][write][fault]") {
+  RingHarness h;  // reads take 64 cycles: the PTE walk for the refused page is far slower than the CP
+  Gart g(h, 64);
+  const std::uint64_t data = g.map_data();
+  const std::uint64_t trap = kPagesAddr + 0x66000;
+  g.set_pte(61, trap);  // valid = 0
+  g.invalidate(61, 1);
+  const std::uint32_t unknown = abi::make_header(static_cast<abi::Opcode>(0xee), 1);
+  Packets p;
+  p.write_data(g.addr(61) + 0x20, {0xdead});  // refused, after a walk
+  p.write_data(data, {0x1});                  // taken behind it: dropped
+  p.raw(unknown);                             // ILLEGAL_OPCODE, found long before the refusal
+  p.write_data(data + 4, {0x2});              // never reached
+  const std::uint32_t st = submit(h, g.place(p, 0), p.bytes(), 63, 0, 5);
+  REQUIRE(st & kIntFault);
+  CHECK(st & kIntGartFault);
+  const RingHarness::Fault f = h.fault();
+  CHECK(f.reason == abi::Fault::Translation);
+  CHECK(f.addr == g.addr(61) + 0x20);
+  CHECK(f.detail == abi::make_header(abi::Opcode::WriteData, 4));
+  CHECK(f.fence == 63);
+  CHECK(f.ring_index == 0);
+  const std::uint32_t gs = h.reg(SGPU_REG(GART_FAULT_STATUS));
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__REASON_bm, SGPU_REGS__GART_FAULT_STATUS__REASON_bp) == kInvalidPte);
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp) == kClientCpWrite);
+  CHECK_FALSE(gs & SGPU_REGS__GART_FAULT_STATUS__MORE_FAULTS_bm);
+  CHECK(reg64(h, SGPU_REG(GART_FAULT_ADDR_LO), SGPU_REG(GART_FAULT_ADDR_HI)) == g.addr(61));
+  CHECK(h.mem().read32(kDataAddr) == 0);
+  CHECK(h.mem().read32(kDataAddr + 4) == 0);
+  for (unsigned b = 0; b < 4096; b += 4) {
+    if (h.mem().read32(trap + b) != 0) FAIL("trap page written at " << b);
+  }
+  CHECK(h.fence_done() == 0);
+  CHECK(h.writeback().fence == 0);
+  // The engine runs again after the reset.
+  REQUIRE(h.reset_engine());
+  Packets q;
+  q.write_data(data + 0x100, {0x77});
+  REQUIRE(submit(h, g.place(q, 8), q.bytes(), 64) & kIntDone);
+  CHECK(h.mem().read32(kDataAddr + 0x100) == 0x77);
+}
+
+// The fence word of the write-back record leaves the CP into its write buffer once the head word
+// was acknowledged, and is translated behind it; refused (its page unmapped between the two
+// words), it never lands and the entry faults before its commit point.
+TEST_CASE("the write-back record's fence word refused after its head word landed leaves the entry not retired",
+          "[top][gart][write][fault][retire]") {
+  sim::SimConfig cfg;
+  cfg.write_latency = 200;  // the memory takes a write's data at once, its response comes later
+  RingHarness h(cfg);
+  Gart g(h, 64);
+  const std::uint64_t wb_bus = kPagesAddr + 0x99000;
+  const std::uint64_t wb = g.addr(62) + 0x40;
+  g.map(62, wb_bus);
+  g.invalidate(62, 1);
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(wb));
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(wb >> 32));
+  Packets p;
+  p.nop();
+  abi::RingEntry e{};
+  e.buf_addr = g.place(p, 0);
+  e.end_offset = p.bytes();
+  e.fence = 0x77;
+  h.push_entry(e);
+  h.doorbell();
+  // The head word {reserved, head = 1} lands; its response is 200 cycles away.
+  bool landed = false;
+  for (int i = 0; i < 4000 && !landed; ++i) {
+    landed = h.mem().read32(wb_bus + 0x48) == 1;
+    if (!landed) h.dev().step(1);
+  }
+  REQUIRE(landed);
+  // Unmap the record's page before the fence word is issued.
+  g.set_pte(62, wb_bus);  // valid = 0
+  g.invalidate(62, 1);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0);  // the fence word is not issued yet
+  const std::uint32_t st = h.wait_irq();
+  REQUIRE(st & kIntFault);
+  CHECK_FALSE(st & kIntDone);
+  const RingHarness::Fault f = h.fault();
+  CHECK(f.reason == abi::Fault::Translation);
+  CHECK(f.addr == wb);
+  CHECK(f.detail == 0);
+  CHECK(f.fence == 0x77);
+  CHECK(f.ring_index == 0);
+  CHECK(h.fence_done() == 0);
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == 0);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0);
+  const std::uint32_t gs = h.reg(SGPU_REG(GART_FAULT_STATUS));
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__REASON_bm, SGPU_REGS__GART_FAULT_STATUS__REASON_bp) == kInvalidPte);
+  CHECK(field(gs, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bm, SGPU_REGS__GART_FAULT_STATUS__CLIENT_bp) == kClientCpWrite);
+  CHECK(reg64(h, SGPU_REG(GART_FAULT_ADDR_LO), SGPU_REG(GART_FAULT_ADDR_HI)) == g.addr(62));
+  // Mapped again, the same entry retires after the engine reset.
+  g.map(62, wb_bus);
+  g.invalidate(62, 1);
+  REQUIRE(h.reset_engine());
+  h.push_entry(e);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  CHECK(h.fence_done() == 0x77);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0x77);
+}
+
+// An engine reset drops the writes the CP's write buffer holds, as the CP stopped offering its
+// write before there was a buffer: here the fence word of the write-back record, waiting for a
+// slow PTE walk (its page's translation was invalidated after the head word), never lands and the
+// entry does not retire; once the walk answers nothing is issued.
+TEST_CASE("an engine reset drops the fence word waiting in the write buffer for its translation",
+          "[top][gart][write][reset][retire]") {
+  sim::SimConfig cfg;
+  cfg.write_latency = 100;
+  cfg.read_latency = 400;  // the fence word's PTE walk
+  RingHarness h(cfg);
+  Gart g(h, 64);
+  const std::uint64_t wb_bus = kPagesAddr + 0x99000;
+  const std::uint64_t wb = g.addr(62) + 0x40;
+  g.map(62, wb_bus);
+  g.invalidate(62, 1);
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(wb));
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(wb >> 32));
+  Packets p;
+  p.nop();
+  abi::RingEntry e{};
+  e.buf_addr = g.place(p, 0);
+  e.end_offset = p.bytes();
+  e.fence = 0x99;
+  h.push_entry(e);
+  h.doorbell();
+  bool landed = false;
+  for (int i = 0; i < 20000 && !landed; ++i) {
+    landed = h.mem().read32(wb_bus + 0x48) == 1;
+    if (!landed) h.dev().step(1);
+  }
+  REQUIRE(landed);
+  // The write translator's cached page goes with the invalidation (the PTE stays valid): the
+  // fence word, offered once the head word's response came (100 cycles), walks for 400.
+  g.invalidate(62, 1);
+  h.dev().step(150);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0);
+  CHECK(h.fence_done() == 0);
+  REQUIRE(h.reset_engine());
+  h.dev().step(2000);  // the walk answers; nothing is issued from it
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0);
+  CHECK(h.fence_done() == 0);
+  CHECK_FALSE(h.faulted());
+  CHECK(h.reg(SGPU_REG(RING_HEAD)) == 0);
+  // The engine runs again: the same entry retires.
+  h.push_entry(e);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  CHECK(h.fence_done() == 0x99);
+  CHECK(h.mem().read64(wb_bus + 0x40) == 0x99);
+}
+
 TEST_CASE("ordinary writes to system-physical addresses fault PRIVILEGE, privileged ones pass",
           "[top][gart][write][fault]") {
   RingHarness h;
