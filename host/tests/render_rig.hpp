@@ -170,6 +170,18 @@ inline umd::CommandList raw_list(const umd::CommandList& like, const std::vector
   return cl;
 }
 
+/// Every packet kind with an address field once, on allocations a, b and c (each read and
+/// written by some packet): WRITE_DATA, COPY, FILL, BLIT_RECT, FILL_RECT, FENCE, WAIT_MEM,
+/// TIMESTAMP. False if the list refused one.
+inline bool record_every_address_kind(umd::CommandList& cl, AllocationHandle a, AllocationHandle b,
+                                      AllocationHandle c) {
+  const std::uint32_t data[] = {0x11, 0x22, 0x33};
+  return cl.write_data(a, 0x40, data, 3) && cl.copy(a, 0x100, b, 0x200, 64) && cl.fill(b, 0x300, 32, 0xdeadbeef) &&
+         cl.blit(a, 0x1000, 256, c, 0x2000, 512, 64, 8) && cl.fill_rect(c, 0x8000, 512, 128, 4, 0xff00ff00) &&
+         cl.fence(b, 0x800, 0x1'0000'0002ull, true) && cl.wait(a, 0x44, abi::WaitMemFunc::Ge, 7, 0xff, 3) &&
+         cl.timestamp(c, 0x10);
+}
+
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }

@@ -25,15 +25,7 @@ const AllocationHandle kA{1}, kB{2}, kC{3};
 /// entries, reversed, send a call to the full check (the last two entries of the list).
 umd::CommandList every_address_kind() {
   umd::CommandList cl;
-  const std::uint32_t data[] = {0x11, 0x22, 0x33};
-  REQUIRE(cl.write_data(kA, 0x40, data, 3));
-  REQUIRE(cl.copy(kA, 0x100, kB, 0x200, 64));
-  REQUIRE(cl.fill(kB, 0x300, 32, 0xdeadbeef));
-  REQUIRE(cl.blit(kA, 0x1000, 256, kC, 0x2000, 512, 64, 8));
-  REQUIRE(cl.fill_rect(kC, 0x8000, 512, 128, 4, 0xff00ff00));
-  REQUIRE(cl.fence(kB, 0x800, 0x1'0000'0002ull, true));
-  REQUIRE(cl.wait(kA, 0x44, abi::WaitMemFunc::Ge, 7, 0xff, 3));
-  REQUIRE(cl.timestamp(kC, 0x10));
+  REQUIRE(record_every_address_kind(cl, kA, kB, kC));
   REQUIRE(cl.copy(kC, 0x3000, kA, 0x4000, 128));  // the full check's trigger
   return cl;
 }
