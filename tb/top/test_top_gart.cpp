@@ -413,6 +413,40 @@ TEST_CASE("a refused write wins over a later packet's fault raised while it was 
   CHECK(h.mem().read32(kDataAddr + 0x100) == 0x77);
 }
 
+namespace {
+
+// A one-NOP entry whose write-back record lies in GART page 62 (mapped, its translation cached
+// by nothing), submitted and run until the record's head word {reserved, head = 1} landed.
+struct RecordInPage {
+  std::uint64_t bus;  // the record's bus address
+  std::uint64_t gpu;  // WB_ADDR
+  abi::RingEntry entry;
+};
+
+RecordInPage start_with_record_in_page(RingHarness& h, Gart& g, std::uint64_t fence) {
+  RecordInPage r{kPagesAddr + 0x99000, g.addr(62) + 0x40, {}};
+  g.map(62, r.bus);
+  g.invalidate(62, 1);
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(r.gpu));
+  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(r.gpu >> 32));
+  Packets p;
+  p.nop();
+  r.entry.buf_addr = g.place(p, 0);
+  r.entry.end_offset = p.bytes();
+  r.entry.fence = fence;
+  h.push_entry(r.entry);
+  h.doorbell();
+  bool landed = false;
+  for (int i = 0; i < 20000 && !landed; ++i) {
+    landed = h.mem().read32(r.bus + 0x48) == 1;
+    if (!landed) h.dev().step(1);
+  }
+  REQUIRE(landed);
+  return r;
+}
+
+}  // namespace
+
 // The fence word of the write-back record leaves the CP into its write buffer once the head word
 // was acknowledged, and is translated behind it; refused (its page unmapped between the two
 // words), it never lands and the entry faults before its commit point.
@@ -422,27 +456,10 @@ TEST_CASE("the write-back record's fence word refused after its head word landed
   cfg.write_latency = 200;  // the memory takes a write's data at once, its response comes later
   RingHarness h(cfg);
   Gart g(h, 64);
-  const std::uint64_t wb_bus = kPagesAddr + 0x99000;
-  const std::uint64_t wb = g.addr(62) + 0x40;
-  g.map(62, wb_bus);
-  g.invalidate(62, 1);
-  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(wb));
-  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(wb >> 32));
-  Packets p;
-  p.nop();
-  abi::RingEntry e{};
-  e.buf_addr = g.place(p, 0);
-  e.end_offset = p.bytes();
-  e.fence = 0x77;
-  h.push_entry(e);
-  h.doorbell();
-  // The head word {reserved, head = 1} lands; its response is 200 cycles away.
-  bool landed = false;
-  for (int i = 0; i < 4000 && !landed; ++i) {
-    landed = h.mem().read32(wb_bus + 0x48) == 1;
-    if (!landed) h.dev().step(1);
-  }
-  REQUIRE(landed);
+  const RecordInPage r = start_with_record_in_page(h, g, 0x77);
+  const std::uint64_t wb_bus = r.bus, wb = r.gpu;
+  const abi::RingEntry e = r.entry;
+  // The head word {reserved, head = 1} landed; its response is 200 cycles away.
   // Unmap the record's page before the fence word is issued.
   g.set_pte(62, wb_bus);  // valid = 0
   g.invalidate(62, 1);
@@ -485,26 +502,9 @@ TEST_CASE("an engine reset drops the fence word waiting in the write buffer for 
   cfg.read_latency = 400;  // the fence word's PTE walk
   RingHarness h(cfg);
   Gart g(h, 64);
-  const std::uint64_t wb_bus = kPagesAddr + 0x99000;
-  const std::uint64_t wb = g.addr(62) + 0x40;
-  g.map(62, wb_bus);
-  g.invalidate(62, 1);
-  h.dev().mmio_write32(SGPU_REG(WB_ADDR_LO), static_cast<std::uint32_t>(wb));
-  h.dev().mmio_write32(SGPU_REG(WB_ADDR_HI), static_cast<std::uint32_t>(wb >> 32));
-  Packets p;
-  p.nop();
-  abi::RingEntry e{};
-  e.buf_addr = g.place(p, 0);
-  e.end_offset = p.bytes();
-  e.fence = 0x99;
-  h.push_entry(e);
-  h.doorbell();
-  bool landed = false;
-  for (int i = 0; i < 20000 && !landed; ++i) {
-    landed = h.mem().read32(wb_bus + 0x48) == 1;
-    if (!landed) h.dev().step(1);
-  }
-  REQUIRE(landed);
+  const RecordInPage r = start_with_record_in_page(h, g, 0x99);
+  const std::uint64_t wb_bus = r.bus, wb = r.gpu;
+  const abi::RingEntry e = r.entry;
   // The write translator's cached page goes with the invalidation (the PTE stays valid): the
   // fence word, offered once the head word's response came (100 cycles), walks for 400.
   g.invalidate(62, 1);
