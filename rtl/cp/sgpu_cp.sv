@@ -40,10 +40,11 @@
 // it is taken or refused, so the CP goes on while a write is translated (one write per cycle
 // still flows; a write leaves a cycle later). The buffer is part of the writes in flight: every
 // drain (FENCE, the copy engine, invalidations, WAIT_MEM, TIMESTAMP, retirement, preemption,
-// faults) waits for it too (an engine reset or a failed write drops it), and an INDIRECT's or a return's stream request waits
-// until it is empty (every write taken was translated). A refusal stops the engine with
-// TRANSLATION at that write: the buffer drops what is behind it, and its fault replaces one the
-// CP raised meanwhile for a later packet, so nothing after the refused write is executed.
+// faults) waits for it too (an engine reset or a failed write drops it), and an INDIRECT's or a
+// return's stream request waits until it is empty (every write taken was translated). A
+// refusal stops the engine with TRANSLATION at that write: the buffer drops what is behind it,
+// and its fault replaces one the CP raised meanwhile for a later packet, so nothing after the
+// refused write is executed.
 // COPY, FILL, BLIT_RECT and FILL_RECT go to the copy engine one at a time, after every earlier
 // write was acknowledged; the next packet waits for the engine's status. TLB_INVALIDATE, MAP and
 // UNMAP drain the writes, drive the GART's invalidation port and wait for the sweep; MAP and

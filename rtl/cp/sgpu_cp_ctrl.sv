@@ -178,7 +178,8 @@ module sgpu_cp_ctrl
   logic            replay_q, replay_d;            // StStreamStop: read the buffer again
   logic            dma_abort_q, dma_abort_d;      // the fetch engine's abort pulse, registered
   logic            dma_busy;                      // the fetch engine is busy or its abort pending
-  logic            ovl_q, ovl_valid_q;            // COPY/BLIT_RECT overlap, registered in StCopyDrain
+  logic            ovl_q, ovl_valid_q;            // COPY/BLIT_RECT overlap, registered in
+                                                  // StCopyDrain
   logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
                                                   // and may go with the first data dword
 
