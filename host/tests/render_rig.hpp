@@ -102,6 +102,28 @@ struct RenderRig {
 
   Result<kmd::RenderOutput> render(std::uint32_t dma_size = 64 * 1024) { return kmd::render(args(dma_size)); }
 
+  /// Patch's arguments for the buffer this rig rendered (`out`): entries [start, count) of the
+  /// patch list `entries`, the allocations as `placed` now, submission fence 0x1'0000'0042.
+  kmd::PatchArgs patch_args(const kmd::RenderOutput& out, const PatchLocation* entries, std::uint32_t count,
+                            const std::vector<kmd::DxgkAllocationListEntry>& placed, std::uint32_t start = 0) {
+    kmd::PatchArgs a;
+    a.dma_buffer = dma.data();
+    a.dma_size = static_cast<std::uint32_t>(dma.capacity());
+    a.dma_start = 0;
+    a.dma_end = out.dma_bytes;
+    a.private_data = private_data.data();
+    a.private_data_size = static_cast<std::uint32_t>(private_data.size());
+    a.allocation_list = placed.data();
+    a.allocation_list_size = static_cast<std::uint32_t>(placed.size());
+    a.patch_list = entries;
+    a.patch_list_size = count;
+    a.patch_start = start;
+    a.patch_length = count - start;
+    a.submission_fence = RingFence{0x1'0000'0042ull};
+    a.fence_address = 0x7'0000'1000ull;
+    return a;
+  }
+
   kmd::RenderPrivateData priv() const {
     kmd::RenderPrivateData p;
     std::memcpy(&p, private_data.data(), sizeof p);

@@ -49,22 +49,7 @@ struct Rendered {
     return list;
   }
   kmd::PatchArgs args(const std::vector<kmd::DxgkAllocationListEntry>& list) {
-    kmd::PatchArgs a;
-    a.dma_buffer = rig.dma.data();
-    a.dma_size = static_cast<std::uint32_t>(rig.dma.capacity());
-    a.dma_start = 0;
-    a.dma_end = out.dma_bytes;
-    a.private_data = rig.private_data.data();
-    a.private_data_size = static_cast<std::uint32_t>(rig.private_data.size());
-    a.allocation_list = list.data();
-    a.allocation_list_size = static_cast<std::uint32_t>(list.size());
-    a.patch_list = rig.patch_out.data();
-    a.patch_list_size = out.patch_count;
-    a.patch_start = 0;
-    a.patch_length = out.patch_count;
-    a.submission_fence = RingFence{0x1'0000'0042ull};
-    a.fence_address = 0x7'0000'1000ull;
-    return a;
+    return rig.patch_args(out, rig.patch_out.data(), out.patch_count, list);
   }
   std::uint64_t at(std::uint32_t byte_offset) const {
     return rig.dma.dword(byte_offset / 4) | (std::uint64_t{rig.dma.dword(byte_offset / 4 + 1)} << 32);

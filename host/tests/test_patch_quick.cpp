@@ -53,22 +53,7 @@ struct PatchRig {
   std::uint32_t dma_size() const { return static_cast<std::uint32_t>(rig.dma.capacity()); }
   kmd::PatchArgs args(const std::vector<PatchLocation>& e, const std::vector<kmd::DxgkAllocationListEntry>& l,
                       std::uint32_t start) {
-    kmd::PatchArgs a;
-    a.dma_buffer = rig.dma.data();
-    a.dma_size = dma_size();
-    a.dma_start = 0;
-    a.dma_end = out.dma_bytes;
-    a.private_data = rig.private_data.data();
-    a.private_data_size = static_cast<std::uint32_t>(rig.private_data.size());
-    a.allocation_list = l.data();
-    a.allocation_list_size = static_cast<std::uint32_t>(l.size());
-    a.patch_list = e.data();
-    a.patch_list_size = static_cast<std::uint32_t>(e.size());
-    a.patch_start = start;
-    a.patch_length = static_cast<std::uint32_t>(e.size()) - start;
-    a.submission_fence = RingFence{0x1'0000'0042ull};
-    a.fence_address = 0x7'0000'1000ull;
-    return a;
+    return rig.patch_args(out, e.data(), static_cast<std::uint32_t>(e.size()), l, start);
   }
   std::vector<std::byte> dma_now() {
     const auto* dma = static_cast<const std::byte*>(rig.dma.data());

@@ -235,18 +235,8 @@ TEST_CASE("timestamp bracket: a DMA buffer too small for it is refused by Render
 namespace {
 
 kmd::PatchArgs patch_args(RenderRig& rig, const kmd::RenderOutput& out, std::uint32_t dma_size) {
-  kmd::PatchArgs pa;
-  pa.dma_buffer = rig.dma.data();
+  kmd::PatchArgs pa = rig.patch_args(out, rig.patch_out.data(), out.patch_count, rig.list);
   pa.dma_size = dma_size;
-  pa.dma_start = 0;
-  pa.dma_end = out.dma_bytes;
-  pa.private_data = rig.private_data.data();
-  pa.private_data_size = static_cast<std::uint32_t>(rig.private_data.size());
-  pa.allocation_list = rig.list.data();
-  pa.allocation_list_size = static_cast<std::uint32_t>(rig.list.size());
-  pa.patch_list = rig.patch_out.data();
-  pa.patch_list_size = out.patch_count;
-  pa.patch_length = out.patch_count;
   pa.submission_fence = RingFence{9};
   pa.fence_address = 0x2000;
   return pa;

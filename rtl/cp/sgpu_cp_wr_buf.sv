@@ -6,7 +6,9 @@
 // which is the cached page's compare with the write's address and the write master's room. Here
 // the CP's ready is `!skid_valid_q`, a register of this buffer, and the translator compares a
 // registered address: the write leaves a cycle later, one write per cycle still flows (the
-// skid entry takes the write of the cycle in which the translator stalls).
+// skid entry takes the write of the cycle in which the translator stalls). Its queue behaviour
+// is sgpu_fifo's at Depth 2; it is its own module because sgpu_fifo reads its head through the
+// read pointer's multiplexer, which would stand in front of the translator's page compare.
 //
 // The head (out_q) is always the oldest write and is offered until the translator takes it; a
 // refusal of its translation, or a failed write, flushes both entries (and a write offered in

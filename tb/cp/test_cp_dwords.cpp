@@ -15,23 +15,16 @@
 #include <verilated.h>
 
 #include "Vsgpu_cp_dwords.h"
+#include "common/block_harness.hpp"
 #include "common/test_seed.hpp"
 
 namespace {
 
-struct Window {
-  std::unique_ptr<VerilatedContext> context = std::make_unique<VerilatedContext>();
-  std::unique_ptr<Vsgpu_cp_dwords> dut = std::make_unique<Vsgpu_cp_dwords>(context.get(), "dwords");
-
-  Window() {
-    dut->clk_i = 0;
-    dut->rst_ni = 0;
+struct Window : sgpu::tb::BlockHarness<Vsgpu_cp_dwords> {
+  Window() : BlockHarness("dwords") {
     idle_inputs();
-    dut->eval();
-    dut->rst_ni = 1;
-    dut->eval();
+    reset();
   }
-  ~Window() { dut->final(); }
 
   void idle_inputs() {
     dut->clear_i = 0;
@@ -44,13 +37,6 @@ struct Window {
 
   /// Settles the inputs set so far (outputs read after this belong to this cycle).
   void settle() { dut->eval(); }
-
-  void clock() {
-    dut->clk_i = 1;
-    dut->eval();
-    dut->clk_i = 0;
-    dut->eval();
-  }
 };
 
 }  // namespace

@@ -13,31 +13,17 @@
 #include <verilated.h>
 
 #include "Vsgpu_cp_watchdog.h"
+#include "common/block_harness.hpp"
 #include "common/test_seed.hpp"
 
 namespace {
 
-struct Watchdog {
-  std::unique_ptr<VerilatedContext> context = std::make_unique<VerilatedContext>();
-  std::unique_ptr<Vsgpu_cp_watchdog> dut = std::make_unique<Vsgpu_cp_watchdog>(context.get(), "watchdog");
-
-  explicit Watchdog(std::uint32_t limit) {
-    dut->clk_i = 0;
-    dut->rst_ni = 0;
+struct Watchdog : sgpu::tb::BlockHarness<Vsgpu_cp_watchdog> {
+  explicit Watchdog(std::uint32_t limit) : BlockHarness("watchdog") {
     dut->limit_i = limit;
     dut->active_i = 0;
     dut->progress_i = 0;
-    dut->eval();
-    dut->rst_ni = 1;
-    dut->eval();
-  }
-  ~Watchdog() { dut->final(); }
-
-  void clock() {
-    dut->clk_i = 1;
-    dut->eval();
-    dut->clk_i = 0;
-    dut->eval();
+    reset();
   }
 };
 

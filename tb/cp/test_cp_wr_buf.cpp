@@ -15,39 +15,25 @@
 #include <verilated.h>
 
 #include "Vsgpu_cp_wr_buf.h"
+#include "common/block_harness.hpp"
 #include "common/test_seed.hpp"
 
 namespace {
 
-struct Buffer {
-  std::unique_ptr<VerilatedContext> context = std::make_unique<VerilatedContext>();
-  std::unique_ptr<Vsgpu_cp_wr_buf> dut = std::make_unique<Vsgpu_cp_wr_buf>(context.get(), "wr_buf");
-
-  Buffer() {
-    dut->clk_i = 0;
-    dut->rst_ni = 0;
+struct Buffer : sgpu::tb::BlockHarness<Vsgpu_cp_wr_buf> {
+  Buffer() : BlockHarness("wr_buf") {
     dut->flush_i = 0;
     dut->in_valid_i = 0;
     dut->in_i = 0;
     dut->out_ready_i = 0;
-    dut->eval();
-    dut->rst_ni = 1;
-    dut->eval();
+    reset();
   }
-  ~Buffer() { dut->final(); }
 
   void drive(bool in_valid, std::uint32_t data, bool out_ready, bool flush) {
     dut->in_valid_i = in_valid;
     dut->in_i = data;
     dut->out_ready_i = out_ready;
     dut->flush_i = flush;
-    dut->eval();
-  }
-
-  void clock() {
-    dut->clk_i = 1;
-    dut->eval();
-    dut->clk_i = 0;
     dut->eval();
   }
 };
