@@ -180,6 +180,7 @@ module sgpu_cp_ctrl
   logic            dma_busy;                      // the fetch engine is busy or its abort pending
   logic            ovl_q, ovl_valid_q;            // COPY/BLIT_RECT overlap, registered in
                                                   // StCopyDrain
+  logic [1:0]      ext_step_q, ext_step_d;        // StCopyCheck's cycle (the extents' stages)
   logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
                                                   // and may go with the first data dword
 
@@ -194,12 +195,14 @@ module sgpu_cp_ctrl
   logic            next_ready;  // the entry at ahead_idx waits and may be read ahead
   logic            ahead_state; // a state in which a ring entry may be read ahead
   logic            buf_ahead;   // next_q's buffer may be read ahead
-  sgpu_pkg::addr_t next_buf;    // next_q's first buffer byte
-  logic [31:0]     next_len;    // next_q's buffer bytes
+  sgpu_pkg::addr_t next_buf, next_buf_q;  // next_q's first buffer byte
+  logic [31:0]     next_len, next_len_q;  // next_q's buffer bytes
+  logic            next_fit, next_fit_q;  // next_q's buffer may be read ahead (if valid)
   logic [63:0]     entry_fence;
   pkt_header_t     hdr;      // the dword at the stream head, seen as a packet header
   copy_args_t      a;        // the argument register, copy view (slot names)
   logic [31:0]     rows_m1;  // copy engine: rows - 1 (unused when rows = 0: nothing to touch)
+  logic [64:0]     src_ext, dst_ext;  // the extents of pkt_q two cycles before (sgpu_cp_extent)
   logic            drained;  // nothing of the CP's is in flight anywhere
 
   assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
@@ -221,18 +224,37 @@ module sgpu_cp_ctrl
                        || (state_q inside {StPktHeader, StPktBody, StBufStatus} && !stream_nested_i);
   // The next entry's buffer is read ahead only if it will be read at once when the entry starts
   // (well formed, not empty) and lies inside one page: a translation fault then comes before
-  // any of its data, so the read is repeated from the buffer's start.
+  // any of its data, so the read is repeated from the buffer's start. These are registered from
+  // next_q (next_buf_q, next_len_q, next_fit_q): next_q is complete a cycle before its status
+  // makes next_valid_q true, so they are next_q's whenever buf_ahead reads them.
   assign next_buf    = {next_q.buf_addr_hi, next_q.buf_addr_lo}
                        + sgpu_pkg::addr_t'(next_q.start_offset);
   assign next_len    = next_q.end_offset - next_q.start_offset;
-  assign buf_ahead   = retiring(state_q) && next_valid_q && !buf_pref_q && cfg_i.enable
-                       && !pre_pend_q && !entry_bad(next_q) && !entry_empty(next_q)
+  assign next_fit    = !entry_bad(next_q) && !entry_empty(next_q)
                        && next_len <= 32'(sgpu_pkg::PageBytes) - 32'(next_buf[11:0]);
+  assign buf_ahead   = retiring(state_q) && next_valid_q && !buf_pref_q && cfg_i.enable
+                       && !pre_pend_q && next_fit_q;
   assign buf_addr    = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
   assign entry_fence = {entry_q.fence_hi, entry_q.fence_lo};
   assign hdr         = pkt_header_t'(dw_i);
   assign a           = pkt_q.args.copy;
   assign rows_m1     = a.height - 32'd1;
+
+  sgpu_cp_extent u_src_ext (
+    .clk_i    (clk_i),
+    .rows_m1_i(rows_m1),
+    .pitch_i  (a.src_pitch),
+    .width_i  (a.width),
+    .ext_o    (src_ext)
+  );
+
+  sgpu_cp_extent u_dst_ext (
+    .clk_i    (clk_i),
+    .rows_m1_i(rows_m1),
+    .pitch_i  (a.dst_pitch),
+    .width_i  (a.width),
+    .ext_o    (dst_ext)
+  );
   assign drained     = !dma_busy && wr_idle_i && !copy_busy_i;
 
   /////////
@@ -602,11 +624,14 @@ module sgpu_cp_ctrl
       // An overlapping COPY or BLIT_RECT is refused; otherwise the writes of earlier packets
       // are acknowledged before the engine reads (no read overtakes them), and the next packet
       // starts after the engine reported (every copy write acknowledged). The extents are
-      // registered first: a 32 x 32 multiply stays out of the compare path.
+      // registered first: a 32 x 32 multiply stays out of the compare path, and is itself
+      // three stages (sgpu_cp_extent) that see the packet held here for three cycles.
       StCopyCheck: begin
-        pkt_d.src_ext = {1'b0, 64'(rows_m1) * 64'(a.src_pitch)} + 65'(a.width);
-        pkt_d.dst_ext = {1'b0, 64'(rows_m1) * 64'(a.dst_pitch)} + 65'(a.width);
-        state_d   = StCopyDrain;
+        if (ext_step_q == 2'd2) begin
+          pkt_d.src_ext = src_ext;
+          pkt_d.dst_ext = dst_ext;
+          state_d       = StCopyDrain;
+        end
       end
 
       StCopyDrain: begin
@@ -860,7 +885,7 @@ module sgpu_cp_ctrl
     // the next ring entry. The FSM's own requests are never in these states.
     if (buf_ahead) begin
       dma_req_valid_o = 1'b1;
-      dma_req_o       = '{addr: next_buf, len: sgpu_dma_pkg::len_t'(next_len),
+      dma_req_o       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
                           tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)};
       buf_pref_d      = dma_req_ready_i;
     end else if (ahead_state && next_ready) begin
@@ -1074,22 +1099,29 @@ module sgpu_cp_ctrl
   end
 
   // COPY/BLIT_RECT's overlap, from pkt_q's registered extents: valid from the second cycle of
-  // StCopyDrain (pkt_q does not change there).
+  // StCopyDrain (pkt_q does not change there). StCopyCheck's cycles count from its first.
+  assign ext_step_d = (state_q == StCopyCheck) ? ext_step_q + 2'd1 : 2'd0;
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       ovl_q       <= 1'b0;
       ovl_valid_q <= 1'b0;
+      ext_step_q  <= '0;
     end else begin
       ovl_q       <= chk_i.copy_overlap;
       ovl_valid_q <= state_q == StCopyDrain;
+      ext_step_q  <= ext_step_d;
     end
   end
 
   // Datapath registers: only meaningful in the states that load them.
   always_ff @(posedge clk_i) begin
-    entry_q <= entry_d;
-    next_q  <= next_d;
-    pkt_q   <= pkt_d;
+    entry_q    <= entry_d;
+    next_q     <= next_d;
+    pkt_q      <= pkt_d;
+    next_buf_q <= next_buf;
+    next_len_q <= next_len;
+    next_fit_q <= next_fit;
   end
 
   // The rest of the configuration and of the packet table row is used elsewhere.
@@ -1112,6 +1144,8 @@ module sgpu_cp_ctrl
   // The stream is only re-requested once the aborted one drained.
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy)
   `SGPU_ASSERT(OverlapIsRegistered, state_q == StCopyDrain && ovl_valid_q |-> ovl_q == chk_i.copy_overlap)
+  `SGPU_ASSERT(NextIsRegistered, next_valid_q |-> next_fit_q == next_fit && next_buf_q == next_buf
+                                                && next_len_q == next_len)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
   // Two dwords are taken only where neither can fault (WRITE_DATA: the header, which then
   // passed its check, with at least three payload dwords; no check at the address high dword).

@@ -10,6 +10,11 @@
 // compare behind it. The count restarts at 1 one cycle after progress, and progress_q masks
 // the expiry in between, so the count and the expiry are those of a count cleared at once,
 // cycle for cycle.
+//
+// The expiry itself is registered too (ge_q: the next count reaches the limit, decided from the
+// current count a cycle ahead), so the controller's fault choice starts from a flip-flop rather
+// than from a 32-bit compare. For that the limit is taken a cycle late (limit_q): a CP_WATCHDOG
+// write reaches the watchdog one cycle after the register changes.
 `default_nettype none
 
 module sgpu_cp_watchdog (
@@ -24,8 +29,8 @@ module sgpu_cp_watchdog (
   output      logic        expired_o
 );
 
-  logic [31:0] count_q, count_d;
-  logic        progress_q;
+  logic [31:0] count_q, count_d, limit_q;
+  logic        progress_q, ge_q, ge_d;
 
   always_comb begin
     count_d = (count_q == '1) ? count_q : count_q + 32'd1;
@@ -33,15 +38,28 @@ module sgpu_cp_watchdog (
     if (!active_i) count_d = '0;
   end
 
-  assign expired_o = (limit_i != '0) && active_i && !progress_q && (count_q >= limit_i);
+  // count_d >= limit_i for a limit other than 0 (0 never expires: limit_q masks it), without the
+  // increment in front of the compare: count_q + 1 >= limit is count_q >= limit - 1, also when
+  // the count saturates; limit_i comes from a register, so its decrement is not in series.
+  always_comb begin
+    ge_d = count_q >= limit_i - 32'd1;
+    if (progress_q) ge_d = limit_i <= 32'd1;
+    if (!active_i) ge_d = 1'b0;
+  end
+
+  assign expired_o = (limit_q != '0) && active_i && !progress_q && ge_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       count_q    <= '0;
       progress_q <= 1'b0;
+      ge_q       <= 1'b0;
+      limit_q    <= '0;
     end else begin
       count_q    <= count_d;
       progress_q <= progress_i;
+      ge_q       <= ge_d;
+      limit_q    <= limit_i;
     end
   end
 

@@ -151,9 +151,11 @@ std::uint64_t FastIdleSkip::window() const {
   if (watchdog_counts) {
     const Root& r = *top_.rootp;
     const std::uint32_t limit = r.sgpu_top__DOT__u_reg_map__DOT__u_regs__DOT__field_storage.CP_WATCHDOG.cycles.value;
-    // count_q = a.watchdog + k must stay below the limit (0 = off) and the saturation value.
+    // count_q = a.watchdog + k must stay below the limit (0 = off) and the saturation value:
+    // the registered expiry (ge_q) says whether it reached the limit, and is not moved here.
     window = std::min<std::uint64_t>(window, kWatchdogSaturated - a.watchdog);
-    if (limit != 0) window = std::min<std::uint64_t>(window, limit > a.watchdog ? limit - a.watchdog : 0);
+    const std::uint64_t next = std::uint64_t{a.watchdog} + 1;
+    if (limit != 0) window = std::min<std::uint64_t>(window, limit > next ? limit - next : 0);
   }
   return window;
 }
