@@ -301,9 +301,12 @@ module sgpu_cp
   end
 
   // MAP/UNMAP's range end, first_page + count, formed when count is at the head (first_page is
-  // in the packet register by then) and compared with GART_TABLE_SIZE at pte_flags (MAP) or the
-  // dummy PTE's high dword (UNMAP), a dword or two later.
+  // in the packet register by then) and checked at pte_flags (MAP) or the dummy PTE's high
+  // dword (UNMAP), a dword or two later. Its compare with GART_TABLE_SIZE is registered too
+  // (map_oor_q), so the check starts from a flip-flop: the CP sees GART_TABLE_SIZE as it was a
+  // cycle before.
   logic [32:0] range_end_q, range_end_d;
+  logic        map_oor_q;
   assign range_end_d = (fsm == StPktBody && dw_valid && route_q.slot == SlotSrcHi)
                        ? 33'(pkt.args.range.first_page) + 33'(dw) : range_end_q;
 
@@ -317,6 +320,7 @@ module sgpu_cp
   always_ff @(posedge clk_i) begin
     map_len_q   <= map_len_d;
     range_end_q <= range_end_d;
+    map_oor_q   <= range_end_d > 33'(cfg_i.gart_table_size);
     wphys_max_q <= wphys_max_d;
     rphys_max_q <= bound_of(PhysLimit - $signed({2'b00, pkt.args.copy.src}));
   end
@@ -359,10 +363,9 @@ module sgpu_cp
     .nest_full_i      (stream_full),
     .wphys_max_i      (wphys_max_q),
     .rphys_max_i      (rphys_max_q),
-    .range_end_i      (range_end_q),
+    .map_oor_i        (map_oor_q),
     .map_len_i        (map_len_q),
     .gart_table_base_i(cfg_i.gart_table_base),
-    .gart_table_size_i(cfg_i.gart_table_size),
     .chk_o            (chk)
   );
 
@@ -585,6 +588,8 @@ module sgpu_cp
       && ((dec.info.pkt_class == PktClassMap && dec.slot == SlotPattern)
           || (dec.info.pkt_class == PktClassUnmap && dec.slot == SlotDstPitch))
       |-> range_end_q == 33'(pkt.args.range.first_page) + 33'(pkt.args.range.count))
+  `SGPU_ASSERT(MapRangeCompareRegistered,
+      map_oor_q == (range_end_q > 33'($past(cfg_i.gart_table_size))))
   `SGPU_ASSERT(MapLenIsHeader, fsm == StPktBody |-> map_len_q == 34'(pkt.hdr.dwords) - 34'd4)
   `SGPU_ASSERT_STATIC(g_bad_range_layout, PldMapPteFlags == PldMapCount + 1
       && PldUnmapDummyHi == PldUnmapCount + 2 && PldMapCount == PldMapFirstPage + 1

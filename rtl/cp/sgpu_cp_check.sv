@@ -33,13 +33,13 @@ module sgpu_cp_check
   input  wire cp_bound_t       wphys_max_i,
   /// READ_PHYSICAL at its bytes dword: the bytes may be at most 2^SysAddrBits - src.
   input  wire cp_bound_t       rphys_max_i,
-  /// MAP/UNMAP: first_page + count, registered when count was at the head (sgpu_cp).
-  input  wire logic [32:0]     range_end_i,
+  /// MAP/UNMAP: first_page + count > GART_TABLE_SIZE, registered from count at the head
+  /// (sgpu_cp).
+  input  wire logic            map_oor_i,
   /// MAP: the packet's dwords - 4 (34-bit), registered with its header (sgpu_cp).
   input  wire logic [33:0]     map_len_i,
-  /// GART_TABLE_BASE (bits 11:0 ignored) and GART_TABLE_SIZE.
+  /// GART_TABLE_BASE (bits 11:0 ignored).
   input  wire sgpu_pkg::addr_t gart_table_base_i,
-  input  wire logic [31:0]     gart_table_size_i,
 
   output      cp_chk_t         chk_o
 );
@@ -72,9 +72,7 @@ module sgpu_cp_check
   assign wphys_over = bound_exceeded(wphys_max_i, dw_i);
   assign rphys_over = bound_exceeded(rphys_max_i, dw_i);
 
-  // MAP/UNMAP: the range must end at or below GART_TABLE_SIZE.
-  logic map_out_of_range;
-  assign map_out_of_range = range_end_i > 33'(gart_table_size_i);
+  // MAP/UNMAP: the range must end at or below GART_TABLE_SIZE (map_oor_i).
   assign table_pte = {gart_table_base_i[63:12], 12'h000}
                      + sgpu_pkg::addr_t'({args.range.first_page, 3'b000});
 
@@ -99,12 +97,12 @@ module sgpu_cp_check
       PktClassMap: begin
         if (slot_i == SlotSrcHi && {1'b0, dw_i, 1'b0} != map_len_i) begin
           dword_fault = fault(FaultBadLength, pkt_i.hdr_addr, pkt);
-        end else if (slot_i == SlotPattern && map_out_of_range) begin
+        end else if (slot_i == SlotPattern && map_oor_i) begin
           dword_fault = fault(FaultMapRange, sgpu_pkg::addr_t'(args.range.first_page), pkt);
         end
       end
       PktClassUnmap: begin
-        if (slot_i == SlotDstPitch && map_out_of_range) begin
+        if (slot_i == SlotDstPitch && map_oor_i) begin
           dword_fault = fault(FaultMapRange, sgpu_pkg::addr_t'(args.range.first_page), pkt);
         end
       end

@@ -794,6 +794,22 @@ TEST_CASE("MAP in a privileged buffer maps scattered pages and UNMAP points them
   CHECK(h.mem().read32(bus[0] + 0x40) == 0x5000u);  // the old page itself is untouched
 }
 
+TEST_CASE("MAP and UNMAP ranges ending exactly at GART_TABLE_SIZE pass the check", "[top][gart][map][packet]") {
+  RingHarness h;
+  Gart g(h, 64);
+  // Pages 62 and 63, the table's last two (the range ends at 64 = GART_TABLE_SIZE); a page more
+  // faults MAP_RANGE (the test below).
+  Packets k;
+  k.map(62, kPteValid | kPteWritable, {kPagesAddr + 0x7000, kPagesAddr + 0x9000});
+  k.unmap(63, 1, kDummyAddr | kPteValid);
+  h.push(k, 1, abi::ring_flags::kPrivileged);
+  h.doorbell();
+  REQUIRE(h.wait_irq() & kIntDone);
+  REQUIRE(h.reg(SGPU_REG(FAULT_STATUS)) == 0);
+  CHECK(h.mem().read64(kTableAddr + 8ull * 62) == ((kPagesAddr + 0x7000) | 3));
+  CHECK(h.mem().read64(kTableAddr + 8ull * 63) == (kDummyAddr | kPteValid));
+}
+
 TEST_CASE("MAP/UNMAP faults: past GART_TABLE_SIZE (MAP_RANGE), bad length, ordinary buffer",
           "[top][gart][map][packet][fault]") {
   RingHarness h;
