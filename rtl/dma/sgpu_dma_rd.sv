@@ -277,6 +277,7 @@ module sgpu_dma_rd #(
   logic [PageShift-1:0]     hd_offset;
   logic [SegBytesWidth-1:0] hd_room;
   logic [PageShift+1:0]     hd_room2;                  // room of this page and the next
+  logic                     hd_len_small;              // len < 4 * PageBytes
   logic                     hd_last, hd_next_last;
   len_t                     hd_next_left;
   sgpu_pkg::pfn_t           wk_cur_vpn;
@@ -291,13 +292,17 @@ module sgpu_dma_rd #(
   // The head request's first segment: up to the end of its page.
   assign hd_offset    = rq_head.addr[PageShift-1:0];
   assign hd_room      = SegBytesWidth'(sgpu_pkg::PageBytes) - SegBytesWidth'(hd_offset);
-  assign hd_last      = rq_head.len <= len_t'(hd_room);
+  // The compares split: the high bits of the length only need to be zero (no carry chain
+  // through them behind the subtraction), the low bits are compared with the room.
+  assign hd_len_small = rq_head.len[LenWidth-1:PageShift+2] == '0;
+  assign hd_last      = hd_len_small && !rq_head.len[PageShift+1] &&
+                        (rq_head.len[PageShift:0] <= hd_room);
   // What the walk continues with after it (used only when it is not the last): len - room, as
   // one adder (room = PageBytes - offset, and -PageBytes + offset is {ones, offset}); the
   // segment after it is the last if len - room <= PageBytes, i.e. len <= 2 * PageBytes - offset.
   assign hd_next_left = rq_head.len + {{(LenWidth - PageShift){1'b1}}, hd_offset};
   assign hd_room2     = (PageShift + 2)'(2 * sgpu_pkg::PageBytes) - (PageShift + 2)'(hd_offset);
-  assign hd_next_last = rq_head.len <= len_t'(hd_room2);
+  assign hd_next_last = hd_len_small && (rq_head.len[PageShift+1:0] <= hd_room2);
 
   assign wk_cur_vpn  = wk_active_q ? wk_vpn_q : rq_head.addr[AddrWidth-1:PageShift];
   assign wk_seg_last = wk_active_q ? wk_last_q : hd_last;

@@ -254,14 +254,17 @@ TEST_CASE("The page walker cuts requests at every page offset and length class",
     uint64_t region = kBase;
     for (const uint32_t offset : offsets) {
       const uint32_t room = 4096 - offset;
-      const uint32_t lens[] = {1,           room - 1,    room,        room + 1,
-                               room + 4095, room + 4096, room + 4097, room + 8191,
-                               room + 8192, room + 8193, 3 * 4096 + 17};
+      // The last three have high length bits set with small low bits (the walker tests the
+      // high bits for zero apart from the compare with the page room).
+      const uint32_t lens[] = {1,           room - 1,    room,          room + 1,
+                               room + 4095, room + 4096, room + 4097,   room + 8191,
+                               room + 8192, room + 8193, 3 * 4096 + 17, 4 * 4096 + 1,
+                               room + 16384, 65536 + 3};
       for (const uint32_t len : lens) {
-        // Each request in its own 32 KiB region: no two consecutive requests share a page.
+        // Each request in its own 128 KiB region: no two consecutive requests share a page.
         h.fill_random_for(region + offset, len);
         h.submit(region + offset, len, static_cast<uint8_t>(rng() & 15));
-        region += 0x8000;
+        region += 0x2'0000;
       }
     }
     REQUIRE(h.run_until_done(1'000'000));
