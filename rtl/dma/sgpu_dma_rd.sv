@@ -263,10 +263,24 @@ module sgpu_dma_rd #(
   // Page walker //
   /////////////////
 
-  logic                     wk_active_q, wk_active_d;
-  sgpu_pkg::addr_t          wk_addr_q, wk_addr_d, wk_cur_addr;
-  len_t                     wk_left_q, wk_left_d, wk_cur_left;
-  logic [SegBytesWidth-1:0] wk_page_room;
+  // A request's first segment is cut from the request FIFO's head; the rest of it from the
+  // walk registers. After the first segment every segment starts on a page boundary, so the walk
+  // keeps only the next page and the bytes left, and "the next segment is the last" is
+  // registered with them (wk_last_q = wk_left_q <= PageBytes). Every next walk value is formed
+  // in parallel with the segment's own (none from the segment's byte count), so the FIFO head
+  // passes through one short chain (the page room and the last-segment compare) into the
+  // segment, the pop and the walk registers, and the handshake (wk_go) only selects at the end.
+  logic                     wk_active_q, wk_active_d;  // inside a request: its rest is below
+  sgpu_pkg::pfn_t           wk_vpn_q, wk_vpn_d;        // page of the next segment (offset 0)
+  len_t                     wk_left_q, wk_left_d;      // bytes left (>= 1)
+  logic                     wk_last_q, wk_last_d;      // wk_left_q <= PageBytes
+  logic [PageShift-1:0]     hd_offset;
+  logic [SegBytesWidth-1:0] hd_room;
+  logic [PageShift+1:0]     hd_room2;                  // room of this page and the next
+  logic                     hd_len_small;              // len < 4 * PageBytes
+  logic                     hd_last, hd_next_last;
+  len_t                     hd_next_left;
+  sgpu_pkg::pfn_t           wk_cur_vpn;
   logic                     wk_seg_last, wk_go;
   seg_t                     wk_seg;
   logic                     xreq_valid_q, xreq_valid_d;
@@ -275,38 +289,64 @@ module sgpu_dma_rd #(
   logic                     xp_in_ready, xp_valid;
   seg_t                     xp_head;
 
-  assign wk_cur_addr  = wk_active_q ? wk_addr_q : rq_head.addr;
-  assign wk_cur_left  = wk_active_q ? wk_left_q : rq_head.len;
-  assign wk_page_room = SegBytesWidth'(sgpu_pkg::PageBytes) -
-                        SegBytesWidth'(wk_cur_addr[PageShift-1:0]);
-  assign wk_seg_last  = wk_cur_left <= len_t'(wk_page_room);
-  assign wk_go        = rq_valid && !stop && xp_in_ready && (!xreq_valid_q || xlate_req_ready_i);
-  assign rq_pop       = wk_go && wk_seg_last;
+  // The head request's first segment: up to the end of its page.
+  assign hd_offset    = rq_head.addr[PageShift-1:0];
+  assign hd_room      = SegBytesWidth'(sgpu_pkg::PageBytes) - SegBytesWidth'(hd_offset);
+  // The compares split: the high bits of the length only need to be zero (no carry chain
+  // through them behind the subtraction), the low bits are compared with the room.
+  assign hd_len_small = rq_head.len[LenWidth-1:PageShift+2] == '0;
+  assign hd_last      = hd_len_small && !rq_head.len[PageShift+1] &&
+                        (rq_head.len[PageShift:0] <= hd_room);
+  // What the walk continues with after it (used only when it is not the last): len - room, as
+  // one adder (room = PageBytes - offset, and -PageBytes + offset is {ones, offset}); the
+  // segment after it is the last if len - room <= PageBytes, i.e. len <= 2 * PageBytes - offset.
+  assign hd_next_left = rq_head.len + {{(LenWidth - PageShift){1'b1}}, hd_offset};
+  assign hd_room2     = (PageShift + 2)'(2 * sgpu_pkg::PageBytes) - (PageShift + 2)'(hd_offset);
+  assign hd_next_last = hd_len_small && (rq_head.len[PageShift+1:0] <= hd_room2);
+
+  assign wk_cur_vpn  = wk_active_q ? wk_vpn_q : rq_head.addr[AddrWidth-1:PageShift];
+  assign wk_seg_last = wk_active_q ? wk_last_q : hd_last;
+  assign wk_go       = rq_valid && !stop && xp_in_ready && (!xreq_valid_q || xlate_req_ready_i);
+  assign rq_pop      = wk_go && wk_seg_last;
 
   always_comb begin
-    wk_seg = '{
-      offset: wk_cur_addr[PageShift-1:0],
-      bytes:  wk_seg_last ? wk_cur_left[SegBytesWidth-1:0] : wk_page_room,
-      first:  !wk_active_q,
-      last:   wk_seg_last,
-      seq:    rq_head.seq
-    };
+    if (wk_active_q) begin
+      // A whole page, or what is left of the request.
+      wk_seg = '{
+        offset: '0,
+        bytes:  wk_last_q ? wk_left_q[SegBytesWidth-1:0] : SegBytesWidth'(sgpu_pkg::PageBytes),
+        first:  1'b0,
+        last:   wk_last_q,
+        seq:    rq_head.seq
+      };
+    end else begin
+      wk_seg = '{
+        offset: hd_offset,
+        bytes:  hd_last ? rq_head.len[SegBytesWidth-1:0] : hd_room,
+        first:  1'b1,
+        last:   hd_last,
+        seq:    rq_head.seq
+      };
+    end
   end
 
   always_comb begin
     wk_active_d  = wk_active_q;
-    wk_addr_d    = wk_addr_q;
+    wk_vpn_d     = wk_vpn_q;
     wk_left_d    = wk_left_q;
+    wk_last_d    = wk_last_q;
     xreq_valid_d = xreq_valid_q && !xlate_req_ready_i;
     xreq_vpn_d   = xreq_vpn_q;
     xreq_tag_d   = xreq_tag_q;
     if (wk_go) begin
       xreq_valid_d = 1'b1;
-      xreq_vpn_d   = wk_cur_addr[AddrWidth-1:PageShift];
+      xreq_vpn_d   = wk_cur_vpn;
       xreq_tag_d   = rq_head.tag;
       wk_active_d  = !wk_seg_last;
-      wk_addr_d    = wk_cur_addr + AddrWidth'(wk_seg.bytes);
-      wk_left_d    = wk_cur_left - len_t'(wk_seg.bytes);
+      // The next segment starts on the next page (it matters only if this one is not the last).
+      wk_vpn_d     = wk_cur_vpn + 1'b1;
+      wk_left_d    = wk_active_q ? wk_left_q - len_t'(sgpu_pkg::PageBytes) : hd_next_left;
+      wk_last_d    = wk_active_q ? wk_left_q <= len_t'(2 * sgpu_pkg::PageBytes) : hd_next_last;
     end
     // A queued request that is aborted is dropped with the request FIFO.
     if (abort_q) wk_active_d = 1'b0;
@@ -690,8 +730,9 @@ module sgpu_dma_rd #(
   // Datapath and payload registers: only read while the control state above says they are
   // valid, so they need no reset.
   always_ff @(posedge clk_i) begin
-    wk_addr_q     <= wk_addr_d;
+    wk_vpn_q      <= wk_vpn_d;
     wk_left_q     <= wk_left_d;
+    wk_last_q     <= wk_last_d;
     xreq_vpn_q    <= xreq_vpn_d;
     xreq_tag_q    <= xreq_tag_d;
     is_addr_q     <= is_addr_d;
@@ -740,6 +781,10 @@ module sgpu_dma_rd #(
       |-> credit_ok == ((CreditWidth + SegBeatsWidth)'(credits_q)
                         + (CreditWidth + SegBeatsWidth)'(is_burst_beats)
                         <= (CreditWidth + SegBeatsWidth)'(BufferBeats)))
+  // The walk's registered "last segment" equals the compare it replaces; a walk is never empty.
+  `SGPU_ASSERT(WalkLastRegistered, wk_active_q
+      |-> wk_last_q == (wk_left_q <= len_t'(sgpu_pkg::PageBytes)))
+  `SGPU_ASSERT(WalkLeftNonZero, wk_active_q |-> wk_left_q != '0)
   // Every burst stays inside one 4 KiB page.
   `SGPU_ASSERT(BurstInPage, is_issue
       |-> (PageShift - LaneBits + 1)'(is_cur_addr[PageShift-1:LaneBits])

@@ -120,6 +120,9 @@ public:
 
   void set_abort(bool abort) { abort_ = abort; }
   bool busy() const { return bench_.dut().busy_o != 0; }
+  /// The pages the engine asked the translation port for, in order (the C++ translator only:
+  /// with rtl_identity the port is not used).
+  const std::vector<uint64_t>& xlate_requests() const { return xlate_requests_; }
   /// True if any AXI read was issued into this physical page.
   bool page_was_read(uint64_t page_number) const { return pages_read_.count(page_number) != 0; }
 
@@ -199,6 +202,8 @@ public:
     req_hs_ = t.req_valid_i && t.req_ready_o;
     data_hs_ = t.data_valid_o && t.data_ready_i;
     status_hs_ = t.status_valid_o && t.status_ready_i;
+    xlate_hs_ = t.xlate_req_valid_o && t.xlate_req_ready_i;
+    xlate_vpn_ = t.xlate_req_vpn_o;
     data_.fill(0);
     if (data_hs_) detail::bus_to_bytes(t.data_o, data_.data(), kDataBytes);
     keep_ = t.data_keep_o;
@@ -208,6 +213,7 @@ public:
   }
   void edge() override {
     if (axi_.sampled().arvalid && axi_.presented().arready) pages_read_.insert(axi_.sampled().araddr >> 12);
+    if (xlate_hs_) xlate_requests_.push_back(xlate_vpn_);
     if (req_hs_) {
       Tracked r;
       r.addr = to_submit_.front().addr;
@@ -275,6 +281,9 @@ private:
   }
 
   void on_data(const std::array<uint8_t, kAxiMaxDataBytes>& data, uint64_t keep, bool last) {
+    // An empty request has no beats, and its status may come after the next request's data
+    // (statuses leave through their own FIFO): the data belongs to the first non-empty request.
+    while (data_idx_ < tracked_.size() && tracked_[data_idx_].len == 0) ++data_idx_;
     if (data_idx_ >= tracked_.size()) {
       fail("data beat with no request expecting data");
       return;
@@ -318,9 +327,9 @@ private:
     r.status_cycle = cycle();
     if (tag != r.tag) fail("status tag " + std::to_string(tag) + " expected " + std::to_string(r.tag));
     if (err == DmaErr::Ok && r.len == 0) {
-      // An empty request completes without data.
-      if (data_idx_ != status_idx_) fail("empty request completed out of order");
-      data_idx_ = status_idx_ + 1;
+      // An empty request completes without data (the next request's may have gone ahead).
+      if (data_idx_ < status_idx_) fail("empty request completed out of order");
+      data_idx_ = std::max(data_idx_, status_idx_ + 1);
     } else if (err == DmaErr::Ok) {
       if (!r.got_last) fail("OK status before the last data beat");
     } else {
@@ -375,9 +384,11 @@ private:
   std::vector<ErrorRange> error_ranges_;
   std::vector<std::string> errors_;
   std::unordered_set<uint64_t> pages_read_;  ///< physical pages any read was issued into
+  std::vector<uint64_t> xlate_requests_;
 
   // This cycle's handshakes, sampled for the edge.
-  bool req_hs_ = false, data_hs_ = false, status_hs_ = false, last_ = false;
+  bool req_hs_ = false, data_hs_ = false, status_hs_ = false, last_ = false, xlate_hs_ = false;
+  uint64_t xlate_vpn_ = 0;
   std::array<uint8_t, kAxiMaxDataBytes> data_{};
   uint64_t keep_ = 0;
   uint8_t status_tag_ = 0;

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "common/test_seed.hpp"
 #include "dma_harness.hpp"
@@ -45,6 +47,45 @@ void require_clean(DmaHarness& h, bool allow_abort = false) {
   h.check_all(allow_abort);
   INFO(h.report());
   CHECK(h.ok());
+}
+
+/// The pages the page walker must ask for, in order: every page the request touches (an empty
+/// request still has one, empty, segment).
+std::vector<uint64_t> pages_of(uint64_t addr, uint32_t len) {
+  std::vector<uint64_t> pages;
+  const uint64_t last = len == 0 ? addr : addr + len - 1;
+  for (uint64_t vpn = addr >> 12; vpn <= last >> 12; ++vpn) pages.push_back(vpn);
+  return pages;
+}
+
+/// How many of its pages each request had asked for, matching the translation requests to the
+/// requests in order: each takes the longest run of its own pages from where the one before it
+/// stopped (consecutive requests must not share a page, else the split is ambiguous). Also
+/// returns how many translation requests were matched.
+std::pair<std::vector<size_t>, size_t> pages_asked(const DmaHarness& h) {
+  const std::vector<uint64_t>& asked = h.xlate_requests();
+  std::vector<size_t> counts;
+  size_t pos = 0;
+  for (const Tracked& r : h.tracked()) {
+    const std::vector<uint64_t> want = pages_of(r.addr, r.len);
+    size_t n = 0;
+    while (n < want.size() && pos + n < asked.size() && asked[pos + n] == want[n]) ++n;
+    counts.push_back(n);
+    pos += n;
+  }
+  return {counts, pos};
+}
+
+/// A request that completed asked for each of its pages once, in order; an aborted one for a
+/// prefix of them (none if it was dropped before its walk); nothing else was asked for.
+void require_walk(const DmaHarness& h) {
+  const auto [counts, matched] = pages_asked(h);
+  for (size_t i = 0; i < h.tracked().size(); ++i) {
+    const Tracked& r = h.tracked()[i];
+    CAPTURE(i, r.addr, r.len, counts[i]);
+    if (r.err != DmaErr::Aborted) REQUIRE(counts[i] == pages_of(r.addr, r.len).size());
+  }
+  CHECK(matched == h.xlate_requests().size());
 }
 
 }  // namespace
@@ -186,6 +227,102 @@ TEST_CASE("Translation faults and a scrambled page mapping", "[dma]") {
     CAPTURE(vpn);
     CHECK_FALSE(h.page_was_read(cfg.map_page(vpn)));
   }
+}
+
+TEST_CASE("The page walker cuts requests at every page offset and length class", "[dma]") {
+  // The walker cuts a request's first segment from the request FIFO's head and the rest from
+  // registers (the next page, the bytes left, whether the next segment is the last): every
+  // offset class (start of page, inside the first beat, a beat boundary, mid-page, the last
+  // beat, the last byte) times every length around one and two page boundaries, back to back.
+  const uint64_t seed = test_seed(7);
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const uint32_t offsets[] = {0, 1, kDataBytes - 1, kDataBytes, 2048, 4096 - kDataBytes, 4095};
+  for (const bool pressure : {false, true}) {
+    CAPTURE(pressure);
+    HarnessConfig cfg;
+    cfg.seed = seed;
+    cfg.rtl_identity = false;
+    cfg.map_page = [](uint64_t vpn) { return (vpn ^ 0x2A7ull) + 0x40'0000ull; };
+    cfg.memory.read_latency = pressure ? 30 : 4;
+    if (pressure) {
+      cfg.xlate_latency_max = 20;
+      cfg.xlate_req_ready_prob = 0.4;
+      cfg.data_ready_prob = 0.7;
+    }
+    DmaHarness h(cfg);
+    uint64_t region = kBase;
+    for (const uint32_t offset : offsets) {
+      const uint32_t room = 4096 - offset;
+      // The last three have high length bits set with small low bits (the walker tests the
+      // high bits for zero apart from the compare with the page room).
+      const uint32_t lens[] = {1,           room - 1,    room,          room + 1,
+                               room + 4095, room + 4096, room + 4097,   room + 8191,
+                               room + 8192, room + 8193, 3 * 4096 + 17, 4 * 4096 + 1,
+                               room + 16384, 65536 + 3};
+      for (const uint32_t len : lens) {
+        // Each request in its own 128 KiB region: no two consecutive requests share a page.
+        h.fill_random_for(region + offset, len);
+        h.submit(region + offset, len, static_cast<uint8_t>(rng() & 15));
+        region += 0x2'0000;
+      }
+    }
+    REQUIRE(h.run_until_done(1'000'000));
+    require_clean(h);
+    require_walk(h);
+  }
+}
+
+TEST_CASE("Aborts in the middle of page walks", "[dma]") {
+  // Long requests and a slow translation port keep the walker inside a request (walking from
+  // its registers) when the abort comes; the requests after it start from the FIFO head again.
+  const uint64_t seed = test_seed(8);
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  HarnessConfig cfg;
+  cfg.seed = seed;
+  cfg.rtl_identity = false;
+  cfg.map_page = [](uint64_t vpn) { return (vpn ^ 0x1D3ull) + 0x50'0000ull; };
+  cfg.memory.read_latency = 20;
+  cfg.xlate_latency_max = 12;
+  cfg.xlate_req_ready_prob = 0.35;
+  cfg.data_ready_prob = 0.8;
+  DmaHarness h(cfg);
+  uint64_t region = kBase;
+  for (int round = 0; round < 40; ++round) {
+    for (int i = 0; i < 6; ++i) {
+      const uint64_t addr = region + rng() % 4096;
+      const uint32_t len = (rng() % 8 == 0) ? static_cast<uint32_t>(rng() % 3)
+                                             : 4096 * (1 + static_cast<uint32_t>(rng() % 6)) +
+                                                   static_cast<uint32_t>(rng() % 4096);
+      h.fill_random_for(addr, len);
+      h.submit(addr, len, static_cast<uint8_t>(rng() & 15));
+      region += 0x10000;
+    }
+    const uint64_t run_for = 1 + rng() % 120;
+    for (uint64_t c = 0; c < run_for; ++c) h.step();
+    h.set_abort(true);
+    const uint64_t hold = (round & 1) ? 1 : 1 + rng() % 20;
+    for (uint64_t c = 0; c < hold; ++c) h.step();
+    h.set_abort(false);
+  }
+  REQUIRE(h.run_until_done(3'000'000));
+  require_clean(h, /*allow_abort=*/true);
+  require_walk(h);
+  size_t aborted = 0;
+  for (const auto& r : h.tracked()) aborted += r.err == DmaErr::Aborted;
+  CHECK(aborted > 0);
+  CHECK(h.tracked().back().err == DmaErr::Ok);
+  // Some abort came while a request was half walked (some of its pages asked for, not all).
+  const std::vector<size_t> counts = pages_asked(h).first;
+  size_t partial = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const Tracked& r = h.tracked()[i];
+    const size_t pages = pages_of(r.addr, r.len).size();
+    partial += r.err == DmaErr::Aborted && counts[i] > 0 && counts[i] < pages;
+  }
+  CAPTURE(aborted, partial);
+  CHECK(partial > 0);
 }
 
 TEST_CASE("A bus error stops the request from issuing more reads", "[dma]") {
