@@ -87,6 +87,7 @@ module sgpu_cp_ctrl
   input  wire logic [31:0]                 stream_offset_i,
   input  wire logic [29:0]                 stream_left_i,
   input  wire logic                        stream_nested_i,
+  input  wire logic                        stream_full_i,
 
   // Decoder (sgpu_cp_decode) and operand checks (sgpu_cp_check) of the packet being executed.
   input  wire cp_dec_t                     dec_i,
@@ -557,10 +558,20 @@ module sgpu_cp_ctrl
             hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
                         && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
           end
+          // The stream moves past every dword taken, also one that faults: after a fault
+          // nothing reads the position again (the entry ends, the next one starts the stream
+          // afresh), so the checks stay out of the stream position's path. Only the call is
+          // held back by a full return stack (the fault it gets), which the stream cannot take.
+          if (dw_ready_o) begin
+            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
+            if (body_last && chk_i.next == NextCall && !stream_full_i) begin
+              stream_op_o     = StreamCall;
+              stream_dwords_o = dw_i[31:2];  // the called buffer's bytes
+            end
+          end
           if (dw_ready_o && !fault_req.valid) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
-            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
             if (body_last) begin
               unique case (chk_i.next)
                 NextFence:      state_d = StFenceDrain;
@@ -569,11 +580,7 @@ module sgpu_cp_ctrl
                 NextCopy:       state_d = StCopyCheck;
                 NextWait:       state_d = StWaitDrain;
                 NextTimestamp:  state_d = StTsDrain;
-                NextCall: begin  // dw_i = the called buffer's bytes
-                  stream_op_o     = StreamCall;
-                  stream_dwords_o = dw_i[31:2];
-                  state_d         = StStreamStop;
-                end
+                NextCall:       state_d = StStreamStop;
                 default:        state_d = StPktHeader;
               endcase
             end
