@@ -311,11 +311,24 @@ module sgpu_gart #(
   assign wk_req_valid    = wk_start_demand || wk_start_pf;
   assign wk_start_line   = wk_start_demand ? ap_line : pf_line_q;
 
-  logic [32:0] wk_rem;
-  assign wk_rem      = eff_size - 33'({wk_start_line, 3'b000});
-  assign wk_req_ptes = (wk_rem >= 33'd8) ? 4'd8 : wk_rem[3:0];
-  assign wk_req_addr = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
-                       sgpu_pkg::addr_t'({wk_start_line, 6'b000000});
+  // The walk's PTE address and length for each of the two lines it may start at, formed from
+  // registers in parallel; the start (behind the TLB's hit, need_walk) only selects. Adding
+  // after the choice put the 64-bit carry chain behind the hit, into the walker's registers
+  // (timing pass 6b, docs/fpga.md).
+  logic [32:0]     wk_rem_demand, wk_rem_pf;
+  logic [3:0]      wk_ptes_demand, wk_ptes_pf;
+  sgpu_pkg::addr_t wk_addr_demand, wk_addr_pf;
+
+  assign wk_rem_demand  = eff_size - 33'({ap_line, 3'b000});
+  assign wk_rem_pf      = eff_size - 33'({pf_line_q, 3'b000});
+  assign wk_ptes_demand = (wk_rem_demand >= 33'd8) ? 4'd8 : wk_rem_demand[3:0];
+  assign wk_ptes_pf     = (wk_rem_pf >= 33'd8) ? 4'd8 : wk_rem_pf[3:0];
+  assign wk_addr_demand = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
+                          sgpu_pkg::addr_t'({ap_line, 6'b000000});
+  assign wk_addr_pf     = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
+                          sgpu_pkg::addr_t'({pf_line_q, 6'b000000});
+  assign wk_req_ptes    = wk_start_demand ? wk_ptes_demand : wk_ptes_pf;
+  assign wk_req_addr    = wk_start_demand ? wk_addr_demand : wk_addr_pf;
 
   logic  wk_go;
   assign wk_go = wk_req_valid && wk_req_ready;
@@ -617,6 +630,13 @@ module sgpu_gart #(
   `SGPU_ASSERT(NoWalkDuringInvalidation, wk_go |-> !walk_block)
   `SGPU_ASSERT(SweepWithoutWalk, tlb_inv_valid |-> !wk_busy)
   `SGPU_ASSERT(WalkInsideTable, wk_go |-> 33'({wk_start_line, 3'b000}) < eff_size)
+  // The address and length chosen are those of the line chosen.
+  logic [32:0] wk_rem_chosen;
+  assign wk_rem_chosen = eff_size - 33'({wk_start_line, 3'b000});
+  `SGPU_ASSERT(WalkRequestOfLine, wk_req_valid |->
+      wk_req_addr == {table_base_i[63:PageShift], {PageShift{1'b0}}}
+                     + sgpu_pkg::addr_t'({wk_start_line, 6'b000000})
+      && wk_req_ptes == ((wk_rem_chosen >= 33'd8) ? 4'd8 : wk_rem_chosen[3:0]))
   `SGPU_ASSERT(InTableIsClampedCompare, in_table == (33'(ap_idx) < eff_size))
   // The prefetch's history compare, made from registers, equals the compare with the history
   // after this cycle's walk start (the invalidation clears the history after the compare).
