@@ -171,10 +171,20 @@ module sgpu_dma_wr #(
   logic            pl_first_q, pl_first_d;   // next burst is the row's first
   sgpu_pkg::addr_t pl_row_q, pl_row_d;       // GPU address of the row's first byte
   logic            pl_hit;
+  logic            pl_same_q, pl_same_d;     // tr_vpn_q is pl_addr_q's page
 
-  assign pl_hit   = tr_valid_q && (tr_vpn_q == pl_addr_q[63:PageShift]);
+  // The translated page is pl_addr_q's: kept in a register (pl_same_q) instead of a 52-bit
+  // compare in front of every burst's issue (timing pass 6b, docs/fpga.md). The two change only
+  // where pl_same_d follows them: a new row compares its page with tr_vpn_q (from the plan
+  // FIFO's head, not behind the issue); a burst stays in its page unless it fills the page's
+  // room (bursts never cross 4 KiB), and then moves to the next page; a new page's request
+  // takes pl_addr_q's page.
+  assign pl_hit   = tr_valid_q && pl_same_q;
   assign pl_issue = pl_active_q && pl_hit && !flush_i && (!awvalid_q || axi_wr_rsp_i.aw_ready)
                     && wd_in_ready && rsp_in_ready;
+
+  logic tr_ask;
+  assign tr_ask = pl_active_q && !pl_hit && !flush_i && !tr_req_q && !tr_pend_q && !tr_fault_q;
 
   assign xlate_req_valid_o = tr_req_q;
   assign xlate_req_o       = '{vpn: tr_vpn_q, write: 1'b1};
@@ -204,7 +214,7 @@ module sgpu_dma_wr #(
       end
     end
     // A new page: ask once (the request is held until accepted, also across a flush).
-    if (pl_active_q && !pl_hit && !flush_i && !tr_req_q && !tr_pend_q && !tr_fault_q) begin
+    if (tr_ask) begin
       tr_req_d   = 1'b1;
       tr_valid_d = 1'b0;
       tr_vpn_d   = pl_addr_q[63:PageShift];
@@ -227,14 +237,18 @@ module sgpu_dma_wr #(
     awlen_d     = awlen_q;
     pl_first_d  = pl_first_q;
     pl_row_d    = pl_row_q;
+    pl_same_d   = pl_same_q;
     if (pf_pop) begin
       pl_active_d = 1'b1;
       pl_addr_d   = {pf_head.addr[63:LaneBits], lane_t'(0)};
       pl_left_d   = out_beats(pf_head);
       pl_first_d  = 1'b1;
       pl_row_d    = pf_head.addr;
+      pl_same_d   = (tr_vpn_q == pf_head.addr[63:PageShift]);
     end
+    if (tr_ask) pl_same_d = 1'b1;
     if (pl_issue) begin
+      pl_same_d   = (pl_burst != pl_room);
       awvalid_d   = 1'b1;
       awaddr_d    = {tr_ppn_q, pl_addr_q[PageShift-1:0]};
       pl_first_d  = 1'b0;
@@ -418,6 +432,7 @@ module sgpu_dma_wr #(
   always_ff @(posedge clk_i) begin
     pl_addr_q <= pl_addr_d;
     pl_first_q <= pl_first_d;
+    pl_same_q  <= pl_same_d;
     pl_row_q  <= pl_row_d;
     tr_vpn_q  <= tr_vpn_d;
     tr_ppn_q  <= tr_ppn_d;
@@ -449,6 +464,8 @@ module sgpu_dma_wr #(
                       "the AXI types do not match DataWidth and IdWidth")
 
   `SGPU_ASSERT(ResponseHasBurst, axi_wr_rsp_i.b_valid |-> rsp_valid)
+  // The kept page compare is the compare (tr_vpn_q and pl_addr_q are loaded only where it is).
+  `SGPU_ASSERT(SamePageIsCompare, pl_active_q |-> pl_same_q == (tr_vpn_q == pl_addr_q[63:PageShift]))
   `SGPU_ASSERT(BurstInPage, pl_issue |-> (32'(pl_addr_q[PageShift-1:0])
                                           + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes))
   `SGPU_ASSERT(XlateReqHeld, xlate_req_valid_o && !xlate_req_ready_i
