@@ -312,8 +312,23 @@ module sgpu_dma_wr #(
   assign lane_hi       = lane_t'(32'(lane_d) + wf_head.len - 32'd1);
   assign row_out_beats = out_beats(wf_head);
   assign row_in_beats  = in_beats(wf_head.len);
-  assign needs_in      = (k_q < row_in_beats);
-  assign row_last      = (k_q == row_out_beats - 1'b1);
+
+  // The row's beat counts compared without forming them: the head comes from the row FIFO's
+  // LUT-RAM, and an adder there (the counts are rounded-up divisions) in series with the
+  // compares put two carry chains in front of the input's ready and every W register (timing
+  // pass 6b, docs/fpga.md). With B bus bytes, k < ceil(len / B) is k * B < len, and (k being at
+  // most the row's last output beat) k == ceil((lane + len) / B) - 1 is (k + 1) * B - lane >=
+  // len, where (k + 1) * B - lane is {k, B - lane} for lane > 0 (no carry) and {k + 1, 0} for
+  // lane 0; likewise the input count's last beat. (Asserted equal: BeatCompares.)
+  localparam int unsigned CmpWidth = BeatsWidth + LaneBits + 1;
+  typedef logic [CmpWidth-1:0] cmp_t;
+  cmp_t k_bytes, k_end, in_cnt_end;
+  assign k_bytes    = cmp_t'({k_q, lane_t'(0)});
+  assign k_end      = (lane_d == '0) ? cmp_t'({k_q + 1'b1, lane_t'(0)})
+                                     : cmp_t'({k_q, lane_t'(-lane_d)});
+  assign in_cnt_end = cmp_t'({in_cnt_q + 1'b1, lane_t'(0)});
+  assign needs_in   = (k_bytes < cmp_t'(wf_head.len));
+  assign row_last   = (k_end >= cmp_t'(wf_head.len));
   assign in_ready_o    = !flush_i && w_free && burst_ok && wf_valid && needs_in;
   assign produce       = w_free && burst_ok &&
                          (flush_i || (wf_valid && (!needs_in || in_valid_i)));
@@ -361,7 +376,7 @@ module sgpu_dma_wr #(
         wstrb_d = strb_out;
         if (needs_in) begin
           prev_d = in_data_i;
-          if (in_cnt_q == row_in_beats - 1'b1) begin
+          if (in_cnt_end >= cmp_t'(wf_head.len)) begin
             in_cnt_d      = '0;
             in_row_done_o = 1'b1;
           end else begin
@@ -464,6 +479,13 @@ module sgpu_dma_wr #(
                       "the AXI types do not match DataWidth and IdWidth")
 
   `SGPU_ASSERT(ResponseHasBurst, axi_wr_rsp_i.b_valid |-> rsp_valid)
+  // The beat compares are the compares of the beat counts, for the row at the head (the output
+  // beat never passes the row's last; input beats are taken only while needed).
+  `SGPU_ASSERT(BeatCompares, wf_valid && !flush_i |->
+      k_q < row_out_beats && needs_in == (k_q < row_in_beats)
+      && row_last == (k_q == row_out_beats - 1'b1)
+      && (!needs_in || in_cnt_q < row_in_beats)
+      && (!needs_in || (in_cnt_end >= cmp_t'(wf_head.len)) == (in_cnt_q == row_in_beats - 1'b1)))
   // The kept page compare is the compare (tr_vpn_q and pl_addr_q are loaded only where it is).
   `SGPU_ASSERT(SamePageIsCompare, pl_active_q |-> pl_same_q == (tr_vpn_q == pl_addr_q[63:PageShift]))
   `SGPU_ASSERT(BurstInPage, pl_issue |-> (32'(pl_addr_q[PageShift-1:0])
