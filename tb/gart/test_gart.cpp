@@ -393,6 +393,25 @@ TEST_CASE("address map: segments, privilege, out of range, disabled", "[gart][ma
   REQUIRE(h.ok());
 }
 
+TEST_CASE("the walk of the table's last, partial line reads only the PTEs inside the table", "[gart][tlb]") {
+  // The walk's length is formed from table_size's line and remainder (not from table_size minus
+  // the line's first PTE): a demand walk and a prefetch of the partial line read its 5 PTEs.
+  GartHarness h(config());
+  h.set_mode(2);
+  map_scattered(h, 16);
+  h.set_table_size(13);  // line 1 holds PTEs 8..12
+  h.axi().reset_stats();
+  CHECK_FALSE(h.translate_one(GartHarness::ap_vpn(9)).got.fault);  // a demand walk of line 1
+  CHECK(h.axi().stats().read_beats == 5);                          // one PTE per 64-bit beat
+  h.invalidate(true);
+  h.axi().reset_stats();
+  CHECK_FALSE(h.translate_one(GartHarness::ap_vpn(2)).got.fault);  // line 0, then line 1 prefetched
+  REQUIRE(h.run_until_idle());
+  CHECK(h.perf_walks() == 3);
+  CHECK(h.axi().stats().read_beats == 8 + 5);
+  REQUIRE(h.ok());
+}
+
 TEST_CASE("a bus error while reading the page table is a WALK_ERROR fault", "[gart][fault]") {
   GartHarness h(config());
   h.set_mode(2);
