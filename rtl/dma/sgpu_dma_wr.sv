@@ -156,11 +156,51 @@ module sgpu_dma_wr #(
   sgpu_pkg::addr_t rsp_head;
 
   assign pl_room  = beats_t'((sgpu_pkg::PageBytes - 32'(pl_addr_q[PageShift-1:0])) >> LaneBits);
-  always_comb begin
-    pl_burst = pl_left_q;
-    if (pl_burst > beats_t'(BurstBeats)) pl_burst = beats_t'(BurstBeats);
-    if (pl_burst > pl_room) pl_burst = pl_room;
-  end
+
+  // The burst is min(beats left, BurstBeats, the page's room). Each of the three is compared
+  // with the others in parallel and the choice selects, one-hot, among the values each would
+  // give, all formed from registers: the next address (for the room: the next page's start),
+  // the beats left after it, AWLEN, whether the row goes on and whether the page does. Taking
+  // the minimum first (two compares and multiplexers in series) and adding after it put four
+  // carry chains in series in front of the planner's registers (timing pass 6b, docs/fpga.md;
+  // asserted equal to that: BurstIsMin).
+  localparam beats_t BurstB = beats_t'(BurstBeats);
+  logic            pl_l_gt_b, pl_l_gt_r, pl_l_lt_r, pl_b_gt_r, pl_b_lt_r;
+  logic            pl_sel_l, pl_sel_b, pl_sel_r;
+  sgpu_pkg::addr_t pl_next_l, pl_next_b, pl_next_r, pl_next;
+  beats_t          pl_rest_b, pl_rest_r, pl_rest;
+  logic [7:0]      pl_len_l, pl_len_b, pl_len_r, pl_awlen;
+  logic            pl_goes_on, pl_same_page;
+
+  assign pl_l_gt_b = pl_left_q > BurstB;
+  assign pl_l_gt_r = pl_left_q > pl_room;
+  assign pl_l_lt_r = pl_left_q < pl_room;
+  assign pl_b_gt_r = BurstB > pl_room;
+  assign pl_b_lt_r = BurstB < pl_room;
+  // The first rule that clamps wins, as in min(min(left, BurstBeats), room).
+  assign pl_sel_l  = !pl_l_gt_b && !pl_l_gt_r;
+  assign pl_sel_b  = pl_l_gt_b && !pl_b_gt_r;
+  assign pl_sel_r  = (!pl_l_gt_b && pl_l_gt_r) || (pl_l_gt_b && pl_b_gt_r);
+
+  assign pl_next_l = pl_addr_q + sgpu_pkg::addr_t'({pl_left_q, lane_t'(0)});
+  assign pl_next_b = pl_addr_q + sgpu_pkg::addr_t'({BurstB, lane_t'(0)});
+  assign pl_next_r = {pl_addr_q[63:PageShift] + 1'b1, {PageShift{1'b0}}};
+  assign pl_rest_b = pl_left_q - BurstB;
+  assign pl_rest_r = pl_left_q - pl_room;
+  assign pl_len_l  = 8'(pl_left_q - 1'b1);
+  assign pl_len_b  = 8'(BurstB - 1'b1);
+  assign pl_len_r  = 8'(pl_room - 1'b1);
+
+  assign pl_burst     = ({$bits(beats_t){pl_sel_l}} & pl_left_q) | ({$bits(beats_t){pl_sel_b}} & BurstB)
+                        | ({$bits(beats_t){pl_sel_r}} & pl_room);
+  assign pl_next      = ({64{pl_sel_l}} & pl_next_l) | ({64{pl_sel_b}} & pl_next_b)
+                        | ({64{pl_sel_r}} & pl_next_r);
+  assign pl_rest      = ({$bits(beats_t){pl_sel_b}} & pl_rest_b) | ({$bits(beats_t){pl_sel_r}} & pl_rest_r);
+  assign pl_awlen     = ({8{pl_sel_l}} & pl_len_l) | ({8{pl_sel_b}} & pl_len_b) | ({8{pl_sel_r}} & pl_len_r);
+  // The row goes on unless the burst is all of it; the burst stays in its page unless it is all
+  // of the page's room (a tie with the row's or BurstBeats' count included).
+  assign pl_goes_on   = !pl_sel_l;
+  assign pl_same_page = (pl_sel_l && pl_l_lt_r) || (pl_sel_b && pl_b_lt_r);
   // Destination translation: the planner issues a burst only through a translated page.
   logic            tr_valid_q, tr_valid_d;   // tr_vpn_q -> tr_ppn_q is known
   sgpu_pkg::pfn_t  tr_vpn_q, tr_vpn_d, tr_ppn_q, tr_ppn_d;
@@ -248,14 +288,14 @@ module sgpu_dma_wr #(
     end
     if (tr_ask) pl_same_d = 1'b1;
     if (pl_issue) begin
-      pl_same_d   = (pl_burst != pl_room);
+      pl_same_d   = pl_same_page;
       awvalid_d   = 1'b1;
       awaddr_d    = {tr_ppn_q, pl_addr_q[PageShift-1:0]};
       pl_first_d  = 1'b0;
-      awlen_d     = 8'(pl_burst - 1'b1);
-      pl_addr_d   = pl_addr_q + sgpu_pkg::addr_t'({pl_burst, lane_t'(0)});
-      pl_left_d   = pl_left_q - pl_burst;
-      pl_active_d = (pl_left_q != pl_burst);
+      awlen_d     = pl_awlen;
+      pl_addr_d   = pl_next;
+      pl_left_d   = pl_rest;
+      pl_active_d = pl_goes_on;
     end
     if (flush_i) pl_active_d = 1'b0;
   end
@@ -270,7 +310,7 @@ module sgpu_dma_wr #(
   // Lengths of planned bursts, for the W side (never cleared: each was issued on AW).
   sgpu_fifo #(.Width(8), .Depth(MaxOutstanding)) u_wdesc_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
-    .in_valid_i (pl_issue), .in_ready_o(wd_in_ready), .in_data_i(8'(pl_burst - 1'b1)),
+    .in_valid_i (pl_issue), .in_ready_o(wd_in_ready), .in_data_i(pl_awlen),
     .out_valid_o(wd_valid), .out_ready_i(wd_pop), .out_data_o(wd_head), .count_o()
   );
 
@@ -488,6 +528,20 @@ module sgpu_dma_wr #(
       && (!needs_in || (in_cnt_end >= cmp_t'(wf_head.len)) == (in_cnt_q == row_in_beats - 1'b1)))
   // The kept page compare is the compare (tr_vpn_q and pl_addr_q are loaded only where it is).
   `SGPU_ASSERT(SamePageIsCompare, pl_active_q |-> pl_same_q == (tr_vpn_q == pl_addr_q[63:PageShift]))
+  // The parallel choice is the minimum taken in series, and what follows from it.
+  beats_t pl_burst_min;
+  always_comb begin
+    pl_burst_min = pl_left_q;
+    if (pl_burst_min > BurstB) pl_burst_min = BurstB;
+    if (pl_burst_min > pl_room) pl_burst_min = pl_room;
+  end
+  `SGPU_ASSERT(BurstIsMin, pl_active_q |-> $onehot({pl_sel_l, pl_sel_b, pl_sel_r})
+      && pl_burst == pl_burst_min
+      && pl_next == pl_addr_q + sgpu_pkg::addr_t'({pl_burst_min, lane_t'(0)})
+      && pl_rest == pl_left_q - pl_burst_min
+      && pl_awlen == 8'(pl_burst_min - 1'b1)
+      && pl_goes_on == (pl_left_q != pl_burst_min)
+      && pl_same_page == (pl_burst_min != pl_room))
   `SGPU_ASSERT(BurstInPage, pl_issue |-> (32'(pl_addr_q[PageShift-1:0])
                                           + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes))
   `SGPU_ASSERT(XlateReqHeld, xlate_req_valid_o && !xlate_req_ready_i
