@@ -172,19 +172,31 @@ module sgpu_gart #(
   idx_t        ap_idx;
   line_t       ap_line;
 
-  assign in_ap    = (cur_vpn_q >> ApIdxWidth) == (ApBasePfn >> ApIdxWidth);
+  // The segment a page is in depends on the page alone: classified as the request is taken
+  // (from the arbiter's page, beside the TLB's compare of it) and kept with it, so cur's
+  // decision, and through it the port's ready, starts from registers instead of three wide
+  // compares of cur_vpn_q (timing pass 6b, docs/fpga.md; asserted: SegmentIsKept). The table's
+  // bound is compared live: table_size_i may change while a request is held.
+  logic cur_in_ap_q, cur_in_ap_d, cur_in_ms_q, cur_in_ms_d, cur_in_sys_q, cur_in_sys_d;
+
+  function automatic logic seg_ap(sgpu_pkg::pfn_t vpn);
+    return (vpn >> ApIdxWidth) == (ApBasePfn >> ApIdxWidth);
+  endfunction
+  function automatic logic seg_ms(sgpu_pkg::pfn_t vpn);
+    return (MemSegSize != '0) && ((vpn >> MsIdxWidth) == (MsBasePfn >> MsIdxWidth));
+  endfunction
+  function automatic logic seg_sys(sgpu_pkg::pfn_t vpn);
+    return (vpn >> SysPfnBits) == '0;
+  endfunction
+
+  assign in_ap    = cur_in_ap_q;
   assign ap_idx   = cur_vpn_q[ApIdxWidth-1:0];
   assign ap_line  = ap_idx[ApIdxWidth-1:LineShift];
   // ap_idx < eff_size, with the two bounds of the clamp compared in parallel instead of the
   // clamp's compare in series with this one.
   assign in_table = (33'(ap_idx) < 33'(table_size_i)) && (33'(ap_idx) < 33'(ApPages));
-  assign in_sys   = (cur_vpn_q >> SysPfnBits) == '0;
-
-  if (MemSegSize != '0) begin : g_memseg
-    assign in_ms = (cur_vpn_q >> MsIdxWidth) == (MsBasePfn >> MsIdxWidth);
-  end else begin : g_no_memseg
-    assign in_ms = 1'b0;
-  end
+  assign in_sys   = cur_in_sys_q;
+  assign in_ms    = cur_in_ms_q;
 
   // TLB lookup of cur.
   logic           tlb_hit, tlb_fresh, tlb_writable, tlb_snoop;
@@ -466,6 +478,9 @@ module sgpu_gart #(
   always_comb begin
     cur_valid_d  = cur_valid_q;
     cur_vpn_d    = cur_vpn_q;
+    cur_in_ap_d  = cur_in_ap_q;
+    cur_in_ms_d  = cur_in_ms_q;
+    cur_in_sys_d = cur_in_sys_q;
     cur_write_d  = cur_write_q;
     cur_priv_d   = cur_priv_q;
     cur_quiet_d  = cur_quiet_q;
@@ -543,6 +558,9 @@ module sgpu_gart #(
     if (xlate_req_valid_i && xlate_req_ready_o) begin
       cur_valid_d  = 1'b1;
       cur_vpn_d    = xlate_req_i.vpn;
+      cur_in_ap_d  = seg_ap(xlate_req_i.vpn);
+      cur_in_ms_d  = seg_ms(xlate_req_i.vpn);
+      cur_in_sys_d = seg_sys(xlate_req_i.vpn);
       cur_write_d  = xlate_req_i.write;
       cur_priv_d   = xlate_src_i.priv;
       cur_quiet_d  = xlate_src_i.quiet;
@@ -601,6 +619,9 @@ module sgpu_gart #(
   // Payload registers: only read while their valid bit says so.
   always_ff @(posedge clk_i) begin
     cur_vpn_q   <= cur_vpn_d;
+    cur_in_ap_q  <= cur_in_ap_d;
+    cur_in_ms_q  <= cur_in_ms_d;
+    cur_in_sys_q <= cur_in_sys_d;
     cur_write_q <= cur_write_d;
     cur_priv_q  <= cur_priv_d;
     cur_quiet_q <= cur_quiet_d;
@@ -656,6 +677,8 @@ module sgpu_gart #(
                                   |=> (rsp_valid_q && $stable(xlate_rsp_o)))
   `SGPU_ASSERT(NoWalkDuringInvalidation, wk_go |-> !walk_block)
   `SGPU_ASSERT(SweepWithoutWalk, tlb_inv_valid |-> !wk_busy)
+  `SGPU_ASSERT(SegmentIsKept, cur_valid_q |-> in_ap == seg_ap(cur_vpn_q) && in_ms == seg_ms(cur_vpn_q)
+                                             && in_sys == seg_sys(cur_vpn_q))
   `SGPU_ASSERT(WalkStartIsEither, wk_req_valid == (wk_start_demand || wk_start_pf))
   `SGPU_ASSERT(WalkInsideTable, wk_go |-> 33'({wk_start_line, 3'b000}) < eff_size)
   // The address and length chosen are those of the line chosen.
