@@ -1,0 +1,1206 @@
+// Command processor controller: the FSM that fetches ring entries, streams their DMA buffers,
+// executes packets and retires entries, with the registers it sequences. It decodes and judges
+// nothing itself: sgpu_cp_decode checks headers and routes payload dwords, sgpu_cp_check judges
+// operands, sgpu_cp_stream keeps the stream position, and the FSM dispatches on the packet
+// class once the payload is in. Its states and their named sets are in sgpu_cp_pkg (cp_fsm_e);
+// sgpu_cp decodes the outputs that depend on the state alone.
+//
+// States are grouped by sub-protocol under the banners below. Faults: a state that finds one
+// raises a request (fault_req) instead of changing state; after the case the requests of the
+// cycle are resolved by priority (a failed write > a refused write translation > the state's
+// own fault > the watchdog), the winner is recorded and the FSM drains. Writes are translated
+// from a write buffer (sgpu_cp_wr_buf) behind the CP, so a refusal names a write taken earlier
+// and also replaces a fault the CP recorded meanwhile for a later packet. An engine reset
+// overrides everything.
+//
+// Retirement has one commit point: the OKAY response of the write-back record's fence word,
+// written last (after the head word, each once every earlier write was acknowledged). A fault
+// before it leaves the fence unwritten and FENCE_DONE unchanged; after the fence word is issued
+// only its own response can fault the entry (the watchdog does not count in StRetireAck), and an
+// OKAY response commits even if an engine reset came meanwhile (the reset drains it).
+//
+// Read-ahead: once the entry's buffer is requested (at level 0, nothing else queued behind it),
+// the next ring entry is read; while the entry retires its dwords are taken into a second
+// entry register and, if that entry is well formed and its buffer lies inside one page, its
+// buffer is read too, and then the entry after it. Read-ahead requests carry their own privilege
+// and are quiet (cp_tag_t): the GART answers a translation fault without recording it. Nothing
+// of an entry that has not started is visible: at the commit it starts from what was read ahead
+// (StRingCheck), or everything read ahead is dropped with the fetch engine's abort (preemption,
+// CTRL.enable = 0, a fault, an engine reset). A quiet read that faulted in translation is read
+// again, not quietly, once its entry started, so the fault (the CP's and the GART's record) is
+// the one the entry would have had without the read-ahead.
+`include "sgpu_assert.svh"
+
+`default_nettype none
+
+module sgpu_cp_ctrl
+  import sgpu_abi_pkg::*;
+  import sgpu_cp_pkg::*;
+(
+  input  wire logic                        clk_i,
+  input  wire logic                        rst_ni,
+
+  // Registers.
+  input  wire cp_cfg_t                     cfg_i,
+  input  wire cp_cmd_t                     cmd_i,
+  output      cp_fsm_e                     fsm_o,
+  output      logic [31:0]                 head_o,
+  output      logic [63:0]                 fence_done_o,
+  output      logic                        preempt_pending_o,
+  output      logic                        preempt_in_entry_o,
+  /// The stream stop is dropping what was read ahead (the next entry is not started).
+  output      logic                        ring_drop_o,
+  output      cp_evt_t                     evt_o,
+  output      cp_fault_rec_t               fault_o,
+  /// The free-running cycle counter, for TIMESTAMP.
+  input  wire logic [63:0]                 cycle_i,
+
+  /// The watchdog expired (sgpu_cp_watchdog).
+  input  wire logic                        wd_expired_i,
+  /// The write the CP offers (sgpu_cp_wr) is taken into its write buffer this cycle.
+  input  wire logic                        wr_taken_i,
+
+  // The ring entry being executed; the head after it.
+  output      ring_entry_t                 entry_o,
+  output      logic [31:0]                 head_next_o,
+
+  // Dword stream (sgpu_cp_dwords).
+  input  wire logic                        dw_valid_i,
+  output      logic                        dw_ready_o,
+  /// The dword behind the head is there too (dw2_i); with dw_ready_o, dw_two_o takes both.
+  input  wire logic                        dw_valid2_i,
+  input  wire logic [31:0]                 dw2_i,
+  output      logic                        dw_two_o,
+  /// The write offered is a WRITE_* data pair (both dwords, one word), or the first data dword
+  /// behind the address high dword at the head (sgpu_cp_wr).
+  output      logic                        wr_pair_o,
+  output      logic                        wr_hi_o,
+  output      logic                        dw_clear_o,
+  input  wire logic [31:0]                 dw_i,
+
+  // Stream position (sgpu_cp_stream).
+  output      cp_stream_op_e               stream_op_o,
+  output      sgpu_pkg::addr_t             stream_base_o,
+  output      logic [31:0]                 stream_offset_o,
+  output      logic [29:0]                 stream_dwords_o,
+  input  wire sgpu_pkg::addr_t             stream_addr_i,
+  input  wire logic [31:0]                 stream_offset_i,
+  input  wire logic [29:0]                 stream_left_i,
+  input  wire logic                        stream_nested_i,
+
+  // Decoder (sgpu_cp_decode) and operand checks (sgpu_cp_check) of the packet being executed.
+  input  wire cp_dec_t                     dec_i,
+  input  wire cp_chk_t                     chk_i,
+  /// The dword behind the head is the packet's last (the decode stage's, registered).
+  input  wire logic                        last2_i,
+  output      cp_pkt_t                     pkt_o,
+  output      logic [15:0]                 pkt_idx_o,
+  /// How the packet register moves this cycle (the decode stage routes the next dword by it).
+  output      cp_pkt_step_t                pkt_step_o,
+
+  // Fetch engine (sgpu_dma_rd).
+  output      logic                        dma_req_valid_o,
+  input  wire logic                        dma_req_ready_i,
+  output      sgpu_dma_pkg::dma_req_t      dma_req_o,
+  input  wire logic                        dma_status_valid_i,
+  output      logic                        dma_status_ready_o,
+  input  wire sgpu_dma_pkg::dma_status_t   dma_status_i,
+  output      logic                        dma_abort_o,
+  input  wire logic                        dma_busy_i,
+
+  // Write port (sgpu_cp_wr forms the write from the state; it goes into the write buffer,
+  // sgpu_cp_wr_buf, whose ready is wr_ready_i).
+  output      logic                        wb_second_o,
+  input  wire logic                        wr_ready_i,
+  /// Nothing in the write buffer, no translation in flight, every issued write acknowledged.
+  input  wire logic                        wr_idle_i,
+  /// The write buffer is empty: every write taken so far was translated.
+  input  wire logic                        wr_buf_empty_i,
+  input  wire logic                        wr_err_i,
+  input  wire sgpu_pkg::addr_t             wr_err_addr_i,
+  /// The translator refused the write at the buffer's head: its first byte and FAULT_DETAIL
+  /// (the packet's header when it was taken, 0 for a record). The CP may be executing a later
+  /// packet by now, or draining for a fault of its own.
+  input  wire logic                        wr_xlate_fault_i,
+  input  wire sgpu_pkg::addr_t             wr_xlate_fault_addr_i,
+  input  wire logic [31:0]                 wr_xlate_detail_i,
+  /// The write buffer drops its head this cycle (a refusal, a failed write, an engine reset).
+  input  wire logic                        wr_dropped_i,
+
+  // GART invalidation and copy engine (their requests are decoded from the state).
+  input  wire logic                        inv_ready_i,
+  input  wire logic                        inv_busy_i,
+  input  wire logic                        copy_req_ready_i,
+  input  wire logic                        copy_status_valid_i,
+  output      logic                        copy_status_ready_o,
+  input  wire sgpu_copy_pkg::copy_status_t copy_status_i,
+  input  wire logic                        copy_busy_i
+);
+
+  // The tag of a fetch request: what it reads, with whose privilege, read ahead or not.
+  function automatic sgpu_dma_pkg::tag_t fetch_tag(cp_fetch_e kind, logic priv, logic quiet);
+    cp_tag_t t;
+    t = '{quiet: quiet, priv: priv, kind: kind};
+    return sgpu_dma_pkg::tag_t'(t);
+  endfunction
+
+  cp_tag_t status_tag;  // the tag of the status offered
+  assign status_tag = cp_tag_t'(dma_status_i.tag);
+
+  ///////////////
+  // Registers //
+  ///////////////
+
+  cp_fsm_e         state_q, state_d;
+  logic [31:0]     head_q, head_d;
+  ring_entry_t     entry_q, entry_d;
+  logic [2:0]      entry_idx_q, entry_idx_d;
+  cp_pkt_t         pkt_q, pkt_d;                  // the packet being executed
+  logic [15:0]     pkt_idx_q, pkt_idx_d;          // its payload dwords consumed
+  logic            wb_second_q, wb_second_d;      // second 64-bit word of a record (the fence)
+  logic            fence_out_q, fence_out_d;      // the write-back fence word is in flight
+  logic [31:0]     wait_cnt_q, wait_cnt_d;        // WAIT_MEM: poll interval countdown
+  logic            pre_pend_q, pre_pend_d;        // a preemption request waits
+  logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
+  logic [63:0]     fence_done_q, fence_done_d;
+  cp_fault_rec_t   fault_q, fault_d;
+  logic            ring_pref_q, ring_pref_d;      // a ring entry read ahead is requested, its
+                                                  // status not taken yet
+  logic            ring_drop_q, ring_drop_d;      // StStreamStop drops what was read ahead
+  ring_entry_t     next_q, next_d;                // the next entry, read ahead while retiring
+  logic            next_valid_q, next_valid_d;    // next_q is complete and its read was OK
+  logic            next_full_q, next_full_d;      // next_q has its eight dwords (status to come)
+  logic            buf_pref_q, buf_pref_d;        // next_q's buffer is requested (read ahead)
+  logic            ahead_fail_q, ahead_fail_d;    // a ring read ahead failed: read it again
+                                                  // after the commit, nothing more ahead
+  logic            quiet_q, quiet_d;              // the ring or buffer read of the started entry
+                                                  // was read ahead (quiet)
+  logic            replay_q, replay_d;            // StStreamStop: read the buffer again
+  logic            dma_abort_q, dma_abort_d;      // the fetch engine's abort pulse, registered
+  logic            dma_busy;                      // the fetch engine is busy or its abort pending
+  logic            ovl_q, ovl_valid_q;            // COPY/BLIT_RECT overlap, registered in
+                                                  // StCopyDrain
+  logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
+                                                  // and may go with the first data dword
+
+  /////////////
+  // Helpers //
+  /////////////
+
+  logic [31:0]     ring_mask;
+  sgpu_pkg::addr_t entry_addr, buf_addr;
+  logic [31:0]     ahead_idx;   // the entry the ring read-ahead reads: after the head's, or
+                                // after next_q's once it is read
+  logic            next_ready;  // the entry at ahead_idx waits and may be read ahead
+  logic            ahead_state; // a state in which a ring entry may be read ahead
+  logic            buf_ahead;   // next_q's buffer may be read ahead
+  sgpu_pkg::addr_t next_buf;    // next_q's first buffer byte
+  logic [31:0]     next_len;    // next_q's buffer bytes
+  logic [63:0]     entry_fence;
+  pkt_header_t     hdr;      // the dword at the stream head, seen as a packet header
+  copy_args_t      a;        // the argument register, copy view (slot names)
+  logic [31:0]     rows_m1;  // copy engine: rows - 1 (unused when rows = 0: nothing to touch)
+  logic            drained;  // nothing of the CP's is in flight anywhere
+
+  assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
+  assign head_next_o = (head_q + 32'd1) & ring_mask;
+  assign ahead_idx   = head_q + {30'd0, next_valid_q, !next_valid_q};
+  // The entry at the head while it is read, else the one read ahead: one adder for both.
+  // Nothing names the head's entry once it was read (faults name the buffer or WB_ADDR).
+  assign entry_addr  = cfg_i.ring_base
+                       + sgpu_pkg::addr_t'({(reading_ring(state_q) ? head_q : ahead_idx)
+                                            & ring_mask, 5'b00000});
+  // Entries waiting: head (being executed) .. tail - 1; the one read ahead must be among them.
+  assign next_ready  = cfg_i.enable && !pre_pend_q && !ahead_fail_q && !ring_pref_q
+                       && (((cfg_i.ring_tail - head_q) & ring_mask)
+                           > {30'd0, next_valid_q, !next_valid_q})
+                       && (!next_valid_q || buf_pref_q);
+  // A ring entry is read ahead behind the buffer of the entry being executed (requested, at
+  // level 0: a called buffer's caller is re-requested after it) or while it retires.
+  assign ahead_state = retiring(state_q)
+                       || (state_q inside {StPktHeader, StPktBody, StBufStatus} && !stream_nested_i);
+  // The next entry's buffer is read ahead only if it will be read at once when the entry starts
+  // (well formed, not empty) and lies inside one page: a translation fault then comes before
+  // any of its data, so the read is repeated from the buffer's start.
+  assign next_buf    = {next_q.buf_addr_hi, next_q.buf_addr_lo}
+                       + sgpu_pkg::addr_t'(next_q.start_offset);
+  assign next_len    = next_q.end_offset - next_q.start_offset;
+  assign buf_ahead   = retiring(state_q) && next_valid_q && !buf_pref_q && cfg_i.enable
+                       && !pre_pend_q && !entry_bad(next_q) && !entry_empty(next_q)
+                       && next_len <= 32'(sgpu_pkg::PageBytes) - 32'(next_buf[11:0]);
+  assign buf_addr    = {entry_q.buf_addr_hi, entry_q.buf_addr_lo};
+  assign entry_fence = {entry_q.fence_hi, entry_q.fence_lo};
+  assign hdr         = pkt_header_t'(dw_i);
+  assign a           = pkt_q.args.copy;
+  assign rows_m1     = a.height - 32'd1;
+  assign drained     = !dma_busy && wr_idle_i && !copy_busy_i;
+
+  /////////
+  // FSM //
+  /////////
+
+  // WRITE_DATA (not the privileged WRITE_PHYSICAL, whose high dword is range checked) whose
+  // address low dword (bits `lo`) is dword-aligned, so that its high dword cannot fault, and whose first
+  // data dword leaves alone anyway: at an odd dword, or the only one.
+  function automatic logic hi_may_pair(logic privileged, logic [2:0] lo, logic [15:0] dwords);
+    return !privileged && lo[1:0] == 2'b00 && (lo[2] || dwords == 16'd4);
+  endfunction
+
+  // A ring entry register with dword `idx` replaced: one enable per dword, decoded from idx (a
+  // variable part-select became a 256-bit shifter in front of the entry registers).
+  function automatic ring_entry_t entry_with_dword(ring_entry_t e, logic [2:0] idx,
+                                                   logic [31:0] dword);
+    logic [RingEntryDwords-1:0][31:0] d;
+    d = e;
+    for (int unsigned i = 0; i < RingEntryDwords; i++) begin
+      if (idx == 3'(i)) d[i] = dword;
+    end
+    return ring_entry_t'(d);
+  endfunction
+
+  cp_fault_req_t fault_req;
+  logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
+  logic          bad_entry; // the fault recorded this cycle is BAD_RING_ENTRY (known without
+                            // comparing fault_req.reason, which comes last)
+  logic          commit;    // the entry retires this cycle
+  logic          entry_start; // a ring entry read in full is checked and started this cycle
+  logic          body_last; // the payload dword(s) taken this cycle end the packet
+  logic          hdr_two;   // a WRITE_* header is taken with its address low dword
+  cp_fsm_e       state_case; // the next state before the fault and reset overrides
+  logic          stop_d;    // stops_fetch(state_d), formed in parallel (see below)
+  logic          drain_d;   // draining(state_d), likewise
+  logic          enter_stop;  // the case (or the commit) chose a stop state (StStreamStop) ...
+  logic          enter_drain; // ... or a draining one (preemption, an invalid state's reset)
+
+  // WRITE_DATA and WRITE_PHYSICAL take two dwords a cycle where nothing can fault between them
+  // (registered state and the dword window only: never the write path's ready):
+  // - the header with the address low dword (it has no check of its own);
+  // - a data dword at an 8-byte aligned destination with the next data dword: one 64-bit write;
+  //   both are in the same word, so the pair faults, translates and is acknowledged as one
+  //   dword would be;
+  // - WRITE_DATA's address high dword with the first data dword, when the address low dword
+  //   was dword-aligned (so the high dword cannot fault: WRITE_PHYSICAL's range check is left
+  //   alone) and that data dword goes alone anyway (odd destination, or the only one).
+  assign hdr_two   = (state_q == StPktHeader) && dec_i.hdr_class == PktClassWrite && dw_valid2_i;
+  assign wr_pair_o = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
+                     && dec_i.slot == SlotData && !a.dst[2] && !dec_i.last && dw_valid2_i;
+  // (hi_next_q: decided when the address low dword was taken, so that the write's source
+  // select does not wait for the decoder.)
+  assign wr_hi_o   = (state_q == StPktBody) && hi_next_q && dw_valid2_i;
+  assign dw_two_o  = hdr_two || wr_pair_o || wr_hi_o;
+  assign body_last = (wr_pair_o || wr_hi_o) ? last2_i : dec_i.last;
+
+  always_comb begin
+    state_d        = state_q;
+    head_d         = head_q;
+    entry_d        = entry_q;
+    entry_idx_d    = entry_idx_q;
+    pkt_d          = pkt_q;
+    pkt_idx_d      = pkt_idx_q;
+    wb_second_d    = wb_second_q;
+    wait_cnt_d     = wait_cnt_q;
+    pre_pend_d     = pre_pend_q || cmd_i.preempt_req;
+    pre_entry_d    = pre_entry_q;
+    fence_done_d   = fence_done_q;
+    fence_out_d    = fence_out_q;
+    fault_d        = fault_q;
+    ring_pref_d    = ring_pref_q;
+    ring_drop_d    = ring_drop_q;
+    next_d         = next_q;
+    next_valid_d   = next_valid_q;
+    next_full_d    = next_full_q;
+    buf_pref_d     = buf_pref_q;
+    ahead_fail_d   = ahead_fail_q;
+    quiet_d        = quiet_q;
+    replay_d       = replay_q;
+    hi_next_d      = hi_next_q;
+    fault_req      = '0;
+    wd_fault       = 1'b0;
+    bad_entry      = 1'b0;
+    commit         = 1'b0;
+    entry_start    = 1'b0;
+    pkt_step_o     = '0;
+    enter_stop     = 1'b0;
+    enter_drain    = 1'b0;
+
+    stream_op_o         = StreamHold;
+    stream_base_o       = a.dst;                         // a call's target
+    stream_offset_o     = pkt_q.hdr_off;                 // a rewind's target
+    stream_dwords_o     = 30'(pkt_q.hdr.dwords);         // a rewind's give-back
+    copy_status_ready_o = draining(state_q);
+    dma_status_ready_o  = draining(state_q);
+    dw_clear_o          = draining(state_q);
+    dma_req_valid_o     = 1'b0;
+    dma_req_o           = '0;
+    dw_ready_o          = 1'b0;
+    evt_o               = '0;
+
+    unique case (state_q)
+      ////////////////
+      // Ring entry //
+      ////////////////
+
+      StIdle: begin
+        if (pre_pend_q) begin
+          state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
+          pre_entry_d = 1'b0;
+        end else if (cfg_i.enable && ((head_q & ring_mask) != (cfg_i.ring_tail & ring_mask))) begin
+          state_d = StRingReq;
+        end
+      end
+
+      StRingReq: begin
+        dma_req_valid_o = 1'b1;
+        dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                            tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
+        entry_idx_d     = '0;
+        quiet_d         = 1'b0;
+        if (dma_req_ready_i) state_d = StRingData;
+      end
+
+      StRingData: begin
+        dw_ready_o = 1'b1;
+        if (dw_valid_i) begin
+          entry_d = entry_with_dword(entry_q, entry_idx_q, dw_i);
+          entry_idx_d = entry_idx_q + 1'b1;
+          if (entry_idx_q == 3'(RingEntryDwords - 1)) state_d = StRingStatus;
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          if (quiet_q && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault) begin
+            state_d = StRingReq;  // read ahead, unrecorded: read it again (no data came)
+          end else begin
+            fault_req = fetch_fault(dma_status_i.err, entry_addr);
+          end
+        end
+      end
+
+      StRingStatus: begin
+        dma_status_ready_o = 1'b1;
+        if (dma_status_valid_i) begin
+          if (quiet_q && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault) begin
+            state_d = StRingReq;
+          end else if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+            fault_req = fetch_fault(dma_status_i.err, entry_addr);
+          end else begin
+            entry_start = 1'b1;
+          end
+        end
+      end
+
+      // The entry read ahead (its status was OK) starts: checked as in StRingStatus; its buffer
+      // may be requested already (quiet_q).
+      StRingCheck: begin
+        entry_start = 1'b1;
+      end
+
+      ///////////////////
+      // Buffer stream //
+      ///////////////////
+
+      StBufReq: begin
+        dma_req_valid_o = 1'b1;
+        dma_req_o       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+                            len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
+                            tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+        quiet_d         = 1'b0;
+        if (dma_req_ready_i) state_d = StPktHeader;
+      end
+
+      // The rest of the buffer, from the byte after the packet that stopped the stream (or a
+      // called buffer from its start).
+      // The request waits until every write taken so far was translated (the write buffer is
+      // empty): a refused write stops the engine with nothing after it executed, and a read of
+      // the called (or returned-to) buffer refused first would be in the GART's fault record.
+      StBufResume: begin
+        if (stream_left_i == '0) begin
+          state_d = StBufEnd;
+        end else if (wr_buf_empty_i) begin
+          dma_req_valid_o = 1'b1;
+          dma_req_o       = '{addr: stream_addr_i,
+                              len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
+                              tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+          quiet_d         = 1'b0;
+          if (dma_req_ready_i) state_d = StPktHeader;
+        end
+      end
+
+      StBufStatus: begin
+        dma_status_ready_o = 1'b1;
+        if (dma_status_valid_i) begin
+          if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+            fault_req = fetch_fault(dma_status_i.err, stream_addr_i);
+          end else begin
+            state_d = StBufEnd;
+          end
+        end
+      end
+
+      // Back to the caller of an INDIRECT, or the entry's buffer is done.
+      StBufEnd: begin
+        if (stream_nested_i) begin
+          stream_op_o = StreamReturn;
+          state_d     = StBufResume;
+        end else begin
+          state_d     = StRetireDrain;
+          wb_second_d = 1'b0;
+        end
+      end
+
+      /////////////
+      // Packets //
+      /////////////
+
+      StPktHeader: begin
+        if (stream_left_i == '0) begin
+          state_d = StBufStatus;
+        end else if (pre_pend_q) begin
+          // A packet boundary: the stream position is the next header.
+          state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
+          pre_entry_d = 1'b1;
+        end else if (dw_valid_i) begin
+          dw_ready_o     = 1'b1;
+          quiet_d        = 1'b0;  // data came: the buffer read ahead was not refused
+          pkt_d.hdr      = hdr;
+          pkt_d.info     = pkt_info(hdr.opcode);
+          pkt_d.hdr_addr = stream_addr_i;
+          pkt_d.hdr_off  = stream_offset_i;
+          pkt_idx_d      = '0;
+          pkt_step_o     = '{load: 1'b1, step: 2'd0};
+          // One row without pitches unless a 2-D packet's payload says otherwise.
+          pkt_d.args.copy.height    = 32'd1;
+          pkt_d.args.copy.src_pitch = '0;
+          pkt_d.args.copy.dst_pitch = '0;
+          stream_op_o           = StreamSkip;
+          if (dec_i.hdr_fault != FaultNone) begin
+            fault_req = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
+          end else begin
+            stream_op_o     = StreamHeader;
+            stream_dwords_o = 30'(hdr.dwords);
+            if (hdr.dwords != 16'd1) state_d = StPktBody;
+            hi_next_d = 1'b0;
+            if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
+              stream_op_o                 = StreamHeader2;
+              pkt_idx_d                   = 16'd1;
+              pkt_step_o.step             = 2'd1;
+              pkt_d.args.copy.dst[31:0]   = dw2_i;
+              hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
+            end
+          end
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          if (quiet_q && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault) begin
+            // The buffer read ahead (one page) was refused before any of its data: stop the
+            // stream (what was read ahead behind it goes too) and read it again, not quietly.
+            state_d  = StStreamStop;
+            replay_d = 1'b1;
+            enter_stop = 1'b1;
+          end else begin
+            fault_req = fetch_fault(dma_status_i.err, stream_addr_i);
+          end
+        end
+      end
+
+      // Payload: each dword goes where the decoder says; a data dword leaves as a write (it is
+      // taken when the write is). After the last one the packet faults or goes on by its class.
+      StPktBody: begin
+        if (dw_valid_i) begin
+          dw_ready_o  = (dec_i.slot == SlotData || wr_hi_o) ? wr_ready_i : 1'b1;
+          pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
+          if (dec_i.slot == SlotData && wr_ready_i) begin
+            pkt_d.args.copy.dst = a.dst + (wr_pair_o ? sgpu_pkg::addr_t'(8) : sgpu_pkg::addr_t'(4));
+          end
+          if (wr_hi_o && wr_ready_i) begin
+            pkt_d.args.copy.dst = {dw_i, a.dst[31:0]} + sgpu_pkg::addr_t'(4);
+          end
+          // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
+          if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
+            pkt_d.args.range.pte_addr = chk_i.table_pte;
+          end
+          if (dec_i.info.pkt_class == PktClassUnmap && dec_i.slot == SlotDstPitch) begin
+            pkt_d.args.range.pte_addr   = chk_i.table_pte;
+            pkt_d.args.range.pages_left = pkt_q.args.range.count;
+          end
+          fault_req = chk_i.dword_fault;
+          // The packet's own last-dword fault is never on a write's dword (asserted below), so
+          // it is raised without waiting for the write path's ready.
+          if (!chk_i.dword_fault.valid && body_last && chk_i.last_fault.valid) begin
+            fault_req = chk_i.last_fault;
+          end
+          // INDIRECT's last dword (its bytes) is never a write's either (asserted below): the
+          // call's stream stop is flagged without the write path's ready too.
+          if (!fault_req.valid && body_last && chk_i.next == NextCall) enter_stop = 1'b1;
+          if (dw_ready_o) begin
+            hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
+                        && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
+          end
+          if (dw_ready_o && !fault_req.valid) begin
+            pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
+            pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
+            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
+            if (body_last) begin
+              unique case (chk_i.next)
+                NextFence:      state_d = StFenceDrain;
+                NextInvalidate: state_d = StInvDrain;
+                NextUnmap:      state_d = StUnmapWrite;
+                NextCopy:       state_d = StCopyCheck;
+                NextWait:       state_d = StWaitDrain;
+                NextTimestamp:  state_d = StTsDrain;
+                NextCall: begin  // dw_i = the called buffer's bytes
+                  stream_op_o     = StreamCall;
+                  stream_dwords_o = dw_i[31:2];
+                  state_d         = StStreamStop;
+                end
+                default:        state_d = StPktHeader;
+              endcase
+            end
+          end
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          fault_req          = fetch_fault(dma_status_i.err, stream_addr_i);
+        end
+      end
+
+      ///////////
+      // FENCE //
+      ///////////
+
+      StFenceDrain: if (wr_idle_i) state_d = StFenceWrite;
+      StFenceWrite: if (wr_ready_i) state_d = StFenceAck;
+
+      StFenceAck: begin
+        if (wr_idle_i) begin
+          evt_o.dma_completed = pkt_q.hdr.flags[PktFenceFlagIrqBit];
+          state_d             = StPktHeader;
+        end
+      end
+
+      ///////////////////////////////////////
+      // TLB_INVALIDATE, MAP, UNMAP ranges //
+      ///////////////////////////////////////
+
+      // The page-table writes of earlier packets are in memory before the GART is asked, and
+      // the next packet starts only after the sweep.
+      StInvDrain: if (wr_idle_i) state_d = StInvReq;
+      StInvReq:   if (inv_ready_i) state_d = StInvWait;
+      StInvWait:  if (!inv_busy_i) state_d = StPktHeader;
+
+      // UNMAP: one 64-bit write of the dummy PTE per page, then the invalidation.
+      StUnmapWrite: begin
+        if (wr_ready_i) begin
+          pkt_d.args.range.pte_addr   = pkt_q.args.range.pte_addr + sgpu_pkg::addr_t'(8);
+          pkt_d.args.range.pages_left = pkt_q.args.range.pages_left - 32'd1;
+          if (pkt_q.args.range.pages_left == 32'd1) state_d = StInvDrain;
+        end
+      end
+
+      /////////////////
+      // Copy engine //
+      /////////////////
+
+      // An overlapping COPY or BLIT_RECT is refused; otherwise the writes of earlier packets
+      // are acknowledged before the engine reads (no read overtakes them), and the next packet
+      // starts after the engine reported (every copy write acknowledged). The extents are
+      // registered first: a 32 x 32 multiply stays out of the compare path.
+      StCopyCheck: begin
+        pkt_d.src_ext = {1'b0, 64'(rows_m1) * 64'(a.src_pitch)} + 65'(a.width);
+        pkt_d.dst_ext = {1'b0, 64'(rows_m1) * 64'(a.dst_pitch)} + 65'(a.width);
+        state_d   = StCopyDrain;
+      end
+
+      StCopyDrain: begin
+        if (!ovl_valid_q) begin
+          // The overlap is registered (ovl_q) from the extents StCopyCheck registered: the 66-bit
+          // ends and compares are a cycle of their own, not in front of the fault and the state.
+        end else if (ovl_q) begin
+          fault_req = fault(FaultCopyOverlap, a.dst, 32'(pkt_q.hdr));
+        end else if (wr_idle_i) begin
+          state_d = StCopyReq;
+        end
+      end
+
+      StCopyReq: if (copy_req_ready_i) state_d = StCopyWait;
+
+      StCopyWait: begin
+        copy_status_ready_o = 1'b1;
+        if (pre_pend_q && !copy_status_valid_i) begin
+          // Stopped mid-copy: the packet restarts from its header on resume.
+          state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
+          pre_entry_d = 1'b1;
+          stream_op_o = StreamRewind;
+        end else if (copy_status_valid_i) begin
+          if (copy_status_i.err == sgpu_copy_pkg::CopyOk) begin
+            state_d = StPktHeader;
+          end else begin
+            fault_req = fault((copy_status_i.err inside {sgpu_copy_pkg::CopyXlateFault,
+                                                         sgpu_copy_pkg::CopyWrXlateFault})
+                              ? FaultTranslation : FaultBusError, copy_status_i.addr,
+                              32'(pkt_q.hdr));
+          end
+        end
+      end
+
+      //////////////
+      // WAIT_MEM //
+      //////////////
+
+      // Earlier writes are acknowledged before the first read (a wait sees what the submission
+      // wrote); then the buffer stream is stopped so the fetch engine can poll.
+      StWaitDrain: begin
+        if (wr_idle_i) begin
+          state_d    = StStreamStop;
+          enter_stop = 1'b1;
+        end
+      end
+
+      // The abort pulse was given on entry (below): every issued read completes and is dropped,
+      // with the statuses; the dword unpacker is emptied. INDIRECT comes here too.
+      StStreamStop: begin
+        dma_status_ready_o = 1'b1;
+        dw_clear_o         = 1'b1;
+        if (!dma_busy) begin
+          ring_drop_d = 1'b0;
+          replay_d    = 1'b0;
+          state_d = ring_drop_q ? StIdle
+                  : (replay_q || dec_i.info.pkt_class == PktClassIndirect) ? StBufResume
+                  : StWaitReq;
+        end
+      end
+
+      StWaitReq: begin
+        dma_req_valid_o = 1'b1;
+        dma_req_o       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+                            tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
+        if (dma_req_ready_i) state_d = StWaitData;
+      end
+
+      StWaitData: begin
+        dw_ready_o = 1'b1;
+        if (dw_valid_i) begin
+          pkt_d.wait_val = dw_i;
+          state_d    = StWaitStatus;
+        end else if (dma_status_valid_i) begin
+          dma_status_ready_o = 1'b1;
+          fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                            32'(pkt_q.hdr));
+        end
+      end
+
+      StWaitStatus: begin
+        dma_status_ready_o = 1'b1;
+        if (dma_status_valid_i) begin
+          if (dma_status_i.err != sgpu_dma_pkg::DmaOk) begin
+            fault_req = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                            32'(pkt_q.hdr));
+          end else if (chk_i.wait_hit) begin
+            state_d = StBufResume;
+          end else begin
+            state_d    = StWaitPause;
+            wait_cnt_d = pkt_q.args.wait_mem.interval;
+          end
+        end
+      end
+
+      StWaitPause: begin
+        if (pre_pend_q) begin
+          // Between reads: the WAIT_MEM restarts from its header on resume. Its stream is
+          // already stopped, so the fetch engine is idle.
+          state_d     = StPreemptDrain;
+          enter_drain = 1'b1;
+          pre_entry_d = 1'b1;
+          stream_op_o = StreamRewind;
+        end else if (wait_cnt_q == '0) begin
+          state_d = StWaitReq;
+        end else begin
+          wait_cnt_d = wait_cnt_q - 32'd1;
+        end
+      end
+
+      ///////////////
+      // TIMESTAMP //
+      ///////////////
+
+      // The value is the counter in the first cycle every earlier write is acknowledged; the
+      // write is posted.
+      StTsDrain: begin
+        if (wr_idle_i) begin
+          pkt_d.args.target.value = cycle_i;
+          state_d             = StTsWrite;
+        end
+      end
+
+      StTsWrite: if (wr_ready_i) state_d = StPktHeader;
+
+      ////////////////
+      // Retirement //
+      ////////////////
+
+      // Write-back record: {reserved, head} at WB_ADDR + 8 once every write of the submission
+      // was acknowledged, then the fence at WB_ADDR once the head word was: nothing can fail
+      // after the fence word is issued except that write itself.
+      // Meanwhile the entry read ahead comes in (below the case); it is started only at the
+      // commit, and dropped as if never read if the entry faults, is reset or a preemption
+      // comes first.
+      StRetireDrain: begin
+        if (wr_idle_i && wr_ready_i) begin
+          wb_second_d = 1'b1;
+          if (wb_second_q) begin
+            fence_out_d = 1'b1;
+            state_d     = StRetireAck;
+          end
+        end
+      end
+
+      // Waiting for the fence word's response: the commit point (below the case). A failed
+      // response is a fault, resolved below, and changes nothing.
+      StRetireAck: ;
+
+      ////////////////
+      // Preemption //
+      ////////////////
+
+      // Everything issued completes (reads and the copy engine's work are dropped), then the
+      // record {PREEMPT_FENCE, last completed fence} is written like the write-back.
+      StPreemptDrain: begin
+        if (drained) begin
+          state_d     = StPreemptWrite;
+          wb_second_d = 1'b0;
+        end
+      end
+
+      StPreemptWrite: begin
+        if (wr_ready_i) begin
+          wb_second_d = 1'b1;
+          if (wb_second_q) state_d = StPreemptAck;
+        end
+      end
+
+      StPreemptAck: begin
+        if (wr_idle_i) begin
+          evt_o.preempted = 1'b1;
+          pre_pend_d      = cmd_i.preempt_req;  // a request in this very cycle waits
+          state_d         = StPreempted;
+        end
+      end
+
+      // Resume continues the stopped buffer (its remaining bytes are fetched again).
+      StPreempted: if (cmd_i.preempt_resume) state_d = pre_entry_q ? StBufResume : StIdle;
+
+      //////////////////////
+      // Faults and reset //
+      //////////////////////
+
+      StFaultDrain: begin
+        if (drained) begin
+          evt_o.fault = 1'b1;
+          state_d     = StFaulted;
+        end
+      end
+
+      StFaulted: ;
+
+      StReset: begin
+        if (drained) begin
+          head_d  = '0;
+          fault_d = '0;
+          state_d = StIdle;
+        end
+      end
+
+      default: begin
+        state_d     = StReset;
+        enter_drain = 1'b1;
+      end
+    endcase
+
+    // The ring entry starts, read just now (StRingStatus) or taken from the read-ahead register
+    // (StRingCheck, whose buffer may be requested already: quiet_q): one place for the checks,
+    // so the two ways in cannot record a bad entry differently.
+    if (entry_start) begin
+      if (chk_i.entry_bad) begin
+        fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+        bad_entry = 1'b1;
+      end else if (chk_i.entry_empty) begin
+        state_d     = StRetireDrain;
+        wb_second_d = 1'b0;
+      end else begin
+        state_d         = (state_q == StRingCheck && quiet_q) ? StPktHeader : StBufReq;
+        stream_op_o     = StreamStart;
+        stream_base_o   = buf_addr;
+        stream_offset_o = entry_q.start_offset;
+        stream_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
+      end
+    end
+
+    ////////////////
+    // Read-ahead //
+    ////////////////
+
+    // While the entry retires, the dwords of the ring entry read ahead are taken into next_q,
+    // then its status: OK completes next_q (all eight dwords came: the status follows the last
+    // one); an error ends the read-ahead, and the entry is read again after the commit. (Once
+    // next_q is complete, a ring read in flight is the entry after it, behind next_q's buffer.)
+    if (retiring(state_q) && ring_pref_q && !next_valid_q) begin
+      dw_ready_o = 1'b1;
+      if (dw_valid_i) begin
+        next_d = entry_with_dword(next_q, entry_idx_q, dw_i);
+        entry_idx_d = entry_idx_q + 1'b1;
+        if (entry_idx_q == 3'(RingEntryDwords - 1)) next_full_d = 1'b1;
+      end else if (dma_status_valid_i) begin
+        dma_status_ready_o = 1'b1;
+        ring_pref_d        = 1'b0;
+        next_valid_d       = dma_status_i.err == sgpu_dma_pkg::DmaOk;
+        ahead_fail_d       = dma_status_i.err != sgpu_dma_pkg::DmaOk;
+      end
+    end
+
+    // Requests: the next entry's buffer first (its data comes before the entry after it), then
+    // the next ring entry. The FSM's own requests are never in these states.
+    if (buf_ahead) begin
+      dma_req_valid_o = 1'b1;
+      dma_req_o       = '{addr: next_buf, len: sgpu_dma_pkg::len_t'(next_len),
+                          tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)};
+      buf_pref_d      = dma_req_ready_i;
+    end else if (ahead_state && next_ready) begin
+      dma_req_valid_o = 1'b1;
+      dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                          tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
+      ring_pref_d     = dma_req_ready_i;
+      if (dma_req_ready_i) begin
+        entry_idx_d = '0;
+        next_full_d = 1'b0;
+      end
+    end
+
+    // The commit point: the fence word acknowledged OKAY. In StRetireAck, or in StReset when an
+    // engine reset came while it was in flight: the entry retired all the same (its fence is in
+    // memory), so FENCE_DONE says so; the reset clears the head anyway. Responses come in order
+    // and the fence word was issued with nothing else in flight: an error now is its own.
+    // The fence word dropped from the write buffer (refused in translation, or an engine reset
+    // before the translator took it) never lands: no commit, also in StReset. (In this cycle
+    // the buffer still holds it, so the path is not idle.)
+    if (wr_dropped_i) fence_out_d = 1'b0;
+    if (fence_out_q && (wr_idle_i || wr_err_i)) begin
+      fence_out_d = 1'b0;
+      if (!wr_err_i) begin
+        commit              = 1'b1;
+        fence_done_d        = entry_fence;
+        evt_o.dma_completed = 1'b1;
+        if (state_q == StRetireAck) begin
+          head_d  = head_next_o;
+          state_d = StIdle;
+          // The entry read ahead (at the new head) starts now: from next_q if it was read in
+          // full (StRingCheck; its buffer may be requested already, quiet), else collecting the
+          // rest of its dwords (StRingData). If CTRL.enable was cleared or a preemption is
+          // pending, everything read ahead is dropped: the stream stop aborts the reads and
+          // drops their dwords and statuses, then idles (the head stays on it: not started).
+          // A request offered in this cycle and taken counts as read ahead too. After a failed
+          // read-ahead the entry is read again from StIdle.
+          entry_d      = next_d;
+          quiet_d      = 1'b1;
+          ahead_fail_d = 1'b0;
+          if (!(cfg_i.enable && !pre_pend_q)) begin
+            if (ring_pref_d || next_valid_d) begin
+              ring_drop_d = 1'b1;
+              state_d     = StStreamStop;
+              enter_stop  = 1'b1;
+            end
+          end else if (next_valid_d) begin
+            quiet_d = buf_pref_d;
+            state_d = StRingCheck;
+          end else if (ring_pref_d) begin
+            ring_pref_d = 1'b0;
+            state_d     = next_full_d ? StRingStatus : StRingData;
+          end
+          next_valid_d = 1'b0;
+          buf_pref_d   = 1'b0;
+        end
+      end
+    end
+
+    // Fault resolution, lowest priority first. The watchdog fires when no progress was made
+    // for CP_WATCHDOG cycles (it names the ring entry being read, the next dword needed between
+    // packets, WB_ADDR while retiring, else the packet); a refused write translation names the
+    // write at the head of the write buffer; a failed write belongs to an earlier write and wins.
+    // Never in the cycle a write is taken (into the write buffer, from which it will be issued
+    // unless a write fault drops it): it would be in flight for an entry reported faulted (the
+    // fence word of the write-back record would be in memory).
+    if (!fault_req.valid && wd_expired_i && !wr_taken_i) begin
+      wd_fault = 1'b1;
+      if (reading_ring(state_q)) begin
+        fault_req = fault(FaultWatchdog, entry_addr, '0);
+      end else if (retiring(state_q)) begin
+        fault_req = fault(FaultWatchdog, cfg_i.wb_addr, '0);
+      end else if (between_packets(state_q)) begin
+        fault_req = fault(FaultWatchdog, stream_addr_i, '0);
+      end else begin
+        fault_req = fault(FaultWatchdog, pkt_q.hdr_addr, 32'(pkt_q.hdr));
+      end
+    end
+    // The refused write was taken before anything the CP did since (it is translated from the
+    // write buffer), so its fault also replaces one the CP raised meanwhile for a later packet
+    // (StFaultDrain): nothing after the write executes, as if the CP had stopped at it. A write
+    // fault found the buffer flushed, so this is never after a bus error; an engine reset
+    // (StReset) ignores it. Its FAULT_DETAIL was taken with the write.
+    if (wr_xlate_fault_i && !(state_q inside {StFaulted, StReset})) begin
+      wd_fault  = 1'b0;
+      bad_entry = 1'b0;
+      fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i, wr_xlate_detail_i);
+    end
+    if (wr_err_i && !halted(state_q)) begin
+      wd_fault  = 1'b0;
+      bad_entry = 1'b0;
+      fault_req = fault(FaultBusError, wr_err_addr_i, '0);
+    end
+
+    // The next state the case and the commit chose; a fault or a reset overrides it below.
+    state_case = state_d;
+
+    // Every fault names the ring entry being executed, and its fence once the entry was read
+    // (a bad entry was read in full; write faults cannot occur while an entry is read).
+    if (fault_req.valid) begin
+      state_d = StFaultDrain;
+      fault_d = '{reason:     fault_req.reason,
+                  ring_index: head_q[23:0],
+                  addr:       fault_req.addr,
+                  fence:      (!reading_ring(state_q) || bad_entry) ? entry_fence : '0,
+                  detail:     fault_req.detail};
+    end
+
+    if (cmd_i.engine_reset) begin
+      state_d    = StReset;
+      pre_pend_d = 1'b0;
+    end
+
+    // What was read ahead is dropped by every abort of the fetch engine (fault, reset,
+    // preemption, a stream stop). The decision is formed from the fault and reset requests and
+    // the case's own next state in parallel (both overrides are stop states), not decoded from
+    // the final state_d behind them (asserted equal).
+    // The case's own choice is flagged where it is made (enter_stop, enter_drain) or is to stay
+    // in the stop state it is in (until the drain ends), so the decision is not a decode of the
+    // multiplexed next state either.
+    drain_d = cmd_i.engine_reset || fault_req.valid || enter_drain
+              || (draining(state_q) && !drained);
+    stop_d  = drain_d || enter_stop || (state_q == StStreamStop && dma_busy);
+    if (stop_d) begin
+      ring_pref_d  = 1'b0;
+      next_valid_d = 1'b0;
+      buf_pref_d   = 1'b0;
+      ahead_fail_d = 1'b0;
+      quiet_d      = 1'b0;
+    end
+    if (drain_d) begin
+      ring_drop_d = 1'b0;
+      replay_d    = 1'b0;
+    end
+
+    // The fetch engine latches an abort: one pulse when draining starts stops it, and it
+    // reports not-busy once every read it issued has returned. The pulse leaves from a register
+    // (dma_abort_q), a cycle after the state that decided it: the CP's next state is deep logic
+    // (the write path's ready, faults), the fetch engine's request FIFOs too.
+    dma_abort_d = stop_d && !stops_fetch(state_q);
+  end
+
+  // While the pulse is on its way the fetch engine does not know yet: it counts as busy, so no
+  // drain ends before the engine took the abort. The stop states drop its data and statuses in
+  // that cycle as in every other.
+  assign dma_busy    = dma_busy_i || dma_abort_q;
+  assign dma_abort_o = dma_abort_q;
+
+  assign fsm_o              = state_q;
+  assign head_o             = head_q;
+  assign fence_done_o       = fence_done_q;
+  assign preempt_pending_o  = pre_pend_q;
+  assign preempt_in_entry_o = pre_entry_q;
+  assign ring_drop_o        = ring_drop_q;
+  assign fault_o            = fault_q;
+  assign entry_o            = entry_q;
+  assign pkt_o              = pkt_q;
+  assign pkt_idx_o          = pkt_idx_q;
+  assign wb_second_o        = wb_second_q;
+
+  ///////////////////
+  // State storage //
+  ///////////////////
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q      <= StIdle;
+      head_q       <= '0;
+      entry_idx_q  <= '0;
+      pkt_idx_q    <= '0;
+      wb_second_q  <= 1'b0;
+      fence_out_q  <= 1'b0;
+      wait_cnt_q   <= '0;
+      pre_pend_q   <= 1'b0;
+      pre_entry_q  <= 1'b0;
+      fence_done_q <= '0;
+      fault_q      <= '0;
+      ring_pref_q  <= 1'b0;
+      hi_next_q    <= 1'b0;
+      ring_drop_q  <= 1'b0;
+      dma_abort_q  <= 1'b0;
+      next_valid_q <= 1'b0;
+      next_full_q  <= 1'b0;
+      buf_pref_q   <= 1'b0;
+      ahead_fail_q <= 1'b0;
+      quiet_q      <= 1'b0;
+      replay_q     <= 1'b0;
+    end else begin
+      state_q      <= state_d;
+      head_q       <= head_d;
+      entry_idx_q  <= entry_idx_d;
+      pkt_idx_q    <= pkt_idx_d;
+      wb_second_q  <= wb_second_d;
+      fence_out_q  <= fence_out_d;
+      wait_cnt_q   <= wait_cnt_d;
+      pre_pend_q   <= pre_pend_d;
+      pre_entry_q  <= pre_entry_d;
+      fence_done_q <= fence_done_d;
+      fault_q      <= fault_d;
+      ring_pref_q  <= ring_pref_d;
+      hi_next_q    <= hi_next_d;
+      ring_drop_q  <= ring_drop_d;
+      dma_abort_q  <= dma_abort_d;
+      next_valid_q <= next_valid_d;
+      next_full_q  <= next_full_d;
+      buf_pref_q   <= buf_pref_d;
+      ahead_fail_q <= ahead_fail_d;
+      quiet_q      <= quiet_d;
+      replay_q     <= replay_d;
+    end
+  end
+
+  // COPY/BLIT_RECT's overlap, from pkt_q's registered extents: valid from the second cycle of
+  // StCopyDrain (pkt_q does not change there).
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ovl_q       <= 1'b0;
+      ovl_valid_q <= 1'b0;
+    end else begin
+      ovl_q       <= chk_i.copy_overlap;
+      ovl_valid_q <= state_q == StCopyDrain;
+    end
+  end
+
+  // Datapath registers: only meaningful in the states that load them.
+  always_ff @(posedge clk_i) begin
+    entry_q <= entry_d;
+    next_q  <= next_d;
+    pkt_q   <= pkt_d;
+  end
+
+  // The rest of the configuration and of the packet table row is used elsewhere.
+  logic unused;
+  assign unused = ^{status_tag.priv, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
+                    cfg_i.gart_table_base, cfg_i.gart_table_size,
+                    dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
+
+  ////////////////
+  // Invariants //
+  ////////////////
+
+  // A status belongs to the request the FSM is reading (except while draining, which drops all).
+  `SGPU_ASSERT(StatusMatchesRequest,
+      dma_status_valid_i && dma_status_ready_o && !stops_fetch(state_q)
+      |-> status_tag.kind == ((state_q inside {StRingData, StRingStatus} || retiring(state_q))
+                              ? FetchRing
+                              : (state_q inside {StWaitData, StWaitStatus}) ? FetchWait
+                              : FetchBuffer))
+  // The stream is only re-requested once the aborted one drained.
+  `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy)
+  `SGPU_ASSERT(OverlapIsRegistered, state_q == StCopyDrain && ovl_valid_q |-> ovl_q == chk_i.copy_overlap)
+  `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
+  // Two dwords are taken only where neither can fault (WRITE_DATA: the header, which then
+  // passed its check, with at least three payload dwords; no check at the address high dword).
+  `SGPU_ASSERT(TwoWithoutFault, dw_ready_o && dw_two_o && state_q == StPktBody
+      |-> !chk_i.dword_fault.valid)
+  `SGPU_ASSERT(HiPairIsWriteData, wr_hi_o |-> dec_i.info.pkt_class == PktClassWrite
+      && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00)
+  // A packet's last-dword fault is raised without the write path's ready: such a dword is
+  // never a write's.
+  `SGPU_ASSERT(LastFaultNotAWrite, state_q == StPktBody && dw_valid_i && chk_i.last_fault.valid
+      |-> dec_i.slot != SlotData && !wr_hi_o)
+  `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
+      |-> hdr.dwords >= 16'd4)
+  `SGPU_ASSERT(StateValid, state_q <= StReset)
+  // The stop decision formed in parallel is the final next state's.
+  `SGPU_ASSERT(CallNotAWrite, state_q == StPktBody && dw_valid_i && body_last
+      && chk_i.next == NextCall |-> dec_i.slot != SlotData && !wr_hi_o && dw_ready_o)
+  `SGPU_ASSERT(Last2IsIndex,
+      state_q == StPktBody |-> last2_i == (pkt_idx_q == pkt_q.hdr.dwords - 16'd3))
+  `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
+  `SGPU_ASSERT(DrainIsNextState, drain_d == draining(state_d))
+  `SGPU_ASSERT(CaseStopIsFlagged,
+      state_q inside {StPreemptDrain, StFaultDrain, StReset, StStreamStop}
+      || (stops_fetch(state_case) == (enter_stop || enter_drain)
+          && draining(state_case) == enter_drain))
+  // The packet step the decode stage follows moves the payload index as the FSM does.
+  `SGPU_ASSERT(PktStepMatchesIndex,
+      pkt_idx_d == (pkt_step_o.load ? 16'(pkt_step_o.step) : pkt_idx_q + 16'(pkt_step_o.step)))
+  `SGPU_ASSERT(PktLoadOnlyAtHeader, pkt_step_o.load |-> state_q == StPktHeader)
+  `SGPU_ASSERT(DropOnlyInStreamStop, ring_drop_q |-> state_q == StStreamStop)
+  // The read-ahead: the ring entry is read behind an executing entry's buffer, taken into
+  // next_q while it retires; next_q's buffer is read ahead only after next_q was read in full.
+  `SGPU_ASSERT(RingAheadWhileExecuting, ring_pref_q |-> !(state_q inside {StIdle, StRingReq,
+      StRingData, StRingStatus, StBufReq, StBufResume, StWaitReq, StWaitData, StWaitStatus,
+      StWaitPause, StStreamStop}) && !draining(state_q))
+  `SGPU_ASSERT(NextOnlyWhileRetiring, next_valid_q |-> retiring(state_q))
+  `SGPU_ASSERT(BufAheadAfterNext, buf_pref_q |-> next_valid_q)
+  `SGPU_ASSERT(ReplayOnlyInStreamStop, replay_q |-> state_q == StStreamStop)
+  // A quiet read of the started entry refused in translation delivered no data: it is read
+  // again from its start. (While retiring, a refused read-ahead is the next entry's.)
+  `SGPU_ASSERT(QuietFaultAtStart, dma_status_valid_i && dma_status_ready_o && quiet_q
+      && !retiring(state_q) && status_tag.quiet && dma_status_i.err == sgpu_dma_pkg::DmaXlateFault
+      |-> (state_q inside {StRingData, StRingStatus} && entry_idx_q == '0)
+          || (state_q == StPktHeader && stream_offset_i == entry_q.start_offset
+              && !stream_nested_i))
+  // The FSM's own requests never meet a read-ahead request.
+  `SGPU_ASSERT(AheadPortFree, (buf_ahead || (ahead_state && next_ready))
+      |-> !(state_q inside {StRingReq, StBufReq, StBufResume, StWaitReq}))
+
+  // Retirement's commit point: FENCE_DONE and the head move only when the fence word is
+  // acknowledged OKAY, and nothing faults the entry in that cycle or after the fence word issued
+  // (the watchdog is not watching then).
+  `SGPU_ASSERT(CommitOnlyOnFenceAck,
+      (fence_done_d != fence_done_q || head_d != head_q) && !cmd_i.engine_reset && state_q != StReset
+      |-> commit)
+  `SGPU_ASSERT(BadEntryIsTheFault,
+      bad_entry == (fault_req.valid && fault_req.reason == FaultBadRingEntry))
+  `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && state_q inside {StRetireAck, StReset})
+  `SGPU_ASSERT(FenceOutOnlyWhileRetiring, fence_out_q |-> state_q inside {StRetireAck, StReset})
+  `SGPU_ASSERT(RetireAckHasFenceOut, state_q == StRetireAck |-> fence_out_q)
+  `SGPU_ASSERT(NoWatchdogAfterFenceIssue, state_q == StRetireAck |-> !wd_expired_i)
+  `SGPU_ASSERT(NoFaultAsFenceIssues,
+      state_q == StRetireDrain && wb_second_q && wr_taken_i |-> !fault_req.valid)
+
+`ifndef SYNTHESIS
+  // The fault record's address is never a register that was not loaded for this entry: the
+  // packet register is loaded at each header, the stream position when the buffer starts.
+  logic pkt_loaded_q, stream_started_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pkt_loaded_q     <= 1'b0;
+      stream_started_q <= 1'b0;
+    end else if (state_q == StRingReq) begin
+      pkt_loaded_q     <= 1'b0;
+      stream_started_q <= 1'b0;
+    end else begin
+      if (state_q == StPktHeader && dw_ready_o) pkt_loaded_q <= 1'b1;
+      if (stream_op_o == StreamStart) stream_started_q <= 1'b1;
+    end
+  end
+  `SGPU_ASSERT(WatchdogPacketAddrLoaded,
+      wd_fault && !reading_ring(state_q) && !retiring(state_q) && !between_packets(state_q)
+      |-> pkt_loaded_q)
+  // The registered table row is the header's (the decoder routes the payload by it).
+  `SGPU_ASSERT(PacketInfoOfHeader, pkt_loaded_q |-> pkt_q.info == pkt_info(pkt_q.hdr.opcode))
+  `SGPU_ASSERT(WatchdogStreamAddrLoaded, wd_fault && between_packets(state_q) |-> stream_started_q)
+  `SGPU_ASSERT(FaultAddrKnown, fault_req.valid |-> !$isunknown(fault_req.addr))
+`endif
+
+endmodule
+
+`default_nettype wire

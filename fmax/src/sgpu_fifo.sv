@@ -1,0 +1,99 @@
+// Synchronous first-word-fall-through FIFO with valid/ready on both sides.
+//
+// in_ready_o and out_valid_o depend only on the fill level: there is no combinational path
+// through the FIFO, and ready never depends on valid. A full FIFO accepts again one cycle
+// after a pop.
+`include "sgpu_assert.svh"
+
+`default_nettype none
+
+module sgpu_fifo #(
+  /// Width of one entry in bits.
+  parameter int unsigned Width = 32,
+  /// Number of entries; any value >= 1.
+  parameter int unsigned Depth = 4,
+  /// Dependent parameter, do not override.
+  parameter int unsigned CountWidth = $clog2(Depth + 1)
+) (
+  input  wire logic                  clk_i,
+  input  wire logic                  rst_ni,
+  /// Empties the FIFO (entries are dropped).
+  input  wire logic                  clear_i,
+
+  input  wire logic                  in_valid_i,
+  output      logic                  in_ready_o,
+  input  wire logic [Width-1:0]      in_data_i,
+
+  output      logic                  out_valid_o,
+  input  wire logic                  out_ready_i,
+  output      logic [Width-1:0]      out_data_o,
+
+  /// Entries currently held.
+  output      logic [CountWidth-1:0] count_o
+);
+
+  localparam int unsigned PtrWidth = (Depth > 1) ? $clog2(Depth) : 1;
+
+  logic [Width-1:0]    mem_q [Depth];
+  logic [PtrWidth-1:0] rd_ptr_q, rd_ptr_d, wr_ptr_q, wr_ptr_d;
+  logic [CountWidth-1:0] count_q, count_d;
+
+  logic push, pop;
+  logic [CountWidth-1:0] count_inc, count_dec;
+  assign count_inc = count_q + 1'b1;
+  assign count_dec = count_q - 1'b1;
+  assign in_ready_o  = (count_q != CountWidth'(Depth));
+  assign out_valid_o = (count_q != '0);
+  assign out_data_o  = mem_q[rd_ptr_q];
+  assign count_o     = count_q;
+
+  assign push = in_valid_i && in_ready_o;
+  assign pop  = out_valid_o && out_ready_i;
+
+  function automatic logic [PtrWidth-1:0] next_ptr(logic [PtrWidth-1:0] ptr);
+    if (Depth == 1) return '0;
+    return (ptr == PtrWidth'(Depth - 1)) ? '0 : ptr + 1'b1;
+  endfunction
+
+  always_comb begin
+    rd_ptr_d = pop  ? next_ptr(rd_ptr_q) : rd_ptr_q;
+    wr_ptr_d = push ? next_ptr(wr_ptr_q) : wr_ptr_q;
+    // The next count is chosen among values computed from count_q alone, so push and pop
+    // (whose readiness often arrives late) only drive a multiplexer, not an adder.
+    unique case ({push, pop})
+      2'b10:   count_d = count_inc;
+      2'b01:   count_d = count_dec;
+      default: count_d = count_q;
+    endcase
+    if (clear_i) begin
+      rd_ptr_d = '0;
+      wr_ptr_d = '0;
+      count_d  = '0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_ptr_q <= '0;
+      wr_ptr_q <= '0;
+      count_q  <= '0;
+    end else begin
+      rd_ptr_q <= rd_ptr_d;
+      wr_ptr_q <= wr_ptr_d;
+      count_q  <= count_d;
+    end
+  end
+
+  // Storage is not reset: only the pointers say what is valid (FPGA-friendly, maps to LUTRAM).
+  always_ff @(posedge clk_i) begin
+    if (push && !clear_i) mem_q[wr_ptr_q] <= in_data_i;
+  end
+
+  // Elaboration-time checks.
+  `SGPU_ASSERT_STATIC(g_bad_depth, Depth >= 1, "Depth must be at least 1")
+
+  `SGPU_ASSERT(CountInRange, count_q <= CountWidth'(Depth))
+
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,222 @@
+// Translation-port arbiter: several clients (the fetch engine, the CP's write path, later the
+// copy engine's two sides) share the GART's one translation port.
+//
+// Requests: round-robin among the clients whose request is valid and that have room for the
+// answer; a request passes through combinationally with its privilege and its client number
+// (the port index), which the GART keeps for the privilege check and the fault record. The
+// client of every accepted request is remembered in a FIFO; the GART answers in request order,
+// so each answer goes to the client at the head of that FIFO.
+//
+// Answers are taken from the GART at once into a small FIFO per client, and a client is only
+// granted while its requests in flight plus answers waiting fit that FIFO (credits). So a client
+// that does not take its answers (the fetch engine with a full buffer, waiting for the CP) never
+// blocks another (the CP's write path, which the CP waits on): no head-of-line blocking, no
+// deadlock. The answer FIFO costs one cycle of latency per translation.
+//
+// Ready to a client depends on the grant (other clients' valids), the credits, the GART's ready
+// and the owner FIFO's level, never on the client's own valid.
+`include "sgpu_assert.svh"
+
+`default_nettype none
+
+module sgpu_gart_arb #(
+  /// Number of clients, 1..16.
+  parameter int unsigned Clients = 2,
+  /// Accepted requests whose answer is still owed by the GART (it holds at most two: its
+  /// request and response registers).
+  parameter int unsigned Depth = 4,
+  /// Answers buffered per client, and so its translations in flight at most (4 keeps one
+  /// translation per cycle per client: request, GART, answer FIFO, client).
+  parameter int unsigned RspDepth = 4
+) (
+  /// Clock.
+  input  wire logic                                  clk_i,
+  /// Asynchronous reset, active low.
+  input  wire logic                                  rst_ni,
+
+  /// Client requests (valid/ready per client).
+  input  wire logic                     [Clients-1:0] cl_req_valid_i,
+  /// Ready per client.
+  output      logic                     [Clients-1:0] cl_req_ready_o,
+  /// Request per client.
+  input  wire sgpu_dma_pkg::xlate_req_t [Clients-1:0] cl_req_i,
+  /// Privilege per client (system-physical addresses allowed), sampled with the request.
+  input  wire logic                     [Clients-1:0] cl_priv_i,
+  /// Quiet per client (a fault is not recorded: a read ahead), sampled with the request.
+  input  wire logic                     [Clients-1:0] cl_quiet_i,
+  /// Response valid per client (only the owner of the oldest request).
+  output      logic                     [Clients-1:0] cl_rsp_valid_o,
+  /// Response ready per client.
+  input  wire logic                     [Clients-1:0] cl_rsp_ready_i,
+  /// Response per client.
+  output      sgpu_dma_pkg::xlate_rsp_t [Clients-1:0] cl_rsp_o,
+  /// With each response: the PTE's snoop (cache-coherent) hint.
+  output      logic                     [Clients-1:0] cl_rsp_snoop_o,
+
+  /// To the GART's translation port.
+  output      logic                                  xlate_req_valid_o,
+  input  wire logic                                  xlate_req_ready_i,
+  output      sgpu_dma_pkg::xlate_req_t              xlate_req_o,
+  output      sgpu_gart_pkg::xlate_src_t             xlate_src_o,
+  input  wire logic                                  xlate_rsp_valid_i,
+  output      logic                                  xlate_rsp_ready_o,
+  input  wire sgpu_dma_pkg::xlate_rsp_t              xlate_rsp_i,
+  input  wire logic                                  xlate_rsp_snoop_i
+);
+
+  localparam int unsigned CW   = sgpu_gart_pkg::ClientWidth;
+  localparam int unsigned IdxW = (Clients > 1) ? $clog2(Clients) : 1;
+  localparam int unsigned CntW = $clog2(RspDepth + 1);
+  typedef logic [IdxW-1:0] idx_t;
+  typedef logic [CntW-1:0] cnt_t;
+
+  // Per client: requests accepted and answers not yet taken by the client.
+  cnt_t [Clients-1:0] cnt_q, cnt_d;
+  logic [Clients-1:0] can_ask;
+
+  always_comb begin
+    for (int unsigned c = 0; c < Clients; c++) can_ask[c] = cnt_q[c] != cnt_t'(RspDepth);
+  end
+
+  ///////////
+  // Grant //
+  ///////////
+
+  // Round-robin: the first valid client at or after `next_q`.
+  idx_t next_q, next_d;
+  idx_t gnt;
+  logic gnt_valid;
+
+  // The same round robin as a priority search from next_q, formed for every start in parallel
+  // (each a fixed-order chain) and selected by next_q; whether anything is granted does not
+  // depend on the order at all. So the clients' valids reach the grant through a short chain and
+  // a multiplexer instead of a search whose indices are computed from next_q.
+  logic [Clients-1:0] asking;
+  idx_t               gnt_from [Clients];
+
+  assign asking    = cl_req_valid_i & can_ask;
+  assign gnt_valid = |asking;
+
+  always_comb begin
+    for (int unsigned n = 0; n < Clients; n++) begin
+      gnt_from[n] = '0;  // nobody asks: 0, as the search gave
+      for (int unsigned k = Clients; k > 0; k--) begin
+        // Scanned from the lowest priority up, so the highest-priority asker is written last.
+        if (asking[(n + k - 1) % Clients]) gnt_from[n] = idx_t'((n + k - 1) % Clients);
+      end
+    end
+    gnt = gnt_from[0];
+    for (int unsigned n = 1; n < Clients; n++) begin
+      if (next_q == idx_t'(n)) gnt = gnt_from[n];
+    end
+  end
+
+  ///////////////////////////
+  // Owners of the answers //
+  ///////////////////////////
+
+  logic own_in_ready, own_valid;
+  idx_t own_head;
+  logic req_hs, rsp_hs;
+
+  assign xlate_req_valid_o = gnt_valid && own_in_ready;
+  assign xlate_req_o       = cl_req_i[gnt];
+  assign xlate_src_o       = '{priv: cl_priv_i[gnt], quiet: cl_quiet_i[gnt], client: CW'(gnt)};
+  assign req_hs            = xlate_req_valid_o && xlate_req_ready_i;
+
+  always_comb begin
+    cl_req_ready_o = '0;
+    cl_req_ready_o[gnt] = gnt_valid && own_in_ready && xlate_req_ready_i;
+  end
+
+  sgpu_fifo #(
+    .Width(IdxW),
+    .Depth(Depth)
+  ) u_owner_fifo (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .clear_i    (1'b0),
+    .in_valid_i (req_hs),
+    .in_ready_o (own_in_ready),
+    .in_data_i  (gnt),
+    .out_valid_o(own_valid),
+    .out_ready_i(rsp_hs),
+    .out_data_o (own_head),
+    .count_o    ()
+  );
+
+  // Every answer has a place reserved (credits): take it at once.
+  assign xlate_rsp_ready_o = 1'b1;
+  assign rsp_hs            = xlate_rsp_valid_i;
+
+  /////////////////////////
+  // Answers per client //
+  /////////////////////////
+
+  logic [Clients-1:0] buf_in_ready;
+
+  for (genvar c = 0; c < Clients; c++) begin : g_rsp
+    sgpu_fifo #(
+      .Width($bits(sgpu_dma_pkg::xlate_rsp_t) + 1),
+      .Depth(RspDepth)
+    ) u_rsp_fifo (
+      .clk_i      (clk_i),
+      .rst_ni     (rst_ni),
+      .clear_i    (1'b0),
+      .in_valid_i (rsp_hs && own_head == idx_t'(c)),
+      .in_ready_o (buf_in_ready[c]),
+      .in_data_i  ({xlate_rsp_snoop_i, xlate_rsp_i}),
+      .out_valid_o(cl_rsp_valid_o[c]),
+      .out_ready_i(cl_rsp_ready_i[c]),
+      .out_data_o ({cl_rsp_snoop_o[c], cl_rsp_o[c]}),
+      .count_o    ()
+    );
+  end
+
+  always_comb begin
+    // The handshakes select among the counts' next values, formed from cnt_q alone.
+    for (int unsigned c = 0; c < Clients; c++) begin
+      unique case ({req_hs && gnt == idx_t'(c), cl_rsp_valid_o[c] && cl_rsp_ready_i[c]})
+        2'b10:   cnt_d[c] = cnt_q[c] + 1'b1;
+        2'b01:   cnt_d[c] = cnt_q[c] - 1'b1;
+        default: cnt_d[c] = cnt_q[c];
+      endcase
+    end
+  end
+
+  always_comb begin
+    next_d = next_q;
+    if (req_hs) next_d = (32'(gnt) + 1 == Clients) ? '0 : gnt + 1'b1;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      next_q <= '0;
+      cnt_q  <= '0;
+    end else begin
+      next_q <= next_d;
+      cnt_q  <= cnt_d;
+    end
+  end
+
+  ////////////////
+  // Invariants //
+  ////////////////
+
+  // The GART never answers a request it was not given.
+  `SGPU_ASSERT(NextInRange, 32'(next_q) < Clients)
+  // The grant is the first asking client from next_q on, in round-robin order.
+  `SGPU_ASSERT(GrantIsFirstFromNext, gnt_valid |-> asking[gnt]
+      && (32'(gnt) >= 32'(next_q) ? (asking & ((Clients'(1) << gnt) - (Clients'(1) << next_q))) == '0
+                                   : (asking & ~((Clients'(1) << next_q) - Clients'(1))) == '0
+                                     && (asking & ((Clients'(1) << gnt) - Clients'(1))) == '0))
+  `SGPU_ASSERT(ResponseHasOwner, xlate_rsp_valid_i |-> own_valid)
+  // Credits: an answer always finds room.
+  `SGPU_ASSERT(AnswerHasRoom, xlate_rsp_valid_i |-> buf_in_ready[own_head])
+
+  `SGPU_ASSERT_STATIC(g_bad_clients, Clients >= 1 && Clients <= (1 << CW),
+                      "Clients must be at least 1 and fit the client field")
+
+endmodule
+
+`default_nettype wire
