@@ -156,11 +156,51 @@ module sgpu_dma_wr #(
   sgpu_pkg::addr_t rsp_head;
 
   assign pl_room  = beats_t'((sgpu_pkg::PageBytes - 32'(pl_addr_q[PageShift-1:0])) >> LaneBits);
-  always_comb begin
-    pl_burst = pl_left_q;
-    if (pl_burst > beats_t'(BurstBeats)) pl_burst = beats_t'(BurstBeats);
-    if (pl_burst > pl_room) pl_burst = pl_room;
-  end
+
+  // The burst is min(beats left, BurstBeats, the page's room). Each of the three is compared
+  // with the others in parallel and the choice selects, one-hot, among the values each would
+  // give, all formed from registers: the next address (for the room: the next page's start),
+  // the beats left after it, AWLEN, whether the row goes on and whether the page does. Taking
+  // the minimum first (two compares and multiplexers in series) and adding after it put four
+  // carry chains in series in front of the planner's registers (timing pass 6b, docs/fpga.md;
+  // asserted equal to that: BurstIsMin).
+  localparam beats_t BurstB = beats_t'(BurstBeats);
+  logic            pl_l_gt_b, pl_l_gt_r, pl_l_lt_r, pl_b_gt_r, pl_b_lt_r;
+  logic            pl_sel_l, pl_sel_b, pl_sel_r;
+  sgpu_pkg::addr_t pl_next_l, pl_next_b, pl_next_r, pl_next;
+  beats_t          pl_rest_b, pl_rest_r, pl_rest;
+  logic [7:0]      pl_len_l, pl_len_b, pl_len_r, pl_awlen;
+  logic            pl_goes_on, pl_same_page;
+
+  assign pl_l_gt_b = pl_left_q > BurstB;
+  assign pl_l_gt_r = pl_left_q > pl_room;
+  assign pl_l_lt_r = pl_left_q < pl_room;
+  assign pl_b_gt_r = BurstB > pl_room;
+  assign pl_b_lt_r = BurstB < pl_room;
+  // The first rule that clamps wins, as in min(min(left, BurstBeats), room).
+  assign pl_sel_l  = !pl_l_gt_b && !pl_l_gt_r;
+  assign pl_sel_b  = pl_l_gt_b && !pl_b_gt_r;
+  assign pl_sel_r  = (!pl_l_gt_b && pl_l_gt_r) || (pl_l_gt_b && pl_b_gt_r);
+
+  assign pl_next_l = pl_addr_q + sgpu_pkg::addr_t'({pl_left_q, lane_t'(0)});
+  assign pl_next_b = pl_addr_q + sgpu_pkg::addr_t'({BurstB, lane_t'(0)});
+  assign pl_next_r = {pl_addr_q[63:PageShift] + 1'b1, {PageShift{1'b0}}};
+  assign pl_rest_b = pl_left_q - BurstB;
+  assign pl_rest_r = pl_left_q - pl_room;
+  assign pl_len_l  = 8'(pl_left_q - 1'b1);
+  assign pl_len_b  = 8'(BurstB - 1'b1);
+  assign pl_len_r  = 8'(pl_room - 1'b1);
+
+  assign pl_burst     = ({$bits(beats_t){pl_sel_l}} & pl_left_q) | ({$bits(beats_t){pl_sel_b}} & BurstB)
+                        | ({$bits(beats_t){pl_sel_r}} & pl_room);
+  assign pl_next      = ({64{pl_sel_l}} & pl_next_l) | ({64{pl_sel_b}} & pl_next_b)
+                        | ({64{pl_sel_r}} & pl_next_r);
+  assign pl_rest      = ({$bits(beats_t){pl_sel_b}} & pl_rest_b) | ({$bits(beats_t){pl_sel_r}} & pl_rest_r);
+  assign pl_awlen     = ({8{pl_sel_l}} & pl_len_l) | ({8{pl_sel_b}} & pl_len_b) | ({8{pl_sel_r}} & pl_len_r);
+  // The row goes on unless the burst is all of it; the burst stays in its page unless it is all
+  // of the page's room (a tie with the row's or BurstBeats' count included).
+  assign pl_goes_on   = !pl_sel_l;
+  assign pl_same_page = (pl_sel_l && pl_l_lt_r) || (pl_sel_b && pl_b_lt_r);
   // Destination translation: the planner issues a burst only through a translated page.
   logic            tr_valid_q, tr_valid_d;   // tr_vpn_q -> tr_ppn_q is known
   sgpu_pkg::pfn_t  tr_vpn_q, tr_vpn_d, tr_ppn_q, tr_ppn_d;
@@ -171,10 +211,20 @@ module sgpu_dma_wr #(
   logic            pl_first_q, pl_first_d;   // next burst is the row's first
   sgpu_pkg::addr_t pl_row_q, pl_row_d;       // GPU address of the row's first byte
   logic            pl_hit;
+  logic            pl_same_q, pl_same_d;     // tr_vpn_q is pl_addr_q's page
 
-  assign pl_hit   = tr_valid_q && (tr_vpn_q == pl_addr_q[63:PageShift]);
+  // The translated page is pl_addr_q's: kept in a register (pl_same_q) instead of a 52-bit
+  // compare in front of every burst's issue (timing pass 6b, docs/fpga.md). The two change only
+  // where pl_same_d follows them: a new row compares its page with tr_vpn_q (from the plan
+  // FIFO's head, not behind the issue); a burst stays in its page unless it fills the page's
+  // room (bursts never cross 4 KiB), and then moves to the next page; a new page's request
+  // takes pl_addr_q's page.
+  assign pl_hit   = tr_valid_q && pl_same_q;
   assign pl_issue = pl_active_q && pl_hit && !flush_i && (!awvalid_q || axi_wr_rsp_i.aw_ready)
                     && wd_in_ready && rsp_in_ready;
+
+  logic tr_ask;
+  assign tr_ask = pl_active_q && !pl_hit && !flush_i && !tr_req_q && !tr_pend_q && !tr_fault_q;
 
   assign xlate_req_valid_o = tr_req_q;
   assign xlate_req_o       = '{vpn: tr_vpn_q, write: 1'b1};
@@ -204,7 +254,7 @@ module sgpu_dma_wr #(
       end
     end
     // A new page: ask once (the request is held until accepted, also across a flush).
-    if (pl_active_q && !pl_hit && !flush_i && !tr_req_q && !tr_pend_q && !tr_fault_q) begin
+    if (tr_ask) begin
       tr_req_d   = 1'b1;
       tr_valid_d = 1'b0;
       tr_vpn_d   = pl_addr_q[63:PageShift];
@@ -227,21 +277,25 @@ module sgpu_dma_wr #(
     awlen_d     = awlen_q;
     pl_first_d  = pl_first_q;
     pl_row_d    = pl_row_q;
+    pl_same_d   = pl_same_q;
     if (pf_pop) begin
       pl_active_d = 1'b1;
       pl_addr_d   = {pf_head.addr[63:LaneBits], lane_t'(0)};
       pl_left_d   = out_beats(pf_head);
       pl_first_d  = 1'b1;
       pl_row_d    = pf_head.addr;
+      pl_same_d   = (tr_vpn_q == pf_head.addr[63:PageShift]);
     end
+    if (tr_ask) pl_same_d = 1'b1;
     if (pl_issue) begin
+      pl_same_d   = pl_same_page;
       awvalid_d   = 1'b1;
       awaddr_d    = {tr_ppn_q, pl_addr_q[PageShift-1:0]};
       pl_first_d  = 1'b0;
-      awlen_d     = 8'(pl_burst - 1'b1);
-      pl_addr_d   = pl_addr_q + sgpu_pkg::addr_t'({pl_burst, lane_t'(0)});
-      pl_left_d   = pl_left_q - pl_burst;
-      pl_active_d = (pl_left_q != pl_burst);
+      awlen_d     = pl_awlen;
+      pl_addr_d   = pl_next;
+      pl_left_d   = pl_rest;
+      pl_active_d = pl_goes_on;
     end
     if (flush_i) pl_active_d = 1'b0;
   end
@@ -256,7 +310,7 @@ module sgpu_dma_wr #(
   // Lengths of planned bursts, for the W side (never cleared: each was issued on AW).
   sgpu_fifo #(.Width(8), .Depth(MaxOutstanding)) u_wdesc_fifo (
     .clk_i, .rst_ni, .clear_i(1'b0),
-    .in_valid_i (pl_issue), .in_ready_o(wd_in_ready), .in_data_i(8'(pl_burst - 1'b1)),
+    .in_valid_i (pl_issue), .in_ready_o(wd_in_ready), .in_data_i(pl_awlen),
     .out_valid_o(wd_valid), .out_ready_i(wd_pop), .out_data_o(wd_head), .count_o()
   );
 
@@ -298,8 +352,23 @@ module sgpu_dma_wr #(
   assign lane_hi       = lane_t'(32'(lane_d) + wf_head.len - 32'd1);
   assign row_out_beats = out_beats(wf_head);
   assign row_in_beats  = in_beats(wf_head.len);
-  assign needs_in      = (k_q < row_in_beats);
-  assign row_last      = (k_q == row_out_beats - 1'b1);
+
+  // The row's beat counts compared without forming them: the head comes from the row FIFO's
+  // LUT-RAM, and an adder there (the counts are rounded-up divisions) in series with the
+  // compares put two carry chains in front of the input's ready and every W register (timing
+  // pass 6b, docs/fpga.md). With B bus bytes, k < ceil(len / B) is k * B < len, and (k being at
+  // most the row's last output beat) k == ceil((lane + len) / B) - 1 is (k + 1) * B - lane >=
+  // len, where (k + 1) * B - lane is {k, B - lane} for lane > 0 (no carry) and {k + 1, 0} for
+  // lane 0; likewise the input count's last beat. (Asserted equal: BeatCompares.)
+  localparam int unsigned CmpWidth = BeatsWidth + LaneBits + 1;
+  typedef logic [CmpWidth-1:0] cmp_t;
+  cmp_t k_bytes, k_end, in_cnt_end;
+  assign k_bytes    = cmp_t'({k_q, lane_t'(0)});
+  assign k_end      = (lane_d == '0) ? cmp_t'({k_q + 1'b1, lane_t'(0)})
+                                     : cmp_t'({k_q, lane_t'(-lane_d)});
+  assign in_cnt_end = cmp_t'({in_cnt_q + 1'b1, lane_t'(0)});
+  assign needs_in   = (k_bytes < cmp_t'(wf_head.len));
+  assign row_last   = (k_end >= cmp_t'(wf_head.len));
   assign in_ready_o    = !flush_i && w_free && burst_ok && wf_valid && needs_in;
   assign produce       = w_free && burst_ok &&
                          (flush_i || (wf_valid && (!needs_in || in_valid_i)));
@@ -347,7 +416,7 @@ module sgpu_dma_wr #(
         wstrb_d = strb_out;
         if (needs_in) begin
           prev_d = in_data_i;
-          if (in_cnt_q == row_in_beats - 1'b1) begin
+          if (in_cnt_end >= cmp_t'(wf_head.len)) begin
             in_cnt_d      = '0;
             in_row_done_o = 1'b1;
           end else begin
@@ -418,6 +487,7 @@ module sgpu_dma_wr #(
   always_ff @(posedge clk_i) begin
     pl_addr_q <= pl_addr_d;
     pl_first_q <= pl_first_d;
+    pl_same_q  <= pl_same_d;
     pl_row_q  <= pl_row_d;
     tr_vpn_q  <= tr_vpn_d;
     tr_ppn_q  <= tr_ppn_d;
@@ -449,6 +519,29 @@ module sgpu_dma_wr #(
                       "the AXI types do not match DataWidth and IdWidth")
 
   `SGPU_ASSERT(ResponseHasBurst, axi_wr_rsp_i.b_valid |-> rsp_valid)
+  // The beat compares are the compares of the beat counts, for the row at the head (the output
+  // beat never passes the row's last; input beats are taken only while needed).
+  `SGPU_ASSERT(BeatCompares, wf_valid && !flush_i |->
+      k_q < row_out_beats && needs_in == (k_q < row_in_beats)
+      && row_last == (k_q == row_out_beats - 1'b1)
+      && (!needs_in || in_cnt_q < row_in_beats)
+      && (!needs_in || (in_cnt_end >= cmp_t'(wf_head.len)) == (in_cnt_q == row_in_beats - 1'b1)))
+  // The kept page compare is the compare (tr_vpn_q and pl_addr_q are loaded only where it is).
+  `SGPU_ASSERT(SamePageIsCompare, pl_active_q |-> pl_same_q == (tr_vpn_q == pl_addr_q[63:PageShift]))
+  // The parallel choice is the minimum taken in series, and what follows from it.
+  beats_t pl_burst_min;
+  always_comb begin
+    pl_burst_min = pl_left_q;
+    if (pl_burst_min > BurstB) pl_burst_min = BurstB;
+    if (pl_burst_min > pl_room) pl_burst_min = pl_room;
+  end
+  `SGPU_ASSERT(BurstIsMin, pl_active_q |-> $onehot({pl_sel_l, pl_sel_b, pl_sel_r})
+      && pl_burst == pl_burst_min
+      && pl_next == pl_addr_q + sgpu_pkg::addr_t'({pl_burst_min, lane_t'(0)})
+      && pl_rest == pl_left_q - pl_burst_min
+      && pl_awlen == 8'(pl_burst_min - 1'b1)
+      && pl_goes_on == (pl_left_q != pl_burst_min)
+      && pl_same_page == (pl_burst_min != pl_room))
   `SGPU_ASSERT(BurstInPage, pl_issue |-> (32'(pl_addr_q[PageShift-1:0])
                                           + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes))
   `SGPU_ASSERT(XlateReqHeld, xlate_req_valid_o && !xlate_req_ready_i

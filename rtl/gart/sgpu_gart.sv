@@ -172,79 +172,116 @@ module sgpu_gart #(
   idx_t        ap_idx;
   line_t       ap_line;
 
-  assign in_ap    = (cur_vpn_q >> ApIdxWidth) == (ApBasePfn >> ApIdxWidth);
+  // The segment a page is in depends on the page alone: classified as the request is taken
+  // (from the arbiter's page, beside the TLB's compare of it) and kept with it, so cur's
+  // decision, and through it the port's ready, starts from registers instead of three wide
+  // compares of cur_vpn_q (timing pass 6b, docs/fpga.md; asserted: SegmentIsKept). The table's
+  // bound is compared live: table_size_i may change while a request is held.
+  logic cur_in_ap_q, cur_in_ap_d, cur_in_ms_q, cur_in_ms_d, cur_in_sys_q, cur_in_sys_d;
+
+  function automatic logic seg_ap(sgpu_pkg::pfn_t vpn);
+    return (vpn >> ApIdxWidth) == (ApBasePfn >> ApIdxWidth);
+  endfunction
+  function automatic logic seg_ms(sgpu_pkg::pfn_t vpn);
+    return (MemSegSize != '0) && ((vpn >> MsIdxWidth) == (MsBasePfn >> MsIdxWidth));
+  endfunction
+  function automatic logic seg_sys(sgpu_pkg::pfn_t vpn);
+    return (vpn >> SysPfnBits) == '0;
+  endfunction
+
+  assign in_ap    = cur_in_ap_q;
   assign ap_idx   = cur_vpn_q[ApIdxWidth-1:0];
   assign ap_line  = ap_idx[ApIdxWidth-1:LineShift];
   // ap_idx < eff_size, with the two bounds of the clamp compared in parallel instead of the
   // clamp's compare in series with this one.
   assign in_table = (33'(ap_idx) < 33'(table_size_i)) && (33'(ap_idx) < 33'(ApPages));
-  assign in_sys   = (cur_vpn_q >> SysPfnBits) == '0;
-
-  if (MemSegSize != '0) begin : g_memseg
-    assign in_ms = (cur_vpn_q >> MsIdxWidth) == (MsBasePfn >> MsIdxWidth);
-  end else begin : g_no_memseg
-    assign in_ms = 1'b0;
-  end
+  assign in_sys   = cur_in_sys_q;
+  assign in_ms    = cur_in_ms_q;
 
   // TLB lookup of cur.
   logic           tlb_hit, tlb_fresh, tlb_writable, tlb_snoop;
   sgpu_pkg::pfn_t tlb_ppn;
 
-  logic           decided, need_walk, ap_lookup, ap_wait, walk_err;
+  logic           decided, need_walk, ap_lookup, ap_wait;
   gart_fault_e    fault;
   sgpu_pkg::pfn_t ppn;
   logic           snoop;
-  pte_t           pte;
 
-  always_comb begin
-    decided   = 1'b1;
-    need_walk = 1'b0;
-    ap_lookup = 1'b0;
-    ap_wait   = 1'b0;
-    walk_err  = 1'b0;
-    fault     = GartFaultNone;
-    ppn       = cur_vpn_q;
-    snoop     = 1'b0;
-    pte       = '0;
-    if (!enable_i) begin
-      // Identity.
-    end else if (in_ap) begin
-      if (!in_table) begin
-        fault = GartFaultOutOfRange;
-      end else begin
-        ap_lookup = 1'b1;
-        ap_wait   = !res_valid_q;
-        if (res_valid_q && !res_err_q) begin
-          // cur's PTE, taken from a walk as it streamed past (the same PTE the TLB caches if
-          // valid): answered without waiting for the stream's fills to end.
-          pte = res_pte_q;
-        end else if (!tlb_fresh) begin
-          // The TLB compare is a cycle old and a fill came in between: look again.
-          decided = 1'b0;
-        end else if (tlb_hit) begin
-          pte = '{ppn: tlb_ppn, reserved: '0, snoop: tlb_snoop, writable: tlb_writable,
-                  valid: 1'b1};
-        end else if (res_valid_q) begin
-          walk_err = 1'b1;
+  assign ap_lookup = enable_i && in_ap && in_table;
+  assign ap_wait   = ap_lookup && !res_valid_q;
+
+  // cur's decision, formed once for each value of the TLB's hit (g_dec[h]) and selected by it:
+  // the hit is the deepest input (the registered compare's 32 matches ORed), and the decision
+  // below it is a priority case several levels deep; selected at the end, the hit reaches the
+  // port's ready (and through the arbiter every client's handshake and the next request's TLB
+  // compare), the walk start and the fault record through one level instead of through the
+  // case (timing pass 6b, docs/fpga.md). The selection is an AND-OR, not a multiplexer, so that
+  // Yosys's opt_share does not fold the two cases back into one behind the hit.
+  typedef struct packed {
+    logic           decided;
+    logic           need_walk;
+    gart_fault_e    fault;
+    sgpu_pkg::pfn_t ppn;
+    logic           snoop;
+  } decision_t;
+
+  for (genvar h = 0; h < 2; h++) begin : g_dec
+    decision_t d;
+    pte_t      pte;
+    logic      walk_err;
+
+    always_comb begin
+      d          = '{decided: 1'b1, need_walk: 1'b0, fault: GartFaultNone, ppn: cur_vpn_q,
+                     snoop: 1'b0};
+      walk_err   = 1'b0;
+      pte        = '0;
+      if (!enable_i) begin
+        // Identity.
+      end else if (in_ap) begin
+        if (!in_table) begin
+          d.fault = GartFaultOutOfRange;
         end else begin
-          decided   = 1'b0;
-          need_walk = 1'b1;
+          if (res_valid_q && !res_err_q) begin
+            // cur's PTE, taken from a walk as it streamed past (the same PTE the TLB caches if
+            // valid): answered without waiting for the stream's fills to end.
+            pte = res_pte_q;
+          end else if (!tlb_fresh) begin
+            // The TLB compare is a cycle old and a fill came in between: look again.
+            d.decided = 1'b0;
+          end else if (h == 1) begin
+            pte = '{ppn: tlb_ppn, reserved: '0, snoop: tlb_snoop, writable: tlb_writable,
+                    valid: 1'b1};
+          end else if (res_valid_q) begin
+            walk_err = 1'b1;
+          end else begin
+            d.decided   = 1'b0;
+            d.need_walk = 1'b1;
+          end
+          if (walk_err)                          d.fault = GartFaultWalkError;
+          else if (!pte.valid)                   d.fault = GartFaultInvalidPte;
+          else if (cur_write_q && !pte.writable) d.fault = GartFaultWriteProtect;
+          d.ppn   = pte.ppn;
+          d.snoop = pte.snoop;
         end
-        if (walk_err)                          fault = GartFaultWalkError;
-        else if (!pte.valid)                   fault = GartFaultInvalidPte;
-        else if (cur_write_q && !pte.writable) fault = GartFaultWriteProtect;
-        ppn   = pte.ppn;
-        snoop = pte.snoop;
+      end else if (in_ms) begin
+        d.ppn = {MsBusPfn[PfnWidth-1:MsIdxWidth], cur_vpn_q[MsIdxWidth-1:0]};
+      end else if (in_sys) begin
+        if (!cur_priv_q) d.fault = GartFaultPrivilege;
+      end else begin
+        d.fault = GartFaultOutOfRange;
       end
-    end else if (in_ms) begin
-      ppn = {MsBusPfn[PfnWidth-1:MsIdxWidth], cur_vpn_q[MsIdxWidth-1:0]};
-    end else if (in_sys) begin
-      if (!cur_priv_q) fault = GartFaultPrivilege;
-    end else begin
-      fault = GartFaultOutOfRange;
+      if (!d.decided) d.fault = GartFaultNone;
     end
-    if (!decided) fault = GartFaultNone;
   end
+
+  decision_t dec;
+  assign dec       = decision_t'(({$bits(decision_t){tlb_hit}} & g_dec[1].d)
+                                 | ({$bits(decision_t){!tlb_hit}} & g_dec[0].d));
+  assign decided   = dec.decided;
+  assign need_walk = dec.need_walk;
+  assign fault     = dec.fault;
+  assign ppn       = dec.ppn;
+  assign snoop     = dec.snoop;
 
   logic rsp_free, resolve;
   assign rsp_free          = !rsp_valid_q || xlate_rsp_ready_i;
@@ -308,14 +345,29 @@ module sgpu_gart #(
   logic  wk_start_demand, wk_start_pf;
   assign wk_start_demand = cur_valid_q && need_walk && !walk_block;
   assign wk_start_pf     = !wk_start_demand && pf_pend_q && !walk_block;
-  assign wk_req_valid    = wk_start_demand || wk_start_pf;
+  // wk_start_demand || wk_start_pf, with the demand (behind the TLB's hit) entering last.
+  assign wk_req_valid    = !walk_block && (pf_pend_q || (cur_valid_q && need_walk));
   assign wk_start_line   = wk_start_demand ? ap_line : pf_line_q;
 
-  logic [32:0] wk_rem;
-  assign wk_rem      = eff_size - 33'({wk_start_line, 3'b000});
-  assign wk_req_ptes = (wk_rem >= 33'd8) ? 4'd8 : wk_rem[3:0];
-  assign wk_req_addr = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
-                       sgpu_pkg::addr_t'({wk_start_line, 6'b000000});
+  // The walk's PTE address and length for each of the two lines it may start at, formed from
+  // registers in parallel; the start (behind the TLB's hit, need_walk) only selects. Adding
+  // after the choice put the 64-bit carry chain behind the hit, into the walker's registers
+  // (timing pass 6b, docs/fpga.md).
+  // The length, min(8, eff_size - 8 * line), without the clamp and the subtraction in series
+  // with the compare: a line walked lies inside the table (WalkInsideTable) and the aperture,
+  // so it is a whole line if line < table_size_i / 8, and else the table's last, partial one,
+  // of table_size_i mod 8 PTEs (the clamp to the aperture can only shorten a line past it).
+  logic [3:0]      wk_ptes_demand, wk_ptes_pf;
+  sgpu_pkg::addr_t wk_addr_demand, wk_addr_pf;
+
+  assign wk_ptes_demand = (32'(ap_line) < (table_size_i >> 3)) ? 4'd8 : {1'b0, table_size_i[2:0]};
+  assign wk_ptes_pf     = (32'(pf_line_q) < (table_size_i >> 3)) ? 4'd8 : {1'b0, table_size_i[2:0]};
+  assign wk_addr_demand = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
+                          sgpu_pkg::addr_t'({ap_line, 6'b000000});
+  assign wk_addr_pf     = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
+                          sgpu_pkg::addr_t'({pf_line_q, 6'b000000});
+  assign wk_req_ptes    = wk_start_demand ? wk_ptes_demand : wk_ptes_pf;
+  assign wk_req_addr    = wk_start_demand ? wk_addr_demand : wk_addr_pf;
 
   logic  wk_go;
   assign wk_go = wk_req_valid && wk_req_ready;
@@ -426,6 +478,9 @@ module sgpu_gart #(
   always_comb begin
     cur_valid_d  = cur_valid_q;
     cur_vpn_d    = cur_vpn_q;
+    cur_in_ap_d  = cur_in_ap_q;
+    cur_in_ms_d  = cur_in_ms_q;
+    cur_in_sys_d = cur_in_sys_q;
     cur_write_d  = cur_write_q;
     cur_priv_d   = cur_priv_q;
     cur_quiet_d  = cur_quiet_q;
@@ -503,6 +558,9 @@ module sgpu_gart #(
     if (xlate_req_valid_i && xlate_req_ready_o) begin
       cur_valid_d  = 1'b1;
       cur_vpn_d    = xlate_req_i.vpn;
+      cur_in_ap_d  = seg_ap(xlate_req_i.vpn);
+      cur_in_ms_d  = seg_ms(xlate_req_i.vpn);
+      cur_in_sys_d = seg_sys(xlate_req_i.vpn);
       cur_write_d  = xlate_req_i.write;
       cur_priv_d   = xlate_src_i.priv;
       cur_quiet_d  = xlate_src_i.quiet;
@@ -561,6 +619,9 @@ module sgpu_gart #(
   // Payload registers: only read while their valid bit says so.
   always_ff @(posedge clk_i) begin
     cur_vpn_q   <= cur_vpn_d;
+    cur_in_ap_q  <= cur_in_ap_d;
+    cur_in_ms_q  <= cur_in_ms_d;
+    cur_in_sys_q <= cur_in_sys_d;
     cur_write_q <= cur_write_d;
     cur_priv_q  <= cur_priv_d;
     cur_quiet_q <= cur_quiet_d;
@@ -579,7 +640,7 @@ module sgpu_gart #(
 
   // The table is 4 KiB aligned; PTE bits 11:3 are reserved.
   logic unused;
-  assign unused = (^table_base_i[PageShift-1:0]) ^ (^pte.reserved);
+  assign unused = (^table_base_i[PageShift-1:0]) ^ (^g_dec[0].pte.reserved) ^ (^g_dec[1].pte.reserved);
 
   assign xlate_rsp_valid_o = rsp_valid_q;
   assign xlate_rsp_o       = '{ppn: rsp_ppn_q, fault: rsp_fault_q};
@@ -616,7 +677,17 @@ module sgpu_gart #(
                                   |=> (rsp_valid_q && $stable(xlate_rsp_o)))
   `SGPU_ASSERT(NoWalkDuringInvalidation, wk_go |-> !walk_block)
   `SGPU_ASSERT(SweepWithoutWalk, tlb_inv_valid |-> !wk_busy)
+  `SGPU_ASSERT(SegmentIsKept, cur_valid_q |-> in_ap == seg_ap(cur_vpn_q) && in_ms == seg_ms(cur_vpn_q)
+                                             && in_sys == seg_sys(cur_vpn_q))
+  `SGPU_ASSERT(WalkStartIsEither, wk_req_valid == (wk_start_demand || wk_start_pf))
   `SGPU_ASSERT(WalkInsideTable, wk_go |-> 33'({wk_start_line, 3'b000}) < eff_size)
+  // The address and length chosen are those of the line chosen.
+  logic [32:0] wk_rem_chosen;
+  assign wk_rem_chosen = eff_size - 33'({wk_start_line, 3'b000});
+  `SGPU_ASSERT(WalkRequestOfLine, wk_req_valid |->
+      wk_req_addr == {table_base_i[63:PageShift], {PageShift{1'b0}}}
+                     + sgpu_pkg::addr_t'({wk_start_line, 6'b000000})
+      && wk_req_ptes == ((wk_rem_chosen >= 33'd8) ? 4'd8 : wk_rem_chosen[3:0]))
   `SGPU_ASSERT(InTableIsClampedCompare, in_table == (33'(ap_idx) < eff_size))
   // The prefetch's history compare, made from registers, equals the compare with the history
   // after this cycle's walk start (the invalidation clears the history after the compare).

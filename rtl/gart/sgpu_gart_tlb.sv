@@ -2,11 +2,13 @@
 // writable, snoop}. One lookup port (registered compare: the page the caller will hold in the
 // next cycle is compared in this one, and the match vector is read out the next cycle), one fill port
 // (overwrites the entry of the same page if there is one, else the oldest entry: FIFO
-// replacement), and an invalidation sweep that checks one entry per cycle against a page range
-// (or clears everything in one cycle).
+// replacement; registered compare too: a PTE is compared with the entries in the cycle it
+// arrives and written in the next), and an invalidation sweep that checks one entry per cycle
+// against a page range (or clears everything in one cycle).
 //
 // The caller keeps fills and sweeps apart (sgpu_gart starts a sweep only while no walk is in
-// flight and starts no walk during one); lookups may go on during a sweep and may still hit an
+// flight and starts no walk during one; a fill's write, a cycle after the walk's last PTE, still
+// comes before the sweep's first check); lookups may go on during a sweep and may still hit an
 // entry the sweep has not reached yet: an invalidation takes effect when it completes.
 `include "sgpu_assert.svh"
 
@@ -29,8 +31,10 @@ module sgpu_gart_tlb #(
   input  wire logic [IdxWidth-1:0]        lk_idx_cur_i,
   /// The caller takes a new request this cycle (selects lk_idx_new_i for the next cycle).
   input  wire logic                       lk_take_i,
-  /// The lookup result below is up to date: no fill in the previous cycle (a fill may have
-  /// replaced a matched entry or added the page after the compare). Read hit only when set.
+  /// The lookup result below is up to date: no fill arrived or was written in the previous
+  /// cycle (a fill may have replaced a matched entry or added the page after the compare; it is
+  /// written the cycle after its PTE arrives, and seen by the compares after that). Read hit
+  /// only when set.
   output      logic                       lk_fresh_o,
   /// An entry holds the page held (compared in the previous cycle, still valid now).
   output      logic                       lk_hit_o,
@@ -79,11 +83,12 @@ module sgpu_gart_tlb #(
   // entries in this cycle, and the take signal only selects which match vector is kept.
   // Staleness: a sweep that clears an entry is seen through valid_q (the kept vector is ANDed
   // with it, so an invalidation takes effect exactly as with a combinational compare); a fill
-  // may rewrite an entry, so the cycle after a fill the result is not fresh and the caller
-  // waits a cycle (the compare of that cycle sees the filled entries).
+  // may rewrite an entry, so the cycle after a fill arrived or was written the result is not
+  // fresh and the caller waits (the compare after the write sees the filled entries).
   logic [Entries-1:0]  lk_match_new, lk_match_cur, lk_match_q, lk_match;
   logic [PtrWidth-1:0] lk_sel;
   logic                fill_q;
+  logic                fw_valid_q;  // a fill is written this cycle (see Fill)
 
   always_comb begin
     for (int i = 0; i < Entries; i++) begin
@@ -92,13 +97,20 @@ module sgpu_gart_tlb #(
     end
   end
 
+  // The take selects with an AND-OR, not a multiplexer: Yosys's opt_share turns a multiplexer of
+  // two compares into one compare of the multiplexed page, which puts the take (the caller's
+  // ready, behind this TLB's hit and its arbiter's grant) in front of the 32 compares instead of
+  // after them (timing pass 6b, docs/fpga.md).
+  logic [Entries-1:0] lk_match_kept;
+  assign lk_match_kept = ({Entries{lk_take_i}} & lk_match_new) | ({Entries{!lk_take_i}} & lk_match_cur);
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       lk_match_q <= '0;
       fill_q     <= 1'b0;
     end else begin
-      lk_match_q <= lk_take_i ? lk_match_new : lk_match_cur;
-      fill_q     <= fill_valid_i;
+      lk_match_q <= lk_match_kept;
+      fill_q     <= fill_valid_i || fw_valid_q;
     end
   end
 
@@ -137,22 +149,42 @@ module sgpu_gart_tlb #(
   // Fill //
   //////////
 
+  // Two stages, so that the 32 compares are not in series with the write enables they decide:
+  // a PTE is compared with the entries in the cycle it arrives (fill_*_i, from the walker's
+  // registers and its stream) and the match vector is registered with it (fc_*); the next cycle
+  // writes it (fw_valid_q), choosing its entry from the registered vector. The vector is a
+  // cycle old when it is used; the one write in between, the previous PTE's, cannot have given
+  // the page an entry (a walk's PTEs are of different pages) but may have replaced the entry
+  // that held it: that entry is taken out of the vector (fw_prev_q), and the PTE goes to the
+  // replacement entry, as a compare after the previous write would have found.
+  logic [Entries-1:0]  fc_match_d;
+  logic [Entries-1:0]  fc_match_q, fw_prev_q;
+  logic [IdxWidth-1:0] fc_idx_q;
+  sgpu_pkg::pfn_t      fc_ppn_q;
+  logic                fc_writable_q, fc_snoop_q;
   logic [Entries-1:0]  fill_match;
   logic [PtrWidth-1:0] fill_sel, fill_slot;
 
+  always_comb begin
+    for (int i = 0; i < Entries; i++) fc_match_d[i] = valid_q[i] && (idx_q[i] == fill_idx_i);
+  end
+
+  // The entry that holds the page now (at most one, OneEntryPerPage): the registered match,
+  // without the entry the previous write replaced. Nothing else changes the entries in between:
+  // no sweep runs while a walk is in flight and an invalidation of everything waits for the
+  // walker to be idle (FillCompareIsCurrent).
+  assign fill_match = fc_match_q & ~fw_prev_q;
+
   // At most one entry holds the page (OneEntryPerPage): an OR tree of the matching entries'
   // numbers, as for the lookup, not a priority chain through every entry.
-  always_comb begin
-    for (int i = 0; i < Entries; i++) fill_match[i] = valid_q[i] && (idx_q[i] == fill_idx_i);
-    fill_sel = onehot_index(fill_match);
-  end
+  assign fill_sel = onehot_index(fill_match);
 
   // A page already cached is refreshed in place, so no page is ever cached twice.
   assign fill_slot = (|fill_match) ? fill_sel : rep_q;
 
   // The same entry, one-hot, for the flip-flop fields and the valid bits: the matching entry,
   // else the replacement pointer's (decoded from the register). Each entry's write enable is its
-  // own compare and the OR of the matches, with no encode of the entry's number and decode of
+  // own match and the OR of the matches, with no encode of the entry's number and decode of
   // it behind (the PPN, in LUT-RAM, still takes the number as its write address).
   logic [Entries-1:0] fill_we, rep_onehot;
   always_comb begin
@@ -162,9 +194,28 @@ module sgpu_gart_tlb #(
 
   always_comb begin
     rep_d = rep_q;
-    if (fill_valid_i && !(|fill_match)) begin
+    if (fw_valid_q && !(|fill_match)) begin
       rep_d = (rep_q == PtrWidth'(Entries - 1)) ? '0 : rep_q + 1'b1;
     end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      fw_valid_q <= 1'b0;
+      fw_prev_q  <= '0;
+    end else begin
+      fw_valid_q <= fill_valid_i;
+      fw_prev_q  <= fw_valid_q ? fill_we : '0;
+    end
+  end
+
+  // The PTE and its match: only read while fw_valid_q is set.
+  always_ff @(posedge clk_i) begin
+    fc_match_q    <= fc_match_d;
+    fc_idx_q      <= fill_idx_i;
+    fc_ppn_q      <= fill_ppn_i;
+    fc_writable_q <= fill_writable_i;
+    fc_snoop_q    <= fill_snoop_i;
   end
 
   ///////////
@@ -189,7 +240,7 @@ module sgpu_gart_tlb #(
     sw_count_d = sw_count_q;
     inv_done_o = 1'b0;
 
-    if (fill_valid_i) valid_d = valid_d | fill_we;
+    if (fw_valid_q) valid_d = valid_d | fill_we;
 
     if (sw_busy_q) begin
       if (sw_in_range) valid_d[sw_ptr_q] = 1'b0;
@@ -231,14 +282,14 @@ module sgpu_gart_tlb #(
 
   // Entry contents: only read while the entry is valid, so they need no reset.
   always_ff @(posedge clk_i) begin
-    if (fill_valid_i) begin
-      ppn_q[fill_slot] <= fill_ppn_i;
+    if (fw_valid_q) begin
+      ppn_q[fill_slot] <= fc_ppn_q;
     end
     for (int i = 0; i < Entries; i++) begin
-      if (fill_valid_i && fill_we[i]) begin
-        idx_q[i]      <= fill_idx_i;
-        writable_q[i] <= fill_writable_i;
-        snoop_q[i]    <= fill_snoop_i;
+      if (fw_valid_q && fill_we[i]) begin
+        idx_q[i]      <= fc_idx_q;
+        writable_q[i] <= fc_writable_q;
+        snoop_q[i]    <= fc_snoop_q;
       end
     end
   end
@@ -259,8 +310,18 @@ module sgpu_gart_tlb #(
   `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match_cur) && $onehot0(fill_match))
   // The one-hot write enables name the entry fill_slot numbers (FillWriteIsSlot).
   `SGPU_ASSERT(FillWriteIsSlot, fill_we == (Entries'(1) << fill_slot))
+  // The registered fill compare, corrected for the write in between, is the compare with the
+  // entries as they are when the fill is written.
+  logic [Entries-1:0] fill_match_now;
+  always_comb begin
+    for (int i = 0; i < Entries; i++) fill_match_now[i] = valid_q[i] && (idx_q[i] == fc_idx_q);
+  end
+  `SGPU_ASSERT(FillCompareIsCurrent, fw_valid_q |-> fill_match == fill_match_now)
+  // A lookup is never reported fresh while a fill waits to be written: its compare cannot have
+  // seen it, and the caller would walk for a page the TLB is about to hold.
+  `SGPU_ASSERT(FreshMeansNoFillPending, lk_fresh_o |-> !fw_valid_q)
   // The caller never fills while a sweep runs (a stale PTE could survive it).
-  `SGPU_ASSERT(NoFillDuringSweep, !(fill_valid_i && sw_busy_q))
+  `SGPU_ASSERT(NoFillDuringSweep, !((fill_valid_i || fw_valid_q) && sw_busy_q))
 
 endmodule
 

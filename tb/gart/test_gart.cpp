@@ -127,6 +127,39 @@ TEST_CASE("eviction: lines beyond the TLB's capacity are walked again", "[gart][
   REQUIRE(h.ok());
 }
 
+TEST_CASE("a walk whose PTE evicts the next PTE's page keeps both: the fill's registered compare", "[gart][tlb]") {
+  // The TLB compares a PTE with its entries in the cycle the PTE arrives and writes it in the
+  // next, so the compare of the next PTE does not see that write. Here each PTE of a walk
+  // replaces the entry holding the next PTE's page: the next PTE must not refresh that entry
+  // (it now holds the page just written) but take the next replacement entry, so every page of
+  // the line stays cached.
+  GartHarness h(config());
+  h.set_mode(2);
+  const auto pages = map_scattered(h, 64);
+  h.set_table_size(64);
+  // Lines 0..3 fill the 32 entries in order (walk and prefetch, twice): the oldest is page 0's.
+  h.translate_one(GartHarness::ap_vpn(0));
+  h.translate_one(GartHarness::ap_vpn(16));
+  REQUIRE(h.perf_walks() == 4);
+  // Page 0 again after invalidating it: its walk puts it in the oldest entry (its own, invalid),
+  // refreshes pages 1..7 in place and moves the replacement to page 1's entry.
+  h.invalidate(false, 0, 1);
+  h.translate_one(GartHarness::ap_vpn(0));
+  // Once more: page 0 replaces page 1's entry, page 1 (compared before that write) page 2's,
+  // and so on along the line, back to back (one PTE per cycle).
+  h.invalidate(false, 0, 1);
+  h.translate_one(GartHarness::ap_vpn(0));
+  const uint32_t misses = h.perf_misses();
+  const uint32_t walks = h.perf_walks();
+  for (uint64_t i = 0; i < 8; ++i) {
+    const DxReq r = h.translate_one(GartHarness::ap_vpn(i));
+    CHECK(r.got.ppn == pages[i] >> 12);
+  }
+  CHECK(h.perf_misses() == misses);  // every page of line 0 hits
+  CHECK(h.perf_walks() == walks);
+  REQUIRE(h.ok());
+}
+
 TEST_CASE("invalidation while other pages stream: the remapped page changes, the stream does not stall",
           "[gart][invalidate]") {
   GartHarness h(config(64));
@@ -357,6 +390,25 @@ TEST_CASE("address map: segments, privilege, out of range, disabled", "[gart][ma
     }
     CHECK_FALSE(h.fault_record().valid);
   }
+  REQUIRE(h.ok());
+}
+
+TEST_CASE("the walk of the table's last, partial line reads only the PTEs inside the table", "[gart][tlb]") {
+  // The walk's length is formed from table_size's line and remainder (not from table_size minus
+  // the line's first PTE): a demand walk and a prefetch of the partial line read its 5 PTEs.
+  GartHarness h(config());
+  h.set_mode(2);
+  map_scattered(h, 16);
+  h.set_table_size(13);  // line 1 holds PTEs 8..12
+  h.axi().reset_stats();
+  CHECK_FALSE(h.translate_one(GartHarness::ap_vpn(9)).got.fault);  // a demand walk of line 1
+  CHECK(h.axi().stats().read_beats == 5);                          // one PTE per 64-bit beat
+  h.invalidate(true);
+  h.axi().reset_stats();
+  CHECK_FALSE(h.translate_one(GartHarness::ap_vpn(2)).got.fault);  // line 0, then line 1 prefetched
+  REQUIRE(h.run_until_idle());
+  CHECK(h.perf_walks() == 3);
+  CHECK(h.axi().stats().read_beats == 8 + 5);
   REQUIRE(h.ok());
 }
 
