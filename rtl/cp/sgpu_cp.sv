@@ -355,7 +355,6 @@ module sgpu_cp
                  last:           route_q.last};
 
   sgpu_cp_check u_check (
-    .entry_i          (entry),
     .pkt_i            (pkt),
     .info_i           (dec.info),
     .dw_i             (dw),

@@ -18,8 +18,6 @@ module sgpu_cp_check
   import sgpu_abi_pkg::*;
   import sgpu_cp_pkg::*;
 (
-  /// The ring entry (complete once it was read).
-  input  wire ring_entry_t     entry_i,
   /// The packet being executed and its row of the packet table.
   input  wire cp_pkt_t         pkt_i,
   input  wire pkt_info_t       info_i,
@@ -53,9 +51,7 @@ module sgpu_cp_check
   cp_next_e        next;
   logic            copy_overlap, wait_hit;
   sgpu_pkg::addr_t table_pte;
-  assign chk_o = '{entry_bad:    entry_bad(entry_i),
-                   entry_empty:  entry_empty(entry_i),
-                   dword_fault:  dword_fault,
+  assign chk_o = '{dword_fault:  dword_fault,
                    last_fault:   last_fault,
                    next:         next,
                    copy_overlap: copy_overlap,
@@ -194,12 +190,11 @@ module sgpu_cp_check
     endcase
   end
 
-  // Bits 11:0 of GART_TABLE_BASE are ignored (docs/gart.md); the rest of the entry, of the
-  // packet and of its table row is the controller's and the decoder's.
+  // Bits 11:0 of GART_TABLE_BASE are ignored (docs/gart.md); the rest of the packet and of its
+  // table row is the controller's and the decoder's.
   logic unused;
   assign unused = ^{gart_table_base_i[11:0], a.src_pitch, a.dst_pitch, a.pattern, info_i.known,
                     info_i.min_dwords, info_i.max_dwords, info_i.flags_mask, pkt_i.hdr_off,
-                    entry_i.buf_addr_hi, entry_i.fence_lo, entry_i.fence_hi, entry_i.context_id,
                     pkt_i.info};
 
 endmodule

@@ -155,6 +155,7 @@ module sgpu_cp_ctrl
   cp_fsm_e         state_q, state_d;
   logic [31:0]     head_q, head_d;
   ring_entry_t     entry_q, entry_d;
+  logic            entry_bad_q, entry_empty_q;    // entry_q's checks, registered with it
   logic [2:0]      entry_idx_q, entry_idx_d;
   cp_pkt_t         pkt_q, pkt_d;                  // the packet being executed
   logic [15:0]     pkt_idx_q, pkt_idx_d;          // its payload dwords consumed
@@ -851,10 +852,10 @@ module sgpu_cp_ctrl
     // (StRingCheck, whose buffer may be requested already: quiet_q): one place for the checks,
     // so the two ways in cannot record a bad entry differently.
     if (entry_start) begin
-      if (chk_i.entry_bad) begin
+      if (entry_bad_q) begin
         fault_req = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
         bad_entry = 1'b1;
-      end else if (chk_i.entry_empty) begin
+      end else if (entry_empty_q) begin
         state_d     = StRetireDrain;
         wb_second_d = 1'b0;
       end else begin
@@ -1122,8 +1123,13 @@ module sgpu_cp_ctrl
   end
 
   // Datapath registers: only meaningful in the states that load them.
+  // The entry's checks are formed from its next value and registered with it, so the entry's
+  // start (its fault, the stream start, the first request) begins at flip-flops; the entry may
+  // start in the cycle after its last dword or its copy from next_q came.
   always_ff @(posedge clk_i) begin
-    entry_q    <= entry_d;
+    entry_q       <= entry_d;
+    entry_bad_q   <= entry_bad(entry_d);
+    entry_empty_q <= entry_empty(entry_d);
     next_q     <= next_d;
     pkt_q      <= pkt_d;
     next_buf_q <= next_buf;
@@ -1151,6 +1157,8 @@ module sgpu_cp_ctrl
   // The stream is only re-requested once the aborted one drained.
   `SGPU_ASSERT(ResumeAfterDrain, state_q == StStreamStop && state_d == StWaitReq |-> !dma_busy)
   `SGPU_ASSERT(OverlapIsRegistered, state_q == StCopyDrain && ovl_valid_q |-> ovl_q == chk_i.copy_overlap)
+  `SGPU_ASSERT(EntryChecksRegistered, entry_bad_q == entry_bad(entry_q)
+                                      && entry_empty_q == entry_empty(entry_q))
   `SGPU_ASSERT(NextIsRegistered, next_valid_q |-> next_fit_q == next_fit && next_buf_q == next_buf
                                                 && next_len_q == next_len)
   `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)

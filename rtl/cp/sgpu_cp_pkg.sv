@@ -326,8 +326,6 @@ package sgpu_cp_pkg;
 
   /// The operand checks' answers (sgpu_cp_check).
   typedef struct packed {
-    logic            entry_bad;     ///< the ring entry is malformed (BAD_RING_ENTRY)
-    logic            entry_empty;   ///< the ring entry executes nothing (empty or null render)
     cp_fault_req_t   dword_fault;   ///< the fault the payload dword at the head causes
     cp_fault_req_t   last_fault;    ///< the fault the packet causes if that dword is its last
     cp_next_e        next;          ///< what follows then, if it does not fault
