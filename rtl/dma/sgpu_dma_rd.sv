@@ -395,7 +395,10 @@ module sgpu_dma_rd #(
 
   sgpu_fifo #(
     .Width($bits(xseg_t)),
-    .Depth(SegDepth)
+    .Depth(SegDepth),
+    // The issuer's decision (the credit check, the burst's length, the pop) starts from the
+    // head: from flip-flops, not the LUT-RAM's read.
+    .RegOut(1'b1)
   ) u_seg_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -541,7 +544,10 @@ module sgpu_dma_rd #(
 
   sgpu_fifo #(
     .Width($bits(desc_t)),
-    .Depth(DescDepth)
+    .Depth(DescDepth),
+    // The realigner's decisions (the burst's last beat, the pop of the buffer and of this FIFO,
+    // the credits returned) start from the head: from flip-flops, not the LUT-RAM's read.
+    .RegOut(1'b1)
   ) u_desc_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -782,10 +788,6 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
   `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
       |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
-  `SGPU_ASSERT(CreditOkPrecomputed, sf_valid
-      |-> credit_ok == ((CreditWidth + SegBeatsWidth)'(CreditWidth'(BufferBeats) - free_q)
-                        + (CreditWidth + SegBeatsWidth)'(is_burst_beats)
-                        <= (CreditWidth + SegBeatsWidth)'(BufferBeats)))
   // The free-beat register equals the buffer less the beats reserved, counted as before (issue
   // reserves a burst's beats, every beat the realigner takes returns one, abort clears).
 `ifndef SYNTHESIS
@@ -797,6 +799,10 @@ module sgpu_dma_rd #(
                           CreditWidth'(rb_pop);
   end
   `SGPU_ASSERT(FreeBeatsRegistered, free_q == CreditWidth'(BufferBeats) - sim_credits_q)
+  `SGPU_ASSERT(CreditOkPrecomputed, sf_valid
+      |-> credit_ok == ((CreditWidth + SegBeatsWidth)'(sim_credits_q)
+                        + (CreditWidth + SegBeatsWidth)'(is_burst_beats)
+                        <= (CreditWidth + SegBeatsWidth)'(BufferBeats)))
 `endif
   // The walk's registered "last segment" equals the compare it replaces; a walk is never empty.
   `SGPU_ASSERT(WalkLastRegistered, wk_active_q
