@@ -65,8 +65,11 @@ module sgpu_fifo #(
   if (RegOut) begin : g_reg_out
     logic [Width-1:0] head_q;
     always_ff @(posedge clk_i) begin
-      // The head changes as it leaves, or as an entry arrives that becomes the head.
-      if (push && !clear_i && (count_q == '0 || (pop && count_q == CountWidth'(1)))) begin
+      // The head changes as it leaves, or as an entry arrives that becomes the head. The input
+      // is taken whenever the FIFO is empty or its only entry leaves, pushed or not (without a
+      // push the FIFO is empty next, and the head unread), so the push (often late) is not in
+      // the register's enable.
+      if (count_q == '0 || (pop && count_q == CountWidth'(1))) begin
         head_q <= in_data_i;
       end else if (pop) begin
         head_q <= mem_q[rd_next];
