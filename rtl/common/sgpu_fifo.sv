@@ -12,6 +12,11 @@ module sgpu_fifo #(
   parameter int unsigned Width = 32,
   /// Number of entries; any value >= 1.
   parameter int unsigned Depth = 4,
+  /// Hold the head entry in a register, loaded from the input (into an empty FIFO, or one whose
+  /// only entry leaves) or from the entry after the head (a second read of the memory) as the
+  /// head leaves: its readers then start from flip-flops, not from the memory's read
+  /// multiplexer. The same cycles at both ports; Width more flip-flops and a second read port.
+  parameter bit RegOut = 1'b0,
   /// Dependent parameter, do not override.
   parameter int unsigned CountWidth = $clog2(Depth + 1)
 ) (
@@ -44,7 +49,6 @@ module sgpu_fifo #(
   assign count_dec = count_q - 1'b1;
   assign in_ready_o  = (count_q != CountWidth'(Depth));
   assign out_valid_o = (count_q != '0);
-  assign out_data_o  = mem_q[rd_ptr_q];
   assign count_o     = count_q;
 
   assign push = in_valid_i && in_ready_o;
@@ -55,8 +59,32 @@ module sgpu_fifo #(
     return (ptr == PtrWidth'(Depth - 1)) ? '0 : ptr + 1'b1;
   endfunction
 
+  logic [PtrWidth-1:0] rd_next;
+  assign rd_next = next_ptr(rd_ptr_q);
+
+  if (RegOut) begin : g_reg_out
+    logic [Width-1:0] head_q;
+    always_ff @(posedge clk_i) begin
+      // The head changes as it leaves, or as an entry arrives that becomes the head. The input
+      // is taken whenever the FIFO is empty or its only entry leaves, pushed or not (without a
+      // push the FIFO is empty next, and the head unread), so the push (often late) is not in
+      // the register's enable.
+      if (count_q == '0 || (pop && count_q == CountWidth'(1))) begin
+        head_q <= in_data_i;
+      end else if (pop) begin
+        head_q <= mem_q[rd_next];
+      end
+    end
+    assign out_data_o = head_q;
+    logic [Width-1:0] mem_head;
+    assign mem_head = mem_q[rd_ptr_q];
+    `SGPU_ASSERT(HeadRegistered, out_valid_o |-> head_q == mem_head)
+  end else begin : g_mem_out
+    assign out_data_o = mem_q[rd_ptr_q];
+  end
+
   always_comb begin
-    rd_ptr_d = pop  ? next_ptr(rd_ptr_q) : rd_ptr_q;
+    rd_ptr_d = pop  ? rd_next : rd_ptr_q;
     wr_ptr_d = push ? next_ptr(wr_ptr_q) : wr_ptr_q;
     // The next count is chosen among values computed from count_q alone, so push and pop
     // (whose readiness often arrives late) only drive a multiplexer, not an adder.

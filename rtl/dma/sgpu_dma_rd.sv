@@ -395,7 +395,10 @@ module sgpu_dma_rd #(
 
   sgpu_fifo #(
     .Width($bits(xseg_t)),
-    .Depth(SegDepth)
+    .Depth(SegDepth),
+    // The issuer's decision (the credit check, the burst's length, the pop) starts from the
+    // head: from flip-flops, not the LUT-RAM's read.
+    .RegOut(1'b1)
   ) u_seg_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -426,7 +429,7 @@ module sgpu_dma_rd #(
   logic                     is_issue, is_end;
   desc_t                    is_desc;
   logic                     desc_in_ready;
-  logic [CreditWidth-1:0]   credits_q, credits_d;      // beats reserved in the buffer
+  logic [CreditWidth-1:0]   free_q, free_d;            // beats of the buffer not reserved
   logic [OutstWidth-1:0]    outst_q, outst_d;          // bursts in flight
   logic                     credit_ok, credit_ok_final, credit_ok_full, outst_ok, ar_free;
   logic                     arvalid_q, arvalid_d;
@@ -447,11 +450,16 @@ module sgpu_dma_rd #(
                         1'b1;
 
   assign cancel_hit = cancel_valid && (cancel_seq == sf_head.seg.seq);
-  // Room for the next burst, computed for both of its lengths in parallel with the choice.
-  assign credit_ok_final = (CreditWidth + SegBeatsWidth)'(credits_q) +
-                           (CreditWidth + SegBeatsWidth)'(is_cur_left) <=
-                           (CreditWidth + SegBeatsWidth)'(BufferBeats);
-  assign credit_ok_full  = credits_q <= CreditWidth'(BufferBeats - BurstBeats);
+  // Room for the next burst, computed for both of its lengths in parallel with the choice. The
+  // buffer's free beats are the register (not the reserved ones), so the check of a final burst
+  // is one compare, no adder, behind the segment FIFO's head; the started segment's compare is
+  // formed from registers alone and the head's is selected by is_started_q last.
+  localparam int unsigned CmpWidth = (CreditWidth > SegBeatsWidth) ? CreditWidth : SegBeatsWidth;
+  logic credit_ok_left, credit_ok_head;
+  assign credit_ok_left  = CmpWidth'(is_left_q) <= CmpWidth'(free_q);
+  assign credit_ok_head  = CmpWidth'(sf_head.beats) <= CmpWidth'(free_q);
+  assign credit_ok_final = is_started_q ? credit_ok_left : credit_ok_head;
+  assign credit_ok_full  = free_q >= CreditWidth'(BurstBeats);
   assign credit_ok       = is_burst_final ? credit_ok_final : credit_ok_full;
   assign outst_ok   = outst_q < OutstWidth'(MaxOutstanding);
   assign ar_free    = !arvalid_q || axi_rd_rsp_i.ar_ready;
@@ -536,7 +544,10 @@ module sgpu_dma_rd #(
 
   sgpu_fifo #(
     .Width($bits(desc_t)),
-    .Depth(DescDepth)
+    .Depth(DescDepth),
+    // The realigner's decisions (the burst's last beat, the pop of the buffer and of this FIFO,
+    // the credits returned) start from the head: from flip-flops, not the LUT-RAM's read.
+    .RegOut(1'b1)
   ) u_desc_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -580,18 +591,18 @@ module sgpu_dma_rd #(
   // buffer's pop (behind the realigner) and then the issue (latest: behind the abort input and
   // the credit check) only select one, the issue at the last multiplexer. Nothing is issued
   // during abort (stop), so the abort's clear is folded into the no-issue side.
-  logic [CreditWidth-1:0] credits_issue, credits_issue_pop, credits_idle;
+  logic [CreditWidth-1:0] free_issue, free_issue_pop, free_idle;
   logic [OutstWidth-1:0]  outst_idle;
   logic                   r_last;
-  assign credits_issue     = credits_q + CreditWidth'(is_burst_beats);
-  assign credits_issue_pop = credits_q + CreditWidth'(is_burst_beats) - 1'b1;
+  assign free_issue     = free_q - CreditWidth'(is_burst_beats);
+  assign free_issue_pop = free_q - CreditWidth'(is_burst_beats) + 1'b1;
   // During abort the buffer is being emptied: no beat is reserved.
-  assign credits_idle      = abort_q ? '0 : rb_pop ? credits_q - 1'b1 : credits_q;
+  assign free_idle      = abort_q ? CreditWidth'(BufferBeats) : rb_pop ? free_q + 1'b1 : free_q;
   assign r_last            = r_hs && axi_rd_rsp_i.r.last;
   assign outst_idle        = r_last ? outst_q - 1'b1 : outst_q;
 
   always_comb begin
-    credits_d = is_issue ? (rb_pop ? credits_issue_pop : credits_issue) : credits_idle;
+    free_d    = is_issue ? (rb_pop ? free_issue_pop : free_issue) : free_idle;
     outst_d   = is_issue ? (r_last ? outst_q : outst_q + 1'b1) : outst_idle;
   end
 
@@ -709,7 +720,7 @@ module sgpu_dma_rd #(
       xreq_valid_q  <= 1'b0;
       is_started_q  <= 1'b0;
       drop_rest_q   <= 1'b0;
-      credits_q     <= '0;
+      free_q        <= CreditWidth'(BufferBeats);
       outst_q       <= '0;
       arvalid_q     <= 1'b0;
       st_errors_q   <= '0;
@@ -720,7 +731,7 @@ module sgpu_dma_rd #(
       xreq_valid_q  <= xreq_valid_d;
       is_started_q  <= is_started_d;
       drop_rest_q   <= drop_rest_d;
-      credits_q     <= credits_d;
+      free_q        <= free_d;
       outst_q       <= outst_d;
       arvalid_q     <= arvalid_d;
       st_errors_q   <= st_errors_d;
@@ -768,7 +779,7 @@ module sgpu_dma_rd #(
   ////////////////
 
   // The credit and outstanding counts stay within what they guard.
-  `SGPU_ASSERT(CreditsBounded, credits_q <= CreditWidth'(BufferBeats))
+  `SGPU_ASSERT(CreditsBounded, free_q <= CreditWidth'(BufferBeats))
   `SGPU_ASSERT(OutstandingBounded, outst_q <= OutstWidth'(MaxOutstanding))
   // Nothing arrives that was not asked for.
   `SGPU_ASSERT(ReadDataExpected, axi_rd_rsp_i.r_valid |-> outst_q != '0)
@@ -777,10 +788,22 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
   `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
       |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
+  // The free-beat register equals the buffer less the beats reserved, counted as before (issue
+  // reserves a burst's beats, every beat the realigner takes returns one, abort clears).
+`ifndef SYNTHESIS
+  logic [CreditWidth-1:0] sim_credits_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) sim_credits_q <= '0;
+    else if (abort_q && !is_issue) sim_credits_q <= '0;
+    else sim_credits_q <= sim_credits_q + (is_issue ? CreditWidth'(is_burst_beats) : '0) -
+                          CreditWidth'(rb_pop);
+  end
+  `SGPU_ASSERT(FreeBeatsRegistered, free_q == CreditWidth'(BufferBeats) - sim_credits_q)
   `SGPU_ASSERT(CreditOkPrecomputed, sf_valid
-      |-> credit_ok == ((CreditWidth + SegBeatsWidth)'(credits_q)
+      |-> credit_ok == ((CreditWidth + SegBeatsWidth)'(sim_credits_q)
                         + (CreditWidth + SegBeatsWidth)'(is_burst_beats)
                         <= (CreditWidth + SegBeatsWidth)'(BufferBeats)))
+`endif
   // The walk's registered "last segment" equals the compare it replaces; a walk is never empty.
   `SGPU_ASSERT(WalkLastRegistered, wk_active_q
       |-> wk_last_q == (wk_left_q <= len_t'(sgpu_pkg::PageBytes)))
