@@ -119,35 +119,9 @@ module sgpu_gart_arb #(
   idx_t own_head;
   logic req_hs, rsp_hs;
 
-  // The request and its privilege are selected by a one-hot grant with an AND-OR: the page goes
-  // on to the TLB's 32 compares, and an encoded grant put its mux tree (behind the grant's
-  // own multiplexer by next_q) in front of them (timing pass 6d, docs/fpga.md; asserted:
-  // OneHotGrant). With nobody asking the request reads 0 (it was client 0's): never taken.
-  logic [Clients-1:0] gnt_oh;
-  always_comb begin
-    logic [Clients-1:0] oh_from [Clients];
-    for (int unsigned n = 0; n < Clients; n++) begin
-      oh_from[n] = '0;
-      for (int unsigned k = Clients; k > 0; k--) begin
-        if (asking[(n + k - 1) % Clients]) oh_from[n] = Clients'(1) << ((n + k - 1) % Clients);
-      end
-    end
-    gnt_oh = '0;
-    for (int unsigned n = 0; n < Clients; n++) begin
-      gnt_oh |= {Clients{next_q == idx_t'(n)}} & oh_from[n];
-    end
-  end
-
-  always_comb begin
-    xlate_req_o = '0;
-    xlate_src_o = '{priv: 1'b0, quiet: 1'b0, client: CW'(gnt)};
-    for (int unsigned c = 0; c < Clients; c++) begin
-      xlate_req_o       |= {$bits(sgpu_dma_pkg::xlate_req_t){gnt_oh[c]}} & cl_req_i[c];
-      xlate_src_o.priv  |= gnt_oh[c] & cl_priv_i[c];
-      xlate_src_o.quiet |= gnt_oh[c] & cl_quiet_i[c];
-    end
-  end
   assign xlate_req_valid_o = gnt_valid && own_in_ready;
+  assign xlate_req_o       = cl_req_i[gnt];
+  assign xlate_src_o       = '{priv: cl_priv_i[gnt], quiet: cl_quiet_i[gnt], client: CW'(gnt)};
   assign req_hs            = xlate_req_valid_o && xlate_req_ready_i;
 
   always_comb begin
@@ -236,7 +210,6 @@ module sgpu_gart_arb #(
       && (32'(gnt) >= 32'(next_q) ? (asking & ((Clients'(1) << gnt) - (Clients'(1) << next_q))) == '0
                                    : (asking & ~((Clients'(1) << next_q) - Clients'(1))) == '0
                                      && (asking & ((Clients'(1) << gnt) - Clients'(1))) == '0))
-  `SGPU_ASSERT(OneHotGrant, gnt_oh == (gnt_valid ? Clients'(1) << gnt : '0))
   `SGPU_ASSERT(ResponseHasOwner, xlate_rsp_valid_i |-> own_valid)
   // Credits: an answer always finds room.
   `SGPU_ASSERT(AnswerHasRoom, xlate_rsp_valid_i |-> buf_in_ready[own_head])
