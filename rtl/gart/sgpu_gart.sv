@@ -414,38 +414,58 @@ module sgpu_gart #(
   // Fault record //
   //////////////////
 
-  fault_rec_t rec_q, rec_d;
+  fault_rec_t rec_q, rec_d, rec_now;
   logic       resolve_fault;
 
   // A quiet request's fault (a read ahead for work that may never start) is answered, not
   // recorded: its client asks again, not quietly, if the work starts.
   assign resolve_fault = resolve && (fault != GartFaultNone) && !cur_quiet_q;
 
+  // The record takes a fault a cycle late, and the port shows it on time: a fault is kept in
+  // fl_* (registered with every field it records, whatever happens) and merged into rec_q, the
+  // record as of the previous cycle's clear, by the port's view rec_now (from registers: a
+  // multiplexer) and by the next cycle's update. A clear in the fault's cycle is applied to the
+  // record before the fault, one in the next cycle after it, as before. So resolve_fault, behind
+  // the TLB's hit and the decision, ends in one flip-flop (and the reason in four) instead of
+  // the record's 180 load enables and the interrupt status (timing pass 6d, docs/fpga.md;
+  // asserted: RecordIsOnTime).
+  logic           fl_valid_q, fl_write_q, fl_priv_q;
+  gart_fault_e    fl_reason_q;
+  logic [ClientWidth-1:0] fl_client_q;
+  sgpu_pkg::pfn_t fl_vpn_q;
+  logic [63:0]    fl_fence_q;
+  logic [31:0]    fl_context_q;
+
   always_comb begin
-    rec_d = rec_q;
+    rec_now = rec_q;
+    if (fl_valid_q) begin
+      if (!rec_q.valid) begin
+        rec_now = '{valid:      1'b1,
+                    more:       1'b0,
+                    write:      fl_write_q,
+                    privileged: fl_priv_q,
+                    reason:     fl_reason_q,
+                    client:     fl_client_q,
+                    addr:       {fl_vpn_q, {PageShift{1'b0}}},
+                    fence:      fl_fence_q,
+                    context_id: fl_context_q};
+      end else begin
+        rec_now.more = 1'b1;
+      end
+    end
+    rec_d = rec_now;
     if (fault_clear_i) begin
       rec_d.valid = 1'b0;
       rec_d.more  = 1'b0;
     end
-    if (resolve_fault) begin
-      if (!rec_d.valid) begin
-        rec_d = '{valid:      1'b1,
-                  more:       1'b0,
-                  write:      cur_write_q,
-                  privileged: cur_priv_q,
-                  reason:     fault,
-                  client:     cur_client_q,
-                  addr:       {cur_vpn_q, {PageShift{1'b0}}},
-                  fence:      exec_i.fence,
-                  context_id: exec_i.context_id};
-      end else begin
-        rec_d.more = 1'b1;
-      end
-    end
   end
 
-  assign fault_o     = rec_q;
-  assign fault_evt_o = resolve_fault;
+  // The event is the registered fault too: it pulses in the cycle the port first shows the
+  // fault in the record (a cycle after the fault is answered; before pass 6d it pulsed with the
+  // answer, a cycle before the record showed it). INT_STATUS.gart_fault and the interrupt are
+  // set a cycle later; the record is on time.
+  assign fault_o     = rec_now;
+  assign fault_evt_o = fl_valid_q;
 
   //////////////////
   // Performance //
@@ -595,6 +615,7 @@ module sgpu_gart #(
       hist1_valid_q  <= 1'b0;
       inv_pend_q     <= 1'b0;
       wk_got_q       <= '0;
+      fl_valid_q     <= 1'b0;
       rec_q          <= '{reason: GartFaultNone, default: '0};
       perf_lookups_q <= '0;
       perf_misses_q  <= '0;
@@ -610,6 +631,7 @@ module sgpu_gart #(
       inv_pend_q     <= inv_pend_d;
       wk_got_q       <= wk_got_d;
       rec_q          <= rec_d;
+      fl_valid_q     <= resolve_fault;
       perf_lookups_q <= perf_lookups_q + 32'(resolve && ap_lookup);
       perf_misses_q  <= perf_misses_q + 32'(cur_valid_q && need_walk && !cur_missed_q);
       perf_walks_q   <= perf_walks_q + 32'(wk_go);
@@ -636,6 +658,13 @@ module sgpu_gart #(
     hist0_q     <= hist0_d;
     hist1_q     <= hist1_d;
     inv_q       <= inv_d;
+    fl_write_q   <= cur_write_q;
+    fl_priv_q    <= cur_priv_q;
+    fl_reason_q  <= fault;
+    fl_client_q  <= cur_client_q;
+    fl_vpn_q     <= cur_vpn_q;
+    fl_fence_q   <= exec_i.fence;
+    fl_context_q <= exec_i.context_id;
   end
 
   // The table is 4 KiB aligned; PTE bits 11:3 are reserved.
@@ -694,6 +723,33 @@ module sgpu_gart #(
   `SGPU_ASSERT(PrefetchHistoryCompare, !tlb_inv_valid |->
       pf_seen0 == (hist0_valid_d && hist0_d == next_line)
       && pf_seen1 == (hist1_valid_d && hist1_d == next_line))
+
+`ifndef SYNTHESIS
+  // The record as it was kept before timing pass 6d: captured in the fault's cycle. The port
+  // shows the same record in every cycle.
+  fault_rec_t ref_rec_q, ref_rec_d;
+  always_comb begin
+    ref_rec_d = ref_rec_q;
+    if (fault_clear_i) begin
+      ref_rec_d.valid = 1'b0;
+      ref_rec_d.more  = 1'b0;
+    end
+    if (resolve_fault) begin
+      if (!ref_rec_d.valid) begin
+        ref_rec_d = '{valid: 1'b1, more: 1'b0, write: cur_write_q, privileged: cur_priv_q,
+                      reason: fault, client: cur_client_q, addr: {cur_vpn_q, {PageShift{1'b0}}},
+                      fence: exec_i.fence, context_id: exec_i.context_id};
+      end else begin
+        ref_rec_d.more = 1'b1;
+      end
+    end
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) ref_rec_q <= '{reason: GartFaultNone, default: '0};
+    else         ref_rec_q <= ref_rec_d;
+  end
+  `SGPU_ASSERT(RecordIsOnTime, fault_o == ref_rec_q)
+`endif
 
 endmodule
 
