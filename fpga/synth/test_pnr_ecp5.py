@@ -221,7 +221,7 @@ import json, sys, time
 args = sys.argv[1:]
 seed = int(args[args.index("--seed") + 1])
 report = args[args.index("--report") + 1]
-print("placing with seed", seed)
+print("placing with seed", seed, "timing weight", args[args.index("--placer-heap-timingweight") + 1])
 time.sleep(0.2)
 if seed == 9:
     sys.exit(3)
@@ -271,7 +271,14 @@ class SeedsTest(unittest.TestCase):
                 with open(os.path.join(run, f"report_seed{seed}.json")) as f:
                     self.assertEqual(json.load(f)["fmax"]["clk_i"]["achieved"], 50.0 + seed)
                 with open(os.path.join(run, f"nextpnr_seed{seed}.log")) as f:
-                    self.assertIn(f"placing with seed {seed}", f.read())
+                    self.assertIn(f"placing with seed {seed} timing weight 40", f.read())
+
+    def test_the_placer_timing_weight_reaches_nextpnr(self):
+        with tempfile.TemporaryDirectory() as run:
+            tool = self.fake(run)
+            pnr_ecp5.place_and_route(tool, run, dict(os.environ), run, 125.0, [2], 1, timing_weight=10)
+            with open(os.path.join(run, "nextpnr_seed2.log")) as f:
+                self.assertIn("placing with seed 2 timing weight 10", f.read())
 
     def test_a_failing_seed_stops_the_run_by_name(self):
         with tempfile.TemporaryDirectory() as run:
@@ -306,8 +313,9 @@ class CacheTest(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def key(self, freq=125.0, seeds=(1, 2, 3)):
-        return pnr_ecp5.fingerprint([self.src], pnr_ecp5.tool_versions(VENV), {"freq": freq, "seeds": list(seeds)})
+    def key(self, freq=125.0, seeds=(1, 2, 3), timing_weight=pnr_ecp5.TIMING_WEIGHT):
+        return pnr_ecp5.fingerprint([self.src], pnr_ecp5.tool_versions(VENV),
+                                    {"freq": freq, "seeds": list(seeds), "timing_weight": timing_weight})
 
     def command_line(self, venv, *args):
         """pnr_ecp5.main() called on this test's sources and output folder, with the tools of `venv`."""
@@ -326,6 +334,7 @@ class CacheTest(unittest.TestCase):
         self.assertEqual(before, self.key())
         self.assertNotEqual(before, self.key(freq=100.0))
         self.assertNotEqual(before, self.key(seeds=(1,)))
+        self.assertNotEqual(before, self.key(timing_weight=10))
         write(self.src, "module a; logic x; endmodule\n")
         self.assertNotEqual(before, self.key())
 
@@ -366,6 +375,13 @@ class CacheTest(unittest.TestCase):
                 pnr_ecp5.main()
         self.assertIn("--jobs 0", err.getvalue())
         self.assertFalse(os.path.exists(self.out))
+
+    def test_a_timing_weight_below_one_is_refused(self):
+        err = io.StringIO()
+        with self.command_line(VENV, "--timing-weight", "0"):
+            with self.assertRaises(SystemExit), redirect_stderr(err):
+                pnr_ecp5.main()
+        self.assertIn("--timing-weight 0", err.getvalue())
 
     def test_missing_tools_are_refused_by_name(self):
         with self.command_line(self.dir.name):
