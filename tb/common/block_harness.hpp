@@ -1,13 +1,20 @@
 // A clocked RTL block verilated alone (its own top: clk_i, rst_ni first), for the block's unit
 // test: the model in a context of its own, a reset with the inputs as the test set them, and one
-// clock cycle at a time.
+// clock cycle at a time. A datapath block without rst_ni has everything but reset().
 #pragma once
 
 #include <memory>
+#include <type_traits>
+#include <utility>
 
 #include <verilated.h>
 
 namespace sgpu::tb {
+
+template <class Model, class = void>
+struct HasReset : std::false_type {};
+template <class Model>
+struct HasReset<Model, std::void_t<decltype(std::declval<Model&>().rst_ni)>> : std::true_type {};
 
 template <class Model>
 struct BlockHarness {
@@ -16,7 +23,7 @@ struct BlockHarness {
 
   explicit BlockHarness(const char* name) : dut(std::make_unique<Model>(context.get(), name)) {
     dut->clk_i = 0;
-    dut->rst_ni = 0;
+    if constexpr (HasReset<Model>::value) dut->rst_ni = 0;
   }
   ~BlockHarness() { dut->final(); }
   BlockHarness(const BlockHarness&) = delete;

@@ -10,12 +10,12 @@
 #include <iterator>
 #include <string>
 #include <deque>
-#include <memory>
 #include <random>
 
 #include <verilated.h>
 
 #include "Vsgpu_cp_extent.h"
+#include "common/block_harness.hpp"
 #include "common/test_seed.hpp"
 
 namespace {
@@ -27,23 +27,14 @@ struct Inputs {
   u128 extent() const { return u128{rows_m1} * pitch + width; }
 };
 
-// A datapath block without a reset: a context and a clock.
-struct Extent {
-  std::unique_ptr<VerilatedContext> context = std::make_unique<VerilatedContext>();
-  std::unique_ptr<Vsgpu_cp_extent> dut = std::make_unique<Vsgpu_cp_extent>(context.get(), "extent");
-  Extent() { dut->clk_i = 0; }
-  ~Extent() { dut->final(); }
+// A datapath block without a reset.
+struct Extent : sgpu::tb::BlockHarness<Vsgpu_cp_extent> {
+  Extent() : BlockHarness("extent") {}
 
   void drive(const Inputs& in) {
     dut->rows_m1_i = in.rows_m1;
     dut->pitch_i = in.pitch;
     dut->width_i = in.width;
-    dut->eval();
-  }
-  void clock() {
-    dut->clk_i = 1;
-    dut->eval();
-    dut->clk_i = 0;
     dut->eval();
   }
   u128 ext() const {
