@@ -7,10 +7,10 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <iterator>
-#include <string>
 #include <deque>
+#include <iterator>
 #include <random>
+#include <string>
 
 #include <verilated.h>
 
