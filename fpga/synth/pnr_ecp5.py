@@ -55,8 +55,9 @@ from synth import read_sources  # noqa: E402
 TOP = "sgpu_top"
 DEVICE = ["--85k", "--package", "CABGA381", "--speed", "8"]
 # nextpnr's analytical placer weighs timing against wire length by --placer-heap-timingweight
-# (nextpnr's default 10). This design's paths are 75-85 % routing between blocks placed apart;
-# at 40 every seed measured placed 12-25 % faster (docs/fpga.md, "The placer's timing weight").
+# (nextpnr's default 10). Since timing pass 6 this design's paths are 72-85 % routing between
+# blocks placed apart; at 40 every seed measured placed 12-25 % faster (docs/fpga.md, "The
+# placer's timing weight").
 TIMING_WEIGHT = 40
 CLOCK = "clk_i"
 NO_SOURCE = "no source line"
