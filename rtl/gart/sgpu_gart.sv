@@ -357,17 +357,15 @@ module sgpu_gart #(
   // with the compare: a line walked lies inside the table (WalkInsideTable) and the aperture,
   // so it is a whole line if line < table_size_i / 8, and else the table's last, partial one,
   // of table_size_i mod 8 PTEs (the clamp to the aperture can only shorten a line past it).
-  logic [3:0]      wk_ptes_demand, wk_ptes_pf;
-  sgpu_pkg::addr_t wk_addr_demand, wk_addr_pf;
+  function automatic logic [3:0] line_ptes(line_t line);
+    return (32'(line) < (table_size_i >> 3)) ? 4'd8 : {1'b0, table_size_i[2:0]};
+  endfunction
+  function automatic sgpu_pkg::addr_t line_addr(line_t line);
+    return {table_base_i[63:PageShift], {PageShift{1'b0}}} + sgpu_pkg::addr_t'({line, 6'b000000});
+  endfunction
 
-  assign wk_ptes_demand = (32'(ap_line) < (table_size_i >> 3)) ? 4'd8 : {1'b0, table_size_i[2:0]};
-  assign wk_ptes_pf     = (32'(pf_line_q) < (table_size_i >> 3)) ? 4'd8 : {1'b0, table_size_i[2:0]};
-  assign wk_addr_demand = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
-                          sgpu_pkg::addr_t'({ap_line, 6'b000000});
-  assign wk_addr_pf     = {table_base_i[63:PageShift], {PageShift{1'b0}}} +
-                          sgpu_pkg::addr_t'({pf_line_q, 6'b000000});
-  assign wk_req_ptes    = wk_start_demand ? wk_ptes_demand : wk_ptes_pf;
-  assign wk_req_addr    = wk_start_demand ? wk_addr_demand : wk_addr_pf;
+  assign wk_req_ptes = wk_start_demand ? line_ptes(ap_line) : line_ptes(pf_line_q);
+  assign wk_req_addr = wk_start_demand ? line_addr(ap_line) : line_addr(pf_line_q);
 
   logic  wk_go;
   assign wk_go = wk_req_valid && wk_req_ready;
@@ -714,8 +712,7 @@ module sgpu_gart #(
   logic [32:0] wk_rem_chosen;
   assign wk_rem_chosen = eff_size - 33'({wk_start_line, 3'b000});
   `SGPU_ASSERT(WalkRequestOfLine, wk_req_valid |->
-      wk_req_addr == {table_base_i[63:PageShift], {PageShift{1'b0}}}
-                     + sgpu_pkg::addr_t'({wk_start_line, 6'b000000})
+      wk_req_addr == line_addr(wk_start_line)
       && wk_req_ptes == ((wk_rem_chosen >= 33'd8) ? 4'd8 : wk_rem_chosen[3:0]))
   `SGPU_ASSERT(InTableIsClampedCompare, in_table == (33'(ap_idx) < eff_size))
   // The prefetch's history compare, made from registers, equals the compare with the history
