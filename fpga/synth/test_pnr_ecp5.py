@@ -221,7 +221,8 @@ import json, sys, time
 args = sys.argv[1:]
 seed = int(args[args.index("--seed") + 1])
 report = args[args.index("--report") + 1]
-print("placing with seed", seed, "timing weight", args[args.index("--placer-heap-timingweight") + 1])
+print("placing with seed", seed, "timing weight", args[args.index("--placer-heap-timingweight") + 1],
+      "netlist", args[args.index("--json") + 1])
 time.sleep(0.2)
 if seed == 9:
     sys.exit(3)
@@ -278,7 +279,23 @@ class SeedsTest(unittest.TestCase):
             tool = self.fake(run)
             pnr_ecp5.place_and_route(tool, run, dict(os.environ), run, 125.0, [2], 1, timing_weight=10)
             with open(os.path.join(run, "nextpnr_seed2.log")) as f:
-                self.assertIn("placing with seed 2 timing weight 10", f.read())
+                self.assertIn("placing with seed 2 timing weight 10 netlist sgpu_top.ecp5.json", f.read())
+
+    def test_a_block_is_placed_from_its_own_netlist(self):
+        with tempfile.TemporaryDirectory() as run:
+            tool = self.fake(run)
+            pnr_ecp5.place_and_route(tool, run, dict(os.environ), run, 125.0, [1], 1, top="sgpu_cp")
+            with open(os.path.join(run, "nextpnr_seed1.log")) as f:
+                self.assertIn("netlist sgpu_cp.ecp5.json", f.read())
+
+    def test_explain_of_a_block_reads_the_netlist_its_run_names(self):
+        report, cells = load_fixture()
+        with tempfile.TemporaryDirectory() as run:
+            os.makedirs(os.path.join(run, "src"))
+            write(os.path.join(run, "fmax.json"), json.dumps({"top": "sgpu_cp"}))
+            write(os.path.join(run, "src", "report.json"), json.dumps(report))
+            write(os.path.join(run, "src", "sgpu_cp.ecp5.json"), json.dumps({"modules": {"sgpu_cp": {"cells": cells}}}))
+            self.assertEqual(pnr_ecp5.explain(run)["start"]["source"], "sgpu_cp_dwords.sv:102")
 
     def test_a_failing_seed_stops_the_run_by_name(self):
         with tempfile.TemporaryDirectory() as run:
@@ -313,9 +330,10 @@ class CacheTest(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def key(self, freq=125.0, seeds=(1, 2, 3), timing_weight=pnr_ecp5.TIMING_WEIGHT):
+    def key(self, freq=125.0, seeds=(1, 2, 3), timing_weight=pnr_ecp5.TIMING_WEIGHT, top=pnr_ecp5.TOP):
         return pnr_ecp5.fingerprint([self.src], pnr_ecp5.tool_versions(VENV),
-                                    {"freq": freq, "seeds": list(seeds), "timing_weight": timing_weight})
+                                    {"freq": freq, "seeds": list(seeds), "timing_weight": timing_weight,
+                                     "top": top})
 
     def command_line(self, venv, *args):
         """pnr_ecp5.main() called on this test's sources and output folder, with the tools of `venv`."""
@@ -335,6 +353,7 @@ class CacheTest(unittest.TestCase):
         self.assertNotEqual(before, self.key(freq=100.0))
         self.assertNotEqual(before, self.key(seeds=(1,)))
         self.assertNotEqual(before, self.key(timing_weight=10))
+        self.assertNotEqual(before, self.key(top="sgpu_cp"))
         write(self.src, "module a; logic x; endmodule\n")
         self.assertNotEqual(before, self.key())
 
@@ -382,6 +401,15 @@ class CacheTest(unittest.TestCase):
             with self.assertRaises(SystemExit), redirect_stderr(err):
                 pnr_ecp5.main()
         self.assertIn("--timing-weight 0", err.getvalue())
+
+    def test_a_top_that_is_not_a_module_name_is_refused(self):
+        for bad in ("sgpu_cp; rm", "1st", ""):
+            err = io.StringIO()
+            with self.command_line(VENV, "--top", bad):
+                with self.assertRaises(SystemExit), redirect_stderr(err):
+                    pnr_ecp5.main()
+            self.assertIn(f"--top {bad!r}", err.getvalue())
+        self.assertFalse(os.path.exists(self.out))
 
     def test_missing_tools_are_refused_by_name(self):
         with self.command_line(self.dir.name):
