@@ -262,11 +262,8 @@ module sgpu_dma_wr #(
     if (flush_i || xlate_clear_i) begin
       tr_valid_d = 1'b0;
       tr_fault_d = 1'b0;
-      // An answer still owed (or a request not yet taken) is dropped when it comes. Formed from
-      // the registers, not from the port's ready (the GART's decision and arbiter behind it,
-      // timing pass 7): a request offered is owed whether taken now or not, and an answer never
-      // comes while one is offered (one in flight). Asserted equal: DropWithoutReady.
-      if (tr_ask || tr_req_q || (tr_pend_q && !xlate_rsp_valid_i)) tr_drop_d = 1'b1;
+      // An answer still owed (or a request not yet taken) is dropped when it comes.
+      if (tr_req_d || tr_pend_d) tr_drop_d = 1'b1;
     end
   end
   assign pf_pop   = !pl_active_q && pf_valid && !flush_i;
@@ -549,9 +546,7 @@ module sgpu_dma_wr #(
                                           + 32'({pl_burst, lane_t'(0)}) <= sgpu_pkg::PageBytes))
   `SGPU_ASSERT(XlateReqHeld, xlate_req_valid_o && !xlate_req_ready_i
                              |=> xlate_req_valid_o && $stable(xlate_req_o))
-  `SGPU_ASSERT(OneXlateInFlight, xlate_rsp_valid_i |-> tr_pend_q && !tr_req_q)
-  `SGPU_ASSERT(DropWithoutReady, (flush_i || xlate_clear_i) |->
-      (tr_ask || tr_req_q || (tr_pend_q && !xlate_rsp_valid_i)) == (tr_req_d || tr_pend_d))
+  `SGPU_ASSERT(OneXlateInFlight, xlate_rsp_valid_i |-> tr_pend_q)
   `SGPU_ASSERT(CreditNeverNegative, (produce && start_burst) |-> aw_credit_q != '0)
 
 endmodule
