@@ -190,9 +190,7 @@ module sgpu_cp_ctrl
   // Helpers //
   /////////////
 
-  logic [31:0]     ring_mask_q; // from RING_SIZE, registered: it changes only while the ring is
-                                // disabled (the programming guide's bring-up order)
-  logic [31:0]     waiting;     // entries published and not retired: head .. tail - 1
+  logic [31:0]     ring_mask;
   sgpu_pkg::addr_t entry_addr, buf_addr;
   logic [31:0]     ahead_idx;   // the entry the ring read-ahead reads: after the head's, or
                                 // after next_q's once it is read
@@ -209,20 +207,18 @@ module sgpu_cp_ctrl
   logic [64:0]     src_ext, dst_ext;  // the extents of pkt_q two cycles before (sgpu_cp_extent)
   logic            drained;  // nothing of the CP's is in flight anywhere
 
-  assign head_next_o = (head_q + 32'd1) & ring_mask_q;
+  assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
+  assign head_next_o = (head_q + 32'd1) & ring_mask;
   assign ahead_idx   = head_q + {30'd0, next_valid_q, !next_valid_q};
   // The entry at the head while it is read, else the one read ahead: one adder for both.
   // Nothing names the head's entry once it was read (faults name the buffer or WB_ADDR).
   assign entry_addr  = cfg_i.ring_base
                        + sgpu_pkg::addr_t'({(reading_ring(state_q) ? head_q : ahead_idx)
-                                            & ring_mask_q, 5'b00000});
+                                            & ring_mask, 5'b00000});
   // Entries waiting: head (being executed) .. tail - 1; the one read ahead must be among them.
-  // More than one waits (the head's and the one after it) or, once next_q is read, more than
-  // two: OR trees over the count rather than a second carry chain behind the subtraction.
-  assign waiting     = (cfg_i.ring_tail - head_q) & ring_mask_q;
   assign next_ready  = cfg_i.enable && !pre_pend_q && !ahead_fail_q && !ring_pref_q
-                       && (next_valid_q ? (|waiting[31:2] || waiting[1:0] == 2'b11)
-                                        : |waiting[31:1])
+                       && (((cfg_i.ring_tail - head_q) & ring_mask)
+                           > {30'd0, next_valid_q, !next_valid_q})
                        && (!next_valid_q || buf_pref_q);
   // A ring entry is read ahead behind the buffer of the entry being executed (requested, at
   // level 0: a called buffer's caller is re-requested after it) or while it retires.
@@ -373,7 +369,7 @@ module sgpu_cp_ctrl
           state_d     = StPreemptDrain;
           enter_drain = 1'b1;
           pre_entry_d = 1'b0;
-        end else if (cfg_i.enable && ((head_q & ring_mask_q) != (cfg_i.ring_tail & ring_mask_q))) begin
+        end else if (cfg_i.enable && ((head_q & ring_mask) != (cfg_i.ring_tail & ring_mask))) begin
           state_d = StRingReq;
         end
       end
@@ -1113,14 +1109,6 @@ module sgpu_cp_ctrl
   // COPY/BLIT_RECT's overlap, from pkt_q's registered extents: valid from the second cycle of
   // StCopyDrain (pkt_q does not change there). StCopyCheck's cycles count from its first.
   assign ext_step_d = (state_q == StCopyCheck) ? ext_step_q + 2'd1 : 2'd0;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      ring_mask_q <= '0;
-    end else begin
-      ring_mask_q <= (32'd1 << cfg_i.ring_log2) - 32'd1;
-    end
-  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
