@@ -5,6 +5,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "common/axi_checker.hpp"
 #include "common/axi_memory.hpp"
@@ -13,6 +14,17 @@
 #include "common/host_memory.hpp"
 
 namespace sgpu::tb {
+
+/// The width of a DUT's AXI data in bytes, from its read data port or, without one, its write
+/// data port.
+template <class V, bool kHasRead>
+constexpr unsigned axi_data_bytes() {
+  if constexpr (kHasRead) {
+    return sizeof(std::declval<V&>().m_axi_rdata);
+  } else {
+    return sizeof(std::declval<V&>().m_axi_wdata);
+  }
+}
 
 template <class V, bool kRead = true, bool kWrite = true>
 class AxiMemoryAgent final : public Agent {
@@ -23,8 +35,9 @@ class AxiMemoryAgent final : public Agent {
     std::string name = "axi";
   };
 
-  /// The model's data width is the DUT's (its m_axi_rdata storage: QData or VlWide<N>).
-  static constexpr unsigned kDataBytes = sizeof(std::declval<V&>().m_axi_rdata);
+  /// The model's data width is the DUT's (the storage of its m_axi_rdata, or of m_axi_wdata on a
+  /// DUT that only writes: QData or VlWide<N>).
+  static constexpr unsigned kDataBytes = axi_data_bytes<V, kRead>();
 
   AxiMemoryAgent(V& dut, HostMemory& memory, AxiMemoryModel::Config config, Options options)
       : dut_(dut), options_(options), model_(memory, with_width(config)),

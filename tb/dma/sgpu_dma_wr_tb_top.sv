@@ -39,10 +39,7 @@ module sgpu_dma_wr_tb_top #(
   output      logic                   idle_o,
   output      logic                   err_o,
   output      logic [63:0]            err_addr_o,
-  /// AXI4 read ports (tb/common's memory agent reads the width from them): the writer has no
-  /// read side, so they are tied off.
-  `SGPU_TB_AXI_RD_PORTS(4, DataWidth),
-  /// AXI4 write master, flat.
+  /// AXI4 write master, flat (the writer has no read side).
   `SGPU_TB_AXI_WR_PORTS(4, DataWidth)
 );
 
@@ -85,18 +82,9 @@ module sgpu_dma_wr_tb_top #(
 
   assign xlate_req_vpn_o = xreq.vpn;
 
-  assign m_axi_arvalid = 1'b0;
-  assign m_axi_arid    = '0;
-  assign m_axi_araddr  = '0;
-  assign m_axi_arlen   = '0;
-  assign m_axi_arsize  = '0;
-  assign m_axi_arburst = '0;
-  assign m_axi_rready  = 1'b0;
-
-  // The writer asks for write translations only; nothing reads.
+  // The writer asks for write translations only.
   logic unused;
-  assign unused = ^{xreq.write, m_axi_arready, m_axi_rvalid, m_axi_rid, m_axi_rdata, m_axi_rresp,
-                    m_axi_rlast};
+  assign unused = xreq.write;
 
 endmodule
 
