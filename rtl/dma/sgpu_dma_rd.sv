@@ -598,12 +598,12 @@ module sgpu_dma_rd #(
   assign free_issue_pop = free_q - CreditWidth'(is_burst_beats) + 1'b1;
   // During abort the buffer is being emptied: no beat is reserved.
   assign free_idle      = abort_q ? CreditWidth'(BufferBeats) : rb_pop ? free_q + 1'b1 : free_q;
-  assign r_last            = r_hs && axi_rd_rsp_i.r.last;
-  assign outst_idle        = r_last ? outst_q - 1'b1 : outst_q;
+  assign r_last         = r_hs && axi_rd_rsp_i.r.last;
+  assign outst_idle     = r_last ? outst_q - 1'b1 : outst_q;
 
   always_comb begin
-    free_d    = is_issue ? (rb_pop ? free_issue_pop : free_issue) : free_idle;
-    outst_d   = is_issue ? (r_last ? outst_q : outst_q + 1'b1) : outst_idle;
+    free_d  = is_issue ? (rb_pop ? free_issue_pop : free_issue) : free_idle;
+    outst_d = is_issue ? (r_last ? outst_q : outst_q + 1'b1) : outst_idle;
   end
 
   ///////////////

@@ -420,33 +420,21 @@ module sgpu_gart #(
   assign resolve_fault = resolve && (fault != GartFaultNone) && !cur_quiet_q;
 
   // The record takes a fault a cycle late, and the port shows it on time: a fault is kept in
-  // fl_* (registered with every field it records, whatever happens) and merged into rec_q, the
+  // fl_rec_q (registered with every field it records, whatever happens) and merged into rec_q, the
   // record as of the previous cycle's clear, by the port's view rec_now (from registers: a
   // multiplexer) and by the next cycle's update. A clear in the fault's cycle is applied to the
   // record before the fault, one in the next cycle after it, as before. So resolve_fault, behind
   // the TLB's hit and the decision, ends in one flip-flop (and the reason in four) instead of
   // the record's 180 load enables and the interrupt status (timing pass 6d, docs/fpga.md;
   // asserted: RecordIsOnTime).
-  logic           fl_valid_q, fl_write_q, fl_priv_q;
-  gart_fault_e    fl_reason_q;
-  logic [ClientWidth-1:0] fl_client_q;
-  sgpu_pkg::pfn_t fl_vpn_q;
-  logic [63:0]    fl_fence_q;
-  logic [31:0]    fl_context_q;
+  logic       fl_valid_q;
+  fault_rec_t fl_rec_q;  // the record this cycle's translation would make (valid, not more)
 
   always_comb begin
     rec_now = rec_q;
     if (fl_valid_q) begin
       if (!rec_q.valid) begin
-        rec_now = '{valid:      1'b1,
-                    more:       1'b0,
-                    write:      fl_write_q,
-                    privileged: fl_priv_q,
-                    reason:     fl_reason_q,
-                    client:     fl_client_q,
-                    addr:       {fl_vpn_q, {PageShift{1'b0}}},
-                    fence:      fl_fence_q,
-                    context_id: fl_context_q};
+        rec_now = fl_rec_q;
       end else begin
         rec_now.more = 1'b1;
       end
@@ -656,13 +644,15 @@ module sgpu_gart #(
     hist0_q     <= hist0_d;
     hist1_q     <= hist1_d;
     inv_q       <= inv_d;
-    fl_write_q   <= cur_write_q;
-    fl_priv_q    <= cur_priv_q;
-    fl_reason_q  <= fault;
-    fl_client_q  <= cur_client_q;
-    fl_vpn_q     <= cur_vpn_q;
-    fl_fence_q   <= exec_i.fence;
-    fl_context_q <= exec_i.context_id;
+    fl_rec_q    <= '{valid:      1'b1,
+                     more:       1'b0,
+                     write:      cur_write_q,
+                     privileged: cur_priv_q,
+                     reason:     fault,
+                     client:     cur_client_q,
+                     addr:       {cur_vpn_q, {PageShift{1'b0}}},
+                     fence:      exec_i.fence,
+                     context_id: exec_i.context_id};
   end
 
   // The table is 4 KiB aligned; PTE bits 11:3 are reserved.
