@@ -145,6 +145,8 @@ module sgpu_cp
   logic        dw_valid, dw_ready, dw_clear, dw_valid2, dw_two, wr_pair, wr_hi;
   logic [31:0] dw, dw2;
   logic [2:0][31:0] dw_next;  // the next cycle's head for each take (0, 1, 2)
+  pkt_header_t head_hdr;      // the dword at the head, seen as a header
+  assign head_hdr = pkt_header_t'(dw);
 
   sgpu_cp_dwords #(.DataWidth(DataWidth)) u_dwords (
     .clk_i, .rst_ni,
@@ -168,6 +170,7 @@ module sgpu_cp
 
   cp_stream_op_e   stream_op;
   sgpu_pkg::addr_t stream_base, stream_addr;
+  cp_pkt_t         pkt;  // the packet being executed (u_ctrl's packet register)
   logic [31:0]     stream_offset_in, stream_offset, preempt_offset;
   logic [29:0]     stream_dwords, stream_left;
   logic            stream_nested, stream_full;
@@ -178,6 +181,8 @@ module sgpu_cp
     .base_i          (stream_base),
     .offset_i        (stream_offset_in),
     .dwords_i        (stream_dwords),
+    .head_dwords_i   (30'(head_hdr.dwords)),
+    .pkt_dwords_i    (30'(pkt.hdr.dwords)),
     .addr_o          (stream_addr),
     .offset_o        (stream_offset),
     .left_o          (stream_left),
@@ -193,7 +198,6 @@ module sgpu_cp
   cp_fsm_e      fsm;
   ring_entry_t  entry;
   logic         privileged;
-  cp_pkt_t      pkt;
   logic [15:0]  pkt_idx;
   cp_pkt_step_t pkt_step;
   cp_dec_t      dec, dec_now;
@@ -228,8 +232,6 @@ module sgpu_cp
   // payload routing therefore starts at a flop instead of the payload index compares, for the
   // write's valid, the dword checks and the FSM's next state.
   cp_route_t   route_q, route_d;
-  pkt_header_t head_hdr;  // the dword at the head, seen as a header
-  assign head_hdr = pkt_header_t'(dw);
   cp_route_t route_hdr[2], route_inc[2];
   cp_dec_t   dec_hdr[2], dec_inc[2];
 
@@ -269,27 +271,61 @@ module sgpu_cp
     end
   end
 
-  // WRITE_PHYSICAL's range, {addr_hi, addr_lo} + 4 * (dwords - 3) <= 2^SysAddrBits, as a bound
-  // on addr_hi: with T = 2^SysAddrBits - 4 * (dwords - 3), {hi, lo} > T exactly when
-  // hi > T[65:32] - (lo > T[31:0]). Formed when the address low dword is at the head (taken with
-  // its header, or alone as the first payload dword) from the window and the header: it is
-  // registered before the address high dword can be at the head, and held until the next one.
-  localparam logic signed [65:0] PhysLimit = 66'(1) << SysAddrBits;
+  // READ/WRITE_PHYSICAL's ranges must end at or below L = 2^SysAddrBits. Both ends are
+  // {hi, lo} + n with a 32-bit n: with S = lo + n (33 bits: carry c, low word e) the end is above
+  // L exactly when hi > K - c - (e != 0), K = 2^(SysAddrBits - 32). So hi meets one of three
+  // constants, and the sum is made without it:
+  // - WRITE_PHYSICAL: hi is the address high dword, lo the address low dword, n 4 * (dwords - 3).
+  //   S is formed when the low dword is at the head (taken with its header, or alone as the
+  //   first payload dword), and its c and e != 0 are held (wphys_cz_q) until the next one.
+  // - READ_PHYSICAL: hi and lo are the source's (in the packet register two dwords before the
+  //   bytes dword), n the bytes dword.
+  // Both answers are made a cycle ahead for the dword that will be at the head, for each take,
+  // and the take selects one (as the header check below): the dword's fault starts at a
+  // flip-flop, with no adder or compare between the stream head and the execute stage.
+  localparam logic [33:0] HiLimit = 34'(1) << (SysAddrBits - 32);  // K
 
-  function automatic cp_bound_t wphys_bound(logic [31:0] lo, logic [15:0] dwords);
-    logic signed [65:0] t;
-    t = PhysLimit - 66'({dwords - 16'd3, 2'b00});
-    return bound_of($signed({32'd0, t[65:32]}) - 66'(lo > t[31:0]));
+  /// [j]: hi > K - j, for j = c + (e != 0) of the sum S. K is a power of two, so each compare
+  /// is a reduction and an equality with a constant (no carry chain: hi may be the incoming
+  /// beat): hi >= K, hi == K, hi == K - 1.
+  function automatic logic [2:0] hi_above(logic [31:0] hi);
+    logic ge, eq, eq_below;
+    ge       = (34'(hi) >> (SysAddrBits - 32)) != '0;
+    eq       = 34'(hi) == HiLimit;
+    eq_below = 34'(hi) == HiLimit - 34'd1;
+    return {ge || eq_below, ge, ge && !eq};
   endfunction
 
-  cp_bound_t wphys_max_q, wphys_max_d, rphys_max_q;
+  /// c + (e != 0) of S = lo + n: which of hi_above's compares decides.
+  function automatic logic [1:0] sum_excess(logic [31:0] lo, logic [31:0] n);
+    logic [32:0] sum;
+    sum = 33'(lo) + 33'(n);
+    return 2'(sum[32]) + 2'(sum[31:0] != '0);
+  endfunction
+
+  function automatic logic [31:0] wphys_len(logic [15:0] dwords);
+    return 32'({dwords - 16'd3, 2'b00});
+  endfunction
+
+  logic [1:0] wphys_cz_q, wphys_cz_d;
   always_comb begin
-    wphys_max_d = wphys_max_q;
+    wphys_cz_d = wphys_cz_q;
     if (fsm == StPktHeader && dw_valid2) begin
-      wphys_max_d = wphys_bound(dw2, head_hdr.dwords);
+      wphys_cz_d = sum_excess(dw2, wphys_len(head_hdr.dwords));
     end else if (fsm == StPktBody && dw_valid && route_q.slot == SlotDstLo) begin
-      wphys_max_d = wphys_bound(dw, pkt.hdr.dwords);
+      wphys_cz_d = sum_excess(dw, wphys_len(pkt.hdr.dwords));
     end
+  end
+
+  logic [2:0] src_hi_above;
+  assign src_hi_above = hi_above(pkt.args.copy.src[63:32]);
+
+  logic [2:0] wphys_over_by, rphys_over_by;
+  for (genvar t = 0; t < 3; t++) begin : g_phys_over
+    logic [2:0] hi_above_t;
+    assign hi_above_t       = hi_above(dw_next[t]);
+    assign wphys_over_by[t] = hi_above_t[wphys_cz_d];
+    assign rphys_over_by[t] = src_hi_above[sum_excess(pkt.args.copy.src[31:0], dw_next[t])];
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -315,14 +351,11 @@ module sgpu_cp
   logic [33:0] map_len_q, map_len_d;
   assign map_len_d = pkt_step.load ? 34'(head_hdr.dwords) - 34'd4 : map_len_q;
 
-  // READ_PHYSICAL's source is complete two dwords before its bytes dword (dst lo and hi come
-  // between): the bound 2^SysAddrBits - src is formed from the packet register every cycle.
   always_ff @(posedge clk_i) begin
     map_len_q   <= map_len_d;
     range_end_q <= range_end_d;
     map_oor_q   <= range_end_d > 33'(cfg_i.gart_table_size);
-    wphys_max_q <= wphys_max_d;
-    rphys_max_q <= bound_of(PhysLimit - $signed({2'b00, pkt.args.copy.src}));
+    wphys_cz_q  <= wphys_cz_d;
   end
 
   // The header check's table part (opcode known, length, flags, class, privileged packet) of
@@ -339,8 +372,11 @@ module sgpu_cp
   assign dw_taken  = (dw_valid && dw_ready) ? (dw_two ? 2'd2 : 2'd1) : 2'd0;
   assign hdr_chk_d = hdr_chk_by[dw_taken];
 
+  logic wphys_over_q, rphys_over_q;  // the physical-range answers for the head dword (above)
   always_ff @(posedge clk_i) begin
-    hdr_chk_q <= hdr_chk_d;
+    hdr_chk_q    <= hdr_chk_d;
+    wphys_over_q <= wphys_over_by[dw_taken];
+    rphys_over_q <= rphys_over_by[dw_taken];
   end
 
   // The execute stage's decoder answers: the header check from the registered table part, the
@@ -360,8 +396,8 @@ module sgpu_cp
     .dw_i             (dw),
     .slot_i           (dec.slot),
     .nest_full_i      (stream_full),
-    .wphys_max_i      (wphys_max_q),
-    .rphys_max_i      (rphys_max_q),
+    .wphys_over_i     (wphys_over_q),
+    .rphys_over_i     (rphys_over_q),
     .map_oor_i        (map_oor_q),
     .map_len_i        (map_len_q),
     .gart_table_base_i(cfg_i.gart_table_base),
@@ -567,23 +603,24 @@ module sgpu_cp
   `SGPU_ASSERT_KNOWN(FsmKnown, fsm)
 
   // The decode stage: the registered routing is the decoder's answer for the packet register as
-  // it is now, wherever the execute stage uses it (payload states); the registered bounds give
-  // the range checks' answers (the 65-bit sums they replace, computed here for comparison).
+  // it is now, wherever the execute stage uses it (payload states); the registered physical-range
+  // answers are those of the 65-bit sums they replace (computed here for comparison).
   `SGPU_ASSERT(HeaderCheckIsHeads, dw_valid |-> hdr_chk_q == hdr_table_check(head_hdr))
   `SGPU_ASSERT(HeaderAnswersDecoded, dw_valid |-> dec.hdr_fault == dec_now.hdr_fault
       && dec.hdr_class == dec_now.hdr_class && dec.hdr_privileged == dec_now.hdr_privileged)
   `SGPU_ASSERT(RouteIsDecoded, fsm == StPktBody
       |-> route_q.slot == dec_now.slot && route_q.last == dec_now.last)
+  localparam logic [64:0] PhysLimit = 65'(1) << SysAddrBits;
   logic [64:0] wphys_end, rphys_end;
   assign wphys_end = {1'b0, dw, pkt.args.copy.dst[31:0]}
                      + 65'({pkt.hdr.dwords - 16'd3, 2'b00});
   assign rphys_end = {1'b0, pkt.args.copy.src} + 65'(dw);
   `SGPU_ASSERT(WritePhysBoundExact, fsm == StPktBody && dw_valid
       && dec.info.pkt_class == PktClassWrite && dec.slot == SlotDstHi
-      |-> bound_exceeded(wphys_max_q, dw) == ({1'b0, wphys_end} > 66'(PhysLimit)))
+      |-> wphys_over_q == (wphys_end > PhysLimit))
   `SGPU_ASSERT(ReadPhysBoundExact, fsm == StPktBody && dw_valid
       && dec.info.pkt_class == PktClassCopy && dec.last
-      |-> bound_exceeded(rphys_max_q, dw) == ({1'b0, rphys_end} > 66'(PhysLimit)))
+      |-> rphys_over_q == (rphys_end > PhysLimit))
   `SGPU_ASSERT(RangeEndIsArgs, fsm == StPktBody && dw_valid
       && ((dec.info.pkt_class == PktClassMap && dec.slot == SlotPattern)
           || (dec.info.pkt_class == PktClassUnmap && dec.slot == SlotDstPitch))
@@ -595,6 +632,8 @@ module sgpu_cp
       && PldUnmapDummyHi == PldUnmapCount + 2 && PldMapCount == PldMapFirstPage + 1
       && PldUnmapCount == PldUnmapFirstPage + 1,
       "MAP/UNMAP's range end is formed at count, before the dword that checks it")
+  `SGPU_ASSERT_STATIC(g_bad_sys_addr_bits, SysAddrBits >= 32 && SysAddrBits <= 64,
+                      "the physical-range checks compare a high dword with 2^(SysAddrBits - 32)")
   `SGPU_ASSERT_STATIC(g_bad_copy_layout, PldCopyBytes >= PldCopySrcHi + 2,
                       "READ_PHYSICAL's bound needs its source a cycle before its bytes dword")
 

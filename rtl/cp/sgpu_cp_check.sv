@@ -9,9 +9,9 @@
 // It also makes the comparisons later states need on the registered arguments: the copy
 // overlap, the WAIT_MEM condition and the address of the first PTE MAP/UNMAP write.
 //
-// The two physical-range checks compare the head dword with a bound the CP's decode stage
-// registered a cycle earlier (sgpu_cp, from the dwords before it): no adder between the stream
-// head and the fault, only one compare.
+// The two physical-range checks take their answer from the CP's decode stage (sgpu_cp), which
+// compared the dword with its bound a cycle before it reached the head: no adder and no compare
+// between the stream head and the fault.
 `default_nettype none
 
 module sgpu_cp_check
@@ -26,11 +26,11 @@ module sgpu_cp_check
   input  wire cp_slot_e        slot_i,
   /// INDIRECT: the return stack is full (the call would nest too deep).
   input  wire logic            nest_full_i,
-  /// WRITE_PHYSICAL at its address high dword: the range ends above 2^SysAddrBits exactly when
-  /// the dword is above a bound (sgpu_cp's decode stage: wphys_bound), given as a 32-bit compare.
-  input  wire cp_bound_t       wphys_max_i,
-  /// READ_PHYSICAL at its bytes dword: the bytes may be at most 2^SysAddrBits - src.
-  input  wire cp_bound_t       rphys_max_i,
+  /// WRITE_PHYSICAL at its address high dword: the range ends above 2^SysAddrBits (the dword
+  /// is above the bound sgpu_cp's decode stage formed from the dwords before it, wphys_bound).
+  input  wire logic            wphys_over_i,
+  /// READ_PHYSICAL at its bytes dword: the bytes are more than 2^SysAddrBits - src.
+  input  wire logic            rphys_over_i,
   /// MAP/UNMAP: first_page + count > GART_TABLE_SIZE, registered from count at the head
   /// (sgpu_cp).
   input  wire logic            map_oor_i,
@@ -61,13 +61,6 @@ module sgpu_cp_check
   logic [31:0] pkt;  // the header: the detail of every packet fault
   assign pkt = 32'(pkt_i.hdr);
 
-  // READ/WRITE_PHYSICAL: the range must end at or below 2^SysAddrBits (65-bit ends): for
-  // WRITE_PHYSICAL {addr_hi, addr_lo} + 4 * (dwords - 3), for READ_PHYSICAL src + bytes. Both
-  // are compared as the head dword against a registered bound (asserted equal in sgpu_cp).
-  logic wphys_over, rphys_over;
-  assign wphys_over = bound_exceeded(wphys_max_i, dw_i);
-  assign rphys_over = bound_exceeded(rphys_max_i, dw_i);
-
   // MAP/UNMAP: the range must end at or below GART_TABLE_SIZE (map_oor_i).
   assign table_pte = {gart_table_base_i[63:12], 12'h000}
                      + sgpu_pkg::addr_t'({args.range.first_page, 3'b000});
@@ -83,7 +76,7 @@ module sgpu_cp_check
       PktClassWrite: begin
         if (slot_i == SlotDstHi && a.dst[1:0] != 2'b00) begin
           dword_fault = fault(FaultBadAlignment, {dw_i, a.dst[31:0]}, pkt);
-        end else if (slot_i == SlotDstHi && info_i.privileged && wphys_over) begin
+        end else if (slot_i == SlotDstHi && info_i.privileged && wphys_over_i) begin
           dword_fault = fault(FaultPhysicalRange, {dw_i, a.dst[31:0]}, pkt);
         end
       end
@@ -146,7 +139,7 @@ module sgpu_cp_check
       // The last dword is bytes: a privileged copy's physical source range is checked before
       // the overlap.
       PktClassCopy: begin
-        if (info_i.privileged && rphys_over) begin
+        if (info_i.privileged && rphys_over_i) begin
           last_fault = fault(FaultPhysicalRange, a.src, pkt);
         end
         next = NextCopy;

@@ -350,7 +350,7 @@ module sgpu_cp_ctrl
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
     stream_offset_o     = pkt_q.hdr_off;                 // a rewind's target
-    stream_dwords_o     = 30'(pkt_q.hdr.dwords);         // a rewind's give-back
+    stream_dwords_o     = dw_i[31:2];                    // a call's bytes
     copy_status_ready_o = draining(state_q);
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
@@ -501,7 +501,6 @@ module sgpu_cp_ctrl
             fault_req = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
           end else begin
             stream_op_o     = StreamHeader;
-            stream_dwords_o = 30'(hdr.dwords);
             if (hdr.dwords != 16'd1) state_d = StPktBody;
             hi_next_d = 1'b0;
             if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
@@ -567,7 +566,6 @@ module sgpu_cp_ctrl
             stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
             if (body_last && chk_i.next == NextCall && !stream_full_i) begin
               stream_op_o     = StreamCall;
-              stream_dwords_o = dw_i[31:2];  // the called buffer's bytes
             end
           end
           if (dw_ready_o && !fault_req.valid) begin

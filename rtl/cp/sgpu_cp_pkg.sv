@@ -283,22 +283,6 @@ package sgpu_cp_pkg;
     return sgpu_abi_pkg::FaultNone;
   endfunction
 
-  /// A signed bound on a 32-bit dword, split so that the dword meets a 32-bit compare only: a
-  /// dword exceeds it if the bound is negative, or below 2^32 and less than the dword.
-  typedef struct packed {
-    logic        negative;  ///< every dword exceeds it
-    logic        fits;      ///< 0 <= bound < 2^32: compare with lo
-    logic [31:0] lo;
-  } cp_bound_t;
-
-  function automatic cp_bound_t bound_of(logic signed [65:0] b);
-    return '{negative: b < 0, fits: b[65:32] == '0, lo: b[31:0]};
-  endfunction
-
-  function automatic logic bound_exceeded(cp_bound_t b, logic [31:0] dword);
-    return b.negative || (b.fits && dword > b.lo);
-  endfunction
-
   /// The payload routing of the packet's next dword (sgpu_cp_decode's slot and last), as the
   /// CP's decode stage registers it a dword ahead (sgpu_cp).
   typedef struct packed {

@@ -23,9 +23,12 @@ module sgpu_cp_stream
   input  wire sgpu_pkg::addr_t base_i,
   /// StreamStart: the entry's start offset; StreamRewind: the offset of the packet's header.
   input  wire logic [31:0]     offset_i,
-  /// StreamStart, StreamCall: dwords of the buffer; StreamHeader(2): the packet's dwords (header
-  /// included); StreamRewind: the packet's dwords given back.
+  /// StreamStart, StreamCall: dwords of the buffer.
   input  wire logic [29:0]     dwords_i,
+  /// StreamHeader(2): the dwords of the packet whose header is at the head (header included).
+  input  wire logic [29:0]     head_dwords_i,
+  /// StreamRewind: the dwords of the packet being executed, given back.
+  input  wire logic [29:0]     pkt_dwords_i,
 
   /// GPU address and byte offset of the next dword; dwords of the buffer not yet decoded.
   output      sgpu_pkg::addr_t addr_o,
@@ -59,6 +62,16 @@ module sgpu_cp_stream
   assign push_idx = IdxWidth'(depth_q);
   assign pop_idx  = IdxWidth'(depth_q - DepthWidth'(1));
 
+  // The sums of the operations that have one, formed from the registers and from operands that
+  // do not depend on the operation (the head dword, the packet register): the operation, which
+  // ends the controller's decision, only selects among them.
+  logic [31:0] offset_4, offset_8;
+  logic [29:0] left_header, left_rewind;
+  assign offset_4    = offset_q + 32'd4;
+  assign offset_8    = offset_q + 32'd8;
+  assign left_header = left_q - head_dwords_i;
+  assign left_rewind = left_q + pkt_dwords_i;
+
   always_comb begin
     base_d   = base_q;
     offset_d = offset_q;
@@ -73,17 +86,17 @@ module sgpu_cp_stream
         depth_d  = '0;
       end
       StreamHeader: begin
-        offset_d = offset_q + 32'd4;
-        left_d   = left_q - dwords_i;
+        offset_d = offset_4;
+        left_d   = left_header;
       end
       StreamHeader2: begin
-        offset_d = offset_q + 32'd8;
-        left_d   = left_q - dwords_i;
+        offset_d = offset_8;
+        left_d   = left_header;
       end
-      StreamSkip:  offset_d = offset_q + 32'd4;
-      StreamSkip2: offset_d = offset_q + 32'd8;
+      StreamSkip:  offset_d = offset_4;
+      StreamSkip2: offset_d = offset_8;
       StreamCall: begin
-        stack_d[push_idx] = '{base: base_q, offset: offset_q + 32'd4, left: left_q};
+        stack_d[push_idx] = '{base: base_q, offset: offset_4, left: left_q};
         depth_d  = depth_q + 1'b1;
         base_d   = base_i;
         offset_d = '0;
@@ -97,7 +110,7 @@ module sgpu_cp_stream
       end
       StreamRewind: begin
         offset_d = offset_i;
-        left_d   = left_q + dwords_i;
+        left_d   = left_rewind;
       end
       default: ;  // StreamHold
     endcase

@@ -905,9 +905,10 @@ TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL use bus addresses, never translated,
   CHECK(h.mem().read32(a + 0x20) == 0);
 }
 
-// The physical-range checks compare the head dword with a bound the CP's decode stage formed
-// a cycle earlier (WRITE_PHYSICAL: from the address low dword and the length, with the carry of
-// their sum into the high dword; READ_PHYSICAL: from the source): exactly at the boundary.
+// The physical-range checks compare the high dword with 2^20 - c - (e != 0), where c and e are
+// the carry and the low word of the low dword's sum with the length (WRITE_PHYSICAL: address
+// low dword + 4 * (dwords - 3); READ_PHYSICAL: source low dword + bytes), made a cycle before
+// the dword reaches the head: exactly at the boundary, for each of the three compares.
 TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL ranges ending exactly at 2^52 pass the check and a dword or byte more faults",
           "[top][gart][physical][packet][fault]") {
   RingHarness h;
@@ -929,6 +930,14 @@ TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL ranges ending exactly at 2^52 pass t
     want_addr = limit;
     over = true;
   }
+  // High dword 2^20 - 2: the sum carries and leaves a nonzero low word, and the range ends
+  // 4 GiB below 2^52.
+  SECTION("WRITE_PHYSICAL crossing into the last 4 GiB below 2^52") {
+    k.write_physical(limit - (std::uint64_t{1} << 32) - 4, {1, 2});
+  }
+  SECTION("WRITE_PHYSICAL of one dword in the last 4 GiB below 2^52") {
+    k.write_physical(limit - (std::uint64_t{1} << 32) + 0x100, {1});
+  }
   SECTION("WRITE_PHYSICAL of a long run ending at 2^52") {
     k.write_physical(limit - 4 * 300, std::vector<std::uint32_t>(300, 7));
   }
@@ -941,6 +950,14 @@ TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL ranges ending exactly at 2^52 pass t
   SECTION("READ_PHYSICAL of 9 bytes ending past 2^52") {
     k.read_physical(limit - 8, spare, 9);
     want_addr = limit - 8;
+    over = true;
+  }
+  SECTION("READ_PHYSICAL crossing into the last 4 GiB below 2^52") {
+    k.read_physical(limit - (std::uint64_t{1} << 32) - 4, spare, 8);
+  }
+  SECTION("READ_PHYSICAL from 2^52 - 4 of 5 bytes") {
+    k.read_physical(limit - 4, spare, 5);
+    want_addr = limit - 4;
     over = true;
   }
   SECTION("READ_PHYSICAL from 2^52 + 2^32 (source high dword above the bound)") {
