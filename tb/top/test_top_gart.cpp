@@ -960,6 +960,13 @@ TEST_CASE("WRITE_PHYSICAL and READ_PHYSICAL ranges ending exactly at 2^52 pass t
     want_addr = limit - 4;
     over = true;
   }
+  // No bytes: the end is the source, and only then is the sum's low word zero without a carry.
+  SECTION("READ_PHYSICAL of no bytes from 2^52") { k.read_physical(limit, spare, 0); }
+  SECTION("READ_PHYSICAL of no bytes from 2^52 + 4") {
+    k.read_physical(limit + 4, spare, 0);
+    want_addr = limit + 4;
+    over = true;
+  }
   SECTION("READ_PHYSICAL from 2^52 + 2^32 (source high dword above the bound)") {
     k.read_physical(limit + (std::uint64_t{1} << 32), spare, 4);
     want_addr = limit + (std::uint64_t{1} << 32);
