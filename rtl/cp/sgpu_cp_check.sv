@@ -10,8 +10,8 @@
 // overlap, the WAIT_MEM condition and the address of the first PTE MAP/UNMAP write.
 //
 // The two physical-range checks take their answer from the CP's decode stage (sgpu_cp), which
-// compared the dword with its bound a cycle before it reached the head: no adder and no compare
-// between the stream head and the fault.
+// made it for the dword a cycle before it reached the head: no adder and no compare between
+// the stream head and the fault.
 `default_nettype none
 
 module sgpu_cp_check
@@ -26,8 +26,8 @@ module sgpu_cp_check
   input  wire cp_slot_e        slot_i,
   /// INDIRECT: the return stack is full (the call would nest too deep).
   input  wire logic            nest_full_i,
-  /// WRITE_PHYSICAL at its address high dword: the range ends above 2^SysAddrBits (the dword
-  /// is above the bound sgpu_cp's decode stage formed from the dwords before it, wphys_bound).
+  /// WRITE_PHYSICAL at its address high dword: the range ends above 2^SysAddrBits (sgpu_cp's
+  /// decode stage: the high dword against hi_above's constants, chosen by the low dword's sum).
   input  wire logic            wphys_over_i,
   /// READ_PHYSICAL at its bytes dword: the bytes are more than 2^SysAddrBits - src.
   input  wire logic            rphys_over_i,

@@ -6,6 +6,7 @@
 `include "sgpu_axi_typedef.svh"
 `include "sgpu_axi_assign.svh"
 `include "sgpu_tb_axi_ports.svh"
+`include "sgpu_tb_xlate_ports.svh"
 
 `default_nettype none
 
@@ -45,13 +46,7 @@ module sgpu_dma_rd_tb_top #(
   /// 1: translate with the RTL identity translator; 0: with the xlate_* ports.
   input  wire logic                   use_identity_i,
   /// Translation port, flattened.
-  output      logic                   xlate_req_valid_o,
-  input  wire logic                   xlate_req_ready_i,
-  output      logic [51:0]            xlate_req_vpn_o,
-  input  wire logic                   xlate_rsp_valid_i,
-  output      logic                   xlate_rsp_ready_o,
-  input  wire logic [51:0]            xlate_rsp_ppn_i,
-  input  wire logic                   xlate_rsp_fault_i,
+  `SGPU_TB_XLATE_PORTS,
   /// AXI4 read master, flat.
   `SGPU_TB_AXI_RD_PORTS(4, DataWidth)
 );

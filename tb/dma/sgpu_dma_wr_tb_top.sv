@@ -4,6 +4,7 @@
 `include "sgpu_axi_typedef.svh"
 `include "sgpu_axi_assign.svh"
 `include "sgpu_tb_axi_ports.svh"
+`include "sgpu_tb_xlate_ports.svh"
 
 `default_nettype none
 
@@ -15,13 +16,7 @@ module sgpu_dma_wr_tb_top #(
   input  wire logic                   rst_ni,
   input  wire logic                   flush_i,
   /// Translation port, flattened (the names tb/common/translator.hpp binds).
-  output      logic                   xlate_req_valid_o,
-  input  wire logic                   xlate_req_ready_i,
-  output      logic [51:0]            xlate_req_vpn_o,
-  input  wire logic                   xlate_rsp_valid_i,
-  output      logic                   xlate_rsp_ready_o,
-  input  wire logic [51:0]            xlate_rsp_ppn_i,
-  input  wire logic                   xlate_rsp_fault_i,
+  `SGPU_TB_XLATE_PORTS,
   input  wire logic                   xlate_clear_i,
   output      logic                   xerr_o,
   output      logic [63:0]            xerr_addr_o,
