@@ -2,6 +2,7 @@
 // of sgpu_gart_tb_top: hits, misses, prefetch, eviction, invalidation while pages are in use,
 // faults (no bus access, record, event, resume), write-protect, the dummy page, and the RTL
 // against the C++ model of the translation on random traffic.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "common/test_seed.hpp"
@@ -211,6 +212,50 @@ TEST_CASE("range invalidation drops exactly the range, invalidate-all drops ever
   h.translate_one(GartHarness::ap_vpn(8));
   CHECK(h.perf_misses() == misses + 2);
   REQUIRE(h.ok());
+}
+
+TEST_CASE("range invalidation: both ends of the range, an empty range, a count past 2^32",
+          "[gart][invalidate]") {
+  // The sweep compares each cached page with [first, first + count): first is in, first + count
+  // is out, and the end is formed without wrapping (a count that takes it past 2^32 reaches every
+  // page from first on).
+  struct Range {
+    uint32_t first, count;
+    std::vector<uint64_t> dropped;
+  };
+  const Range ranges[] = {
+      {3, 2, {3, 4}},
+      {0, 1, {0}},
+      {15, 1, {15}},
+      {6, 0, {}},
+      {12, 0xffff'ffffu, {12, 13, 14, 15}},
+      {0, 0xffff'ffffu, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+  };
+  for (const Range& r : ranges) {
+    DYNAMIC_SECTION("first " << r.first << ", count " << r.count) {
+      GartHarness h(config());
+      h.set_mode(2);
+      map_scattered(h, 16);
+      h.set_table_size(16);
+      for (uint64_t i = 0; i < 16; ++i) h.translate_one(GartHarness::ap_vpn(i));
+      h.invalidate(false, r.first, r.count);
+      // The range's first page misses. It is translated first: any lookup queues a prefetch of
+      // the next PTE line, which would refill the range's pages behind the check's back.
+      uint32_t misses = h.perf_misses();
+      if (!r.dropped.empty()) {
+        h.translate_one(GartHarness::ap_vpn(r.dropped.front()));
+        CHECK(h.perf_misses() == ++misses);
+      }
+      // Every page outside the range still hits.
+      for (uint64_t i = 0; i < 16; ++i) {
+        if (std::find(r.dropped.begin(), r.dropped.end(), i) != r.dropped.end()) continue;
+        INFO("page " << i << " outside the range");
+        h.translate_one(GartHarness::ap_vpn(i));
+        CHECK(h.perf_misses() == misses);
+      }
+      REQUIRE(h.ok());
+    }
+  }
 }
 
 TEST_CASE("a lookup right after an invalidation completes misses: no stale registered TLB match",
