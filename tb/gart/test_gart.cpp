@@ -217,8 +217,8 @@ TEST_CASE("range invalidation drops exactly the range, invalidate-all drops ever
 TEST_CASE("range invalidation: both ends of the range, an empty range, a count past 2^32",
           "[gart][invalidate]") {
   // The sweep compares each cached page with [first, first + count): first is in, first + count
-  // is out, and the end is formed without wrapping (a count that takes it past 2^32 reaches every
-  // page from first on).
+  // is out, and the range does not wrap at 2^32 (a count that takes first + count past it
+  // reaches every page from first on).
   struct Range {
     uint32_t first, count;
     std::vector<uint64_t> dropped;
