@@ -13,7 +13,7 @@ critical path and the cells used, from nextpnr's JSON report:
                                register-to-register paths, none through its ports
   pnr_ecp5.py ... --cached     reuse OUT/fmax.json when the sources and tools are unchanged
   pnr_ecp5.py --explain OUT [--seed N]   the critical path of a finished run by RTL source line
-                               (the worst seed's, or seed N's; no tools run)
+                               and its endpoint map (the worst seed's, or seed N's; no tools run)
 
 One netlist placed with different seeds spreads by about 10 % on this design (51.4 to 57.2 MHz
 over seeds 1 to 3), more than most timing cuts win, so the figure is the mean over the seeds
@@ -26,8 +26,16 @@ places no I/O buffers, so the figure is the core's register-to-register paths; p
 to ports are not constrained (the shells register every interface of the core).
 
 Writes OUT/fmax.json ({"fmax_ecp5_mhz", "fmax_ecp5_mhz_worst_seed", "seeds", "target_mhz",
-"critical_path" (the worst seed's), "resources", ...}), the logs (nextpnr_seed<N>.log) and the
-reports (src/report_seed<N>.json; src/report.json is the worst seed's); prints a short summary.
+"critical_path" and "endpoint_map" (the worst seed's), "resources", ...}), the logs
+(nextpnr_seed<N>.log) and the reports (src/report_seed<N>.json; src/report.json is the worst
+seed's); prints a short summary.
+
+The endpoint map: one path says little once a fifth of the design misses the target. nextpnr's
+detailed timing report (--detailed-timing-report) gives every endpoint's latest arrival, so each
+seed's entry in fmax.json counts the endpoints that miss the target ("failing") and those that miss
+it by more than 2 ns ("failing_by_2ns": they would miss a target 2 ns slower too), and
+"endpoint_map" ranks the worst seed's by the RTL source line of the endpoint's flip-flop (a
+LUT-RAM by its memory's name): where a broad timing pass has to go, and how far it got.
 Each place and route is single-threaded (WebAssembly): 6 to 10 minutes a seed.
 
 nextpnr names the path's cells after the nets Yosys's autoname gave them (the first named net
@@ -200,6 +208,72 @@ def path_by_source(cp, cells):
             "cell_share": round(cell_ns / total, 3) if total else 0.0}
 
 
+def endpoint_arrivals(report):
+    """Each timing endpoint of clk_i, (cell, port), with its latest arrival in ns, setup included
+    (the worst one is the critical path's total): nextpnr's detailed net timings
+    (--detailed-timing-report), which list every endpoint a clock reaches. {} without them."""
+    arrivals = {}
+    for net in report.get("detailed_net_timings", []):
+        for ep in net.get("endpoints", []):
+            if CLOCK not in ep.get("event", CLOCK):
+                continue
+            key = (ep["cell"], ep["port"])
+            arrivals[key] = max(arrivals.get(key, 0.0), ep["delay"][-1])
+    return arrivals
+
+
+def endpoint_group(name, cells):
+    """What an endpoint is counted under: its cell's RTL source line and type. A LUT-RAM keeps no
+    source line; it is named by its memory (Yosys names the cells <memory>.<row>.<column>, nextpnr
+    splits each into $-suffixed write ports)."""
+    base = name
+    cell = cells.get(name)
+    if cell is None and "$" in name[1:]:
+        base = name[:name.index("$", 1)]
+        cell = cells.get(base)
+    if cell is None:
+        return f"{NO_SOURCE} (not in the netlist)"
+    kind = cell.get("type", "?")
+    source = rtl_source(cell.get("attributes", {}).get("src"))
+    if source == NO_SOURCE and kind == "TRELLIS_DPR16X4":
+        source = re.sub(r"(\.\d+)+$", "", base)
+    return f"{source} {kind}"
+
+
+def endpoint_map(arrivals, cells, target_mhz, limit=25):
+    """How many endpoints miss the target, and by more than 2 ns (they would miss a target 2 ns
+    longer too), in total and by endpoint_group, the groups with the most misses first (at most
+    `limit`): a broad timing pass is measured by these counts, which one seed's critical path does
+    not show."""
+    period = 1000.0 / target_mhz
+    groups = {}
+    for (cell, _), ns in arrivals.items():
+        g = groups.setdefault(endpoint_group(cell, cells),
+                              {"endpoints": 0, "failing": 0, "failing_by_2ns": 0, "worst_ns": 0.0})
+        g["endpoints"] += 1
+        g["failing"] += ns > period
+        g["failing_by_2ns"] += ns > period + 2.0
+        g["worst_ns"] = max(g["worst_ns"], round(ns, 3))
+    ranked = sorted(((k, v) for k, v in groups.items() if v["failing"]),
+                    key=lambda kv: (-kv[1]["failing"], -kv[1]["worst_ns"], kv[0]))
+    return {"target_ns": round(period, 3), "endpoints": len(arrivals),
+            "failing": sum(g["failing"] for g in groups.values()),
+            "failing_by_2ns": sum(g["failing_by_2ns"] for g in groups.values()),
+            "by_source": [{"source": k, **v} for k, v in ranked[:limit]]}
+
+
+def format_endpoint_map(emap, limit=25):
+    """endpoint_map() as text."""
+    if not emap or not emap["endpoints"]:
+        return ["no endpoint timings in nextpnr's report (it was run without --detailed-timing-report)"]
+    out = [f"{emap['failing']} of {emap['endpoints']} endpoints miss {emap['target_ns']} ns, "
+           f"{emap['failing_by_2ns']} of them by more than 2 ns; by endpoint:",
+           "  miss  by 2ns  of all  worst ns  source"]
+    for g in emap["by_source"][:limit]:
+        out.append(f"  {g['failing']:4d}  {g['failing_by_2ns']:6d}  {g['endpoints']:6d}  {g['worst_ns']:8.3f}  {g['source']}")
+    return out
+
+
 def recoded_fsms(yosys_log):
     """The state registers Yosys's fsm pass extracted and re-encoded (their flip-flops lose src)."""
     if not os.path.exists(yosys_log):
@@ -268,6 +342,22 @@ def explain(out, seed=None):
     return path
 
 
+def explain_endpoints(out, seed=None):
+    """--explain's second part: the endpoint map of the same report, against the run's target."""
+    top = run_top(out)
+    with open(os.path.join(out, "src", "report.json" if seed is None else f"report_seed{seed}.json")) as f:
+        report = json.load(f)
+    with open(os.path.join(out, "src", f"{top}.ecp5.json")) as f:
+        cells = json.load(f)["modules"][top]["cells"]
+    target = 125.0
+    try:
+        with open(os.path.join(out, "fmax.json")) as f:
+            target = json.load(f).get("target_mhz", target)
+    except FileNotFoundError:
+        pass
+    return endpoint_map(endpoint_arrivals(report), cells, target)
+
+
 def resources(report):
     """The cells that matter, used / available (LUT4 halves of slices, FFs, EBR, DSP)."""
     util = report.get("utilization", {})
@@ -300,9 +390,12 @@ def combine(runs):
         "fmax_ecp5_mhz_worst_seed": runs[worst]["fmax"],
         "worst_seed": worst,
         "seeds": {str(seed): {"fmax_ecp5_mhz": r["fmax"],
-                              "critical_path_ns": (r["critical_path"] or {}).get("total_ns")}
+                              "critical_path_ns": (r["critical_path"] or {}).get("total_ns"),
+                              **({k: r["endpoints"][k] for k in ("endpoints", "failing", "failing_by_2ns")}
+                                 if r.get("endpoints") else {})}
                   for seed, r in sorted(runs.items())},
         "critical_path": runs[worst]["critical_path"],
+        "endpoint_map": runs[worst].get("endpoints"),
     }
 
 
@@ -322,7 +415,7 @@ def place_and_route(nextpnr, work, env, out, freq, seeds, jobs, timing_weight=TI
             seed = pending.pop(0)
             cmd = [nextpnr, *DEVICE, "--out-of-context", "--json", f"{top}.ecp5.json", "--freq", f"{freq:g}",
                    "--seed", str(seed), "--placer-heap-timingweight", str(timing_weight),
-                   "--timing-allow-fail", "--report", f"report_seed{seed}.json"]
+                   "--timing-allow-fail", "--report", f"report_seed{seed}.json", "--detailed-timing-report"]
             log_path = os.path.join(out, f"nextpnr_seed{seed}.log")
             log = open(log_path, "w")
             running.append((seed, log_path, log, subprocess.Popen(cmd, cwd=work, env=env, stdout=log,
@@ -365,6 +458,7 @@ def main():
     a = ap.parse_args()
     if a.explain:
         print("\n".join(format_by_source(explain(a.explain, a.seed))))
+        print("\n".join(format_endpoint_map(explain_endpoints(a.explain, a.seed))))
         return
     if not (a.sources and a.venv and a.out):
         ap.error("--sources, --venv and --out are required (or --explain OUT)")
@@ -438,7 +532,8 @@ def main():
             path["by_source"] = path_by_source(path, cells)
             if path["by_source"]:
                 path["by_source"]["fsms"] = fsms
-        runs[seed] = {"fmax": round(min(v["achieved"] for v in clocks.values()), 2), "critical_path": path}
+        runs[seed] = {"fmax": round(min(v["achieved"] for v in clocks.values()), 2), "critical_path": path,
+                      "endpoints": endpoint_map(endpoint_arrivals(reports[seed]), cells, a.freq)}
     result = combine(runs)
     # --explain without a seed reads report.json: the worst seed's.
     shutil.copy(os.path.join(work, f"report_seed{result['worst_seed']}.json"), os.path.join(work, "report.json"))
@@ -460,6 +555,13 @@ def main():
           f"synth {synth_s} s, place and route {pnr_s} s", file=sys.stderr)
     print(f"pnr_ecp5: the worst seed's ({result['worst_seed']}) critical path:", file=sys.stderr)
     for line in format_by_source(cp["by_source"] if cp else None):
+        print(f"pnr_ecp5: {line}", file=sys.stderr)
+    for seed, r in sorted(runs.items()):
+        e = r["endpoints"]
+        print(f"pnr_ecp5: seed {seed}: {e['failing']} of {e['endpoints']} endpoints miss the target, "
+              f"{e['failing_by_2ns']} by more than 2 ns", file=sys.stderr)
+    print(f"pnr_ecp5: the worst seed's endpoints:", file=sys.stderr)
+    for line in format_endpoint_map(result["endpoint_map"], 12):
         print(f"pnr_ecp5: {line}", file=sys.stderr)
     for name, r in result["resources"].items():
         print(f"pnr_ecp5: {name} {r['used']} / {r['available']}", file=sys.stderr)

@@ -222,13 +222,93 @@ args = sys.argv[1:]
 seed = int(args[args.index("--seed") + 1])
 report = args[args.index("--report") + 1]
 print("placing with seed", seed, "timing weight", args[args.index("--placer-heap-timingweight") + 1],
-      "netlist", args[args.index("--json") + 1])
+      "netlist", args[args.index("--json") + 1],
+      "with endpoint timings" if "--detailed-timing-report" in args else "without endpoint timings")
 time.sleep(0.2)
 if seed == 9:
     sys.exit(3)
 with open(report, "w") as f:
     json.dump({"fmax": {"clk_i": {"achieved": 50.0 + seed, "constraint": 125}}}, f)
 """
+
+
+def endpoint(cell, port, arrival, event="posedge clk_i"):
+    return {"cell": cell, "port": port, "delay": [0.5, arrival], "event": event}
+
+
+# The shape of nextpnr-ecp5 0.11's --detailed-timing-report: each net with the endpoints it reaches,
+# [earliest, latest] arrival.
+DETAILED = {"detailed_net_timings": [
+    {"net": "n1", "endpoints": [endpoint("stack_ff", "DI", 10.9), endpoint("stack_ff", "CE", 9.1),
+                                endpoint("other_ff", "DI", 7.9)]},
+    {"net": "n2", "endpoints": [endpoint("stack_ff", "DI", 11.2), endpoint("mem.0.1$DPRAM_COMB0", "WAD0", 8.5),
+                                endpoint("mem.1.0$DPRAM_COMB2", "WD", 10.1), endpoint("gone_ff", "DI", 12.0),
+                                endpoint("slow_ff", "DI", 30.0, event="posedge other_clk")]},
+    {"net": "n3", "endpoints": [endpoint("fsm_ff", "DI", 8.2)]},
+]}
+ENDPOINT_CELLS = {
+    "stack_ff": {"type": "TRELLIS_FF", "attributes": {"src": "sgpu_cp_stream.sv:139.3|/share/lattice/cells_map_trellis.v:56.1"}},
+    "other_ff": {"type": "TRELLIS_FF", "attributes": {"src": "sgpu_cp_stream.sv:139.3"}},
+    "fsm_ff": {"type": "TRELLIS_FF", "attributes": {"src": "/share/lattice/cells_map_trellis.v:63.1"}},
+    "mem.0.1": {"type": "TRELLIS_DPR16X4", "attributes": {"src": "/share/lattice/lutrams_map_trellis.v:20.3-28.2"}},
+    "mem.1.0": {"type": "TRELLIS_DPR16X4", "attributes": {}},
+}
+
+
+class EndpointTest(unittest.TestCase):
+    def test_each_endpoint_keeps_its_latest_arrival_of_the_clock(self):
+        arrivals = pnr_ecp5.endpoint_arrivals(DETAILED)
+        self.assertEqual(arrivals[("stack_ff", "DI")], 11.2)  # reached by two nets: the later
+        self.assertEqual(arrivals[("stack_ff", "CE")], 9.1)   # each port is an endpoint of its own
+        self.assertNotIn(("slow_ff", "DI"), arrivals)          # another clock's
+        self.assertEqual(len(arrivals), 7)
+        self.assertEqual(pnr_ecp5.endpoint_arrivals(REPORT), {})
+
+    def test_endpoints_are_grouped_by_source_line_and_lut_rams_by_memory(self):
+        group = lambda name: pnr_ecp5.endpoint_group(name, ENDPOINT_CELLS)  # noqa: E731
+        self.assertEqual(group("stack_ff"), "sgpu_cp_stream.sv:139 TRELLIS_FF")
+        self.assertEqual(group("fsm_ff"), "no source line TRELLIS_FF")
+        self.assertEqual(group("mem.0.1$DPRAM_COMB0"), "mem TRELLIS_DPR16X4")
+        self.assertEqual(group("mem.1.0$DPRAM_COMB2"), "mem TRELLIS_DPR16X4")
+        self.assertEqual(group("gone_ff"), "no source line (not in the netlist)")
+
+    def test_the_map_counts_misses_of_the_target_and_by_two_ns(self):
+        m = pnr_ecp5.endpoint_map(pnr_ecp5.endpoint_arrivals(DETAILED), ENDPOINT_CELLS, 125.0)
+        self.assertEqual((m["target_ns"], m["endpoints"], m["failing"], m["failing_by_2ns"]), (8.0, 7, 6, 3))
+        self.assertEqual(m["by_source"][0], {"source": "sgpu_cp_stream.sv:139 TRELLIS_FF", "endpoints": 3,
+                                             "failing": 2, "failing_by_2ns": 1, "worst_ns": 11.2})
+        self.assertEqual([g["source"] for g in m["by_source"]][1:],
+                         ["mem TRELLIS_DPR16X4", "no source line (not in the netlist)", "no source line TRELLIS_FF"])
+        # a slower target: fewer misses, and groups without one are left out
+        m = pnr_ecp5.endpoint_map(pnr_ecp5.endpoint_arrivals(DETAILED), ENDPOINT_CELLS, 100.0)
+        self.assertEqual((m["failing"], m["failing_by_2ns"]), (3, 0))  # 12.0 is not more than 2 ns over
+        self.assertNotIn("no source line TRELLIS_FF", [g["source"] for g in m["by_source"]])
+        self.assertEqual(len(pnr_ecp5.endpoint_map(pnr_ecp5.endpoint_arrivals(DETAILED), ENDPOINT_CELLS, 125.0,
+                                                   limit=2)["by_source"]), 2)
+
+    def test_the_map_as_text(self):
+        m = pnr_ecp5.endpoint_map(pnr_ecp5.endpoint_arrivals(DETAILED), ENDPOINT_CELLS, 125.0)
+        text = pnr_ecp5.format_endpoint_map(m)
+        self.assertEqual(text[0], "6 of 7 endpoints miss 8.0 ns, 3 of them by more than 2 ns; by endpoint:")
+        self.assertIn("sgpu_cp_stream.sv:139 TRELLIS_FF", text[2])
+        self.assertEqual(len(pnr_ecp5.format_endpoint_map(m, 1)), 3)
+        empty = pnr_ecp5.endpoint_map({}, ENDPOINT_CELLS, 125.0)
+        self.assertIn("without --detailed-timing-report", pnr_ecp5.format_endpoint_map(empty)[0])
+
+    def test_explain_prints_the_map_of_the_seed_it_explains(self):
+        report, cells = load_fixture()
+        with tempfile.TemporaryDirectory() as run:
+            os.makedirs(os.path.join(run, "src"))
+            write(os.path.join(run, "fmax.json"), json.dumps({"top": "sgpu_top", "target_mhz": 100.0}))
+            write(os.path.join(run, "src", "report_seed2.json"), json.dumps({**report, **DETAILED}))
+            write(os.path.join(run, "src", "sgpu_top.ecp5.json"),
+                  json.dumps({"modules": {"sgpu_top": {"cells": {**cells, **ENDPOINT_CELLS}}}}))
+            m = pnr_ecp5.explain_endpoints(run, 2)
+            self.assertEqual((m["target_ns"], m["failing"]), (10.0, 3))
+            out = io.StringIO()
+            with redirect_stdout(out), mock.patch.object(sys, "argv", ["pnr_ecp5.py", "--explain", run, "--seed", "2"]):
+                pnr_ecp5.main()
+            self.assertIn("3 of 7 endpoints miss 10.0 ns", out.getvalue())
 
 
 class SeedsTest(unittest.TestCase):
@@ -251,6 +331,17 @@ class SeedsTest(unittest.TestCase):
         self.assertEqual(r["worst_seed"], 1)
         self.assertEqual(r["critical_path"], {"total_ns": 19.456})
         self.assertEqual(r["seeds"]["2"], {"fmax_ecp5_mhz": 57.18, "critical_path_ns": 17.49})
+        self.assertIsNone(r["endpoint_map"])
+        # with endpoint timings: each seed's counts, the worst seed's map
+        emap = {"endpoints": 100, "failing": 20, "failing_by_2ns": 3, "target_ns": 8.0, "by_source": []}
+        runs[1]["endpoints"] = emap
+        runs[2]["endpoints"] = dict(emap, failing=10)
+        r = pnr_ecp5.combine(runs)
+        self.assertEqual(r["seeds"]["1"], {"fmax_ecp5_mhz": 51.4, "critical_path_ns": 19.456,
+                                           "endpoints": 100, "failing": 20, "failing_by_2ns": 3})
+        self.assertEqual(r["seeds"]["2"]["failing"], 10)
+        self.assertNotIn("failing", r["seeds"]["3"])
+        self.assertIs(r["endpoint_map"], emap)
         self.assertEqual(pnr_ecp5.bench_keys(r), {"fmax_ecp5_mhz": 54.03, "fmax_ecp5_mhz_worst_seed": 51.4})
         # a tie goes to the lower seed; a run without a path still counts
         r = pnr_ecp5.combine({4: {"fmax": 50.0, "critical_path": None}, 2: {"fmax": 50.0, "critical_path": None}})
@@ -272,7 +363,9 @@ class SeedsTest(unittest.TestCase):
                 with open(os.path.join(run, f"report_seed{seed}.json")) as f:
                     self.assertEqual(json.load(f)["fmax"]["clk_i"]["achieved"], 50.0 + seed)
                 with open(os.path.join(run, f"nextpnr_seed{seed}.log")) as f:
-                    self.assertIn(f"placing with seed {seed} timing weight 40", f.read())
+                    log = f.read()
+                self.assertIn(f"placing with seed {seed} timing weight 40", log)
+                self.assertIn("with endpoint timings", log)
 
     def test_the_placer_timing_weight_reaches_nextpnr(self):
         with tempfile.TemporaryDirectory() as run:
