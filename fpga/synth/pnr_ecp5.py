@@ -28,7 +28,8 @@ to ports are not constrained (the shells register every interface of the core).
 Writes OUT/fmax.json ({"fmax_ecp5_mhz", "fmax_ecp5_mhz_worst_seed", "seeds", "target_mhz",
 "critical_path" and "endpoint_map" (the worst seed's), "resources", ...}), the logs
 (nextpnr_seed<N>.log) and the reports (src/report_seed<N>.json; src/report.json is the worst
-seed's); prints a short summary.
+seed's); prints a short summary and, last, the keys `make bench` reports: the figure, the worst
+seed's, and the endpoints that miss the target (and by more than 2 ns), means over the seeds.
 
 The endpoint map: one path says little once a fifth of the design misses the target. nextpnr's
 detailed timing report (--detailed-timing-report) gives every endpoint's latest arrival, so each
@@ -385,7 +386,13 @@ def combine(runs):
     """The figure of several seeds' runs ({seed: {"fmax": MHz, "critical_path": ...}}): the mean,
     the worst seed and its path (the one a cut should look at first), each seed's figure."""
     worst = min(runs, key=lambda seed: (runs[seed]["fmax"], seed))
+    counted = all(r.get("endpoints") for r in runs.values())
+    failing = ({"fmax_ecp5_failing_endpoints": round(sum(r["endpoints"]["failing"] for r in runs.values()) / len(runs)),
+                "fmax_ecp5_failing_endpoints_by_2ns":
+                    round(sum(r["endpoints"]["failing_by_2ns"] for r in runs.values()) / len(runs))}
+               if counted else {})
     return {
+        **failing,
         "fmax_ecp5_mhz": round(sum(r["fmax"] for r in runs.values()) / len(runs), 2),
         "fmax_ecp5_mhz_worst_seed": runs[worst]["fmax"],
         "worst_seed": worst,
@@ -401,7 +408,8 @@ def combine(runs):
 
 def bench_keys(result):
     """What `make bench` prints of a result."""
-    return {k: result[k] for k in ("fmax_ecp5_mhz", "fmax_ecp5_mhz_worst_seed")}
+    return {k: result[k] for k in ("fmax_ecp5_mhz", "fmax_ecp5_mhz_worst_seed", "fmax_ecp5_failing_endpoints",
+                                   "fmax_ecp5_failing_endpoints_by_2ns") if k in result}
 
 
 def place_and_route(nextpnr, work, env, out, freq, seeds, jobs, timing_weight=TIMING_WEIGHT, top=TOP):

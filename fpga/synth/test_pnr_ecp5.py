@@ -332,17 +332,24 @@ class SeedsTest(unittest.TestCase):
         self.assertEqual(r["critical_path"], {"total_ns": 19.456})
         self.assertEqual(r["seeds"]["2"], {"fmax_ecp5_mhz": 57.18, "critical_path_ns": 17.49})
         self.assertIsNone(r["endpoint_map"])
+        self.assertEqual(pnr_ecp5.bench_keys(r), {"fmax_ecp5_mhz": 54.03, "fmax_ecp5_mhz_worst_seed": 51.4})
+        counted = copy.deepcopy(runs)
         # with endpoint timings: each seed's counts, the worst seed's map
         emap = {"endpoints": 100, "failing": 20, "failing_by_2ns": 3, "target_ns": 8.0, "by_source": []}
-        runs[1]["endpoints"] = emap
-        runs[2]["endpoints"] = dict(emap, failing=10)
-        r = pnr_ecp5.combine(runs)
-        self.assertEqual(r["seeds"]["1"], {"fmax_ecp5_mhz": 51.4, "critical_path_ns": 19.456,
+        counted[1]["endpoints"] = emap
+        counted[2]["endpoints"] = dict(emap, failing=10)
+        c = pnr_ecp5.combine(counted)
+        self.assertEqual(c["seeds"]["1"], {"fmax_ecp5_mhz": 51.4, "critical_path_ns": 19.456,
                                            "endpoints": 100, "failing": 20, "failing_by_2ns": 3})
-        self.assertEqual(r["seeds"]["2"]["failing"], 10)
-        self.assertNotIn("failing", r["seeds"]["3"])
-        self.assertIs(r["endpoint_map"], emap)
-        self.assertEqual(pnr_ecp5.bench_keys(r), {"fmax_ecp5_mhz": 54.03, "fmax_ecp5_mhz_worst_seed": 51.4})
+        self.assertEqual(c["seeds"]["2"]["failing"], 10)
+        self.assertNotIn("failing", c["seeds"]["3"])
+        self.assertIs(c["endpoint_map"], emap)
+        self.assertNotIn("fmax_ecp5_failing_endpoints", c)  # seed 3 has no counts: no mean
+        counted[3]["endpoints"] = dict(emap, failing=16, failing_by_2ns=1)
+        c = pnr_ecp5.combine(counted)
+        self.assertEqual(pnr_ecp5.bench_keys(c), {"fmax_ecp5_mhz": 54.03, "fmax_ecp5_mhz_worst_seed": 51.4,
+                                                  "fmax_ecp5_failing_endpoints": 15,
+                                                  "fmax_ecp5_failing_endpoints_by_2ns": 2})
         # a tie goes to the lower seed; a run without a path still counts
         r = pnr_ecp5.combine({4: {"fmax": 50.0, "critical_path": None}, 2: {"fmax": 50.0, "critical_path": None}})
         self.assertEqual((r["worst_seed"], r["fmax_ecp5_mhz"]), (2, 50.0))
