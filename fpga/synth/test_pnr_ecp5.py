@@ -309,6 +309,9 @@ class EndpointTest(unittest.TestCase):
             with redirect_stdout(out), mock.patch.object(sys, "argv", ["pnr_ecp5.py", "--explain", run, "--seed", "2"]):
                 pnr_ecp5.main()
             self.assertIn("3 of 7 endpoints miss 10.0 ns", out.getvalue())
+            # a run written before fmax.json named its target: the default target
+            os.remove(os.path.join(run, "fmax.json"))
+            self.assertEqual(pnr_ecp5.explain_endpoints(run, 2)["target_ns"], 8.0)
 
 
 class SeedsTest(unittest.TestCase):
