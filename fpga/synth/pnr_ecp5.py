@@ -15,10 +15,10 @@ critical path and the cells used, from nextpnr's JSON report:
   pnr_ecp5.py --explain OUT [--seed N]   the critical path of a finished run by RTL source line
                                and its endpoint map (the worst seed's, or seed N's; no tools run)
 
-One netlist placed with different seeds spreads by about 10 % on this design (51.4 to 57.2 MHz
-over seeds 1 to 3), more than most timing cuts win, so the figure is the mean over the seeds
-(fmax_ecp5_mhz) with the worst seed beside it (fmax_ecp5_mhz_worst_seed); synthesis runs once,
-the seeds place and route in parallel, --jobs at a time.
+One netlist placed with different seeds spreads by about 15 % on this design (73.2 to 85.4 MHz
+over seeds 1 to 5, docs/fpga.md), more than most timing cuts win, so the figure is the mean over
+the seeds (fmax_ecp5_mhz) with the worst seed beside it (fmax_ecp5_mhz_worst_seed); synthesis
+runs once, the seeds place and route in parallel, --jobs at a time.
 
 Out of context: sgpu_top has about 430 ports, more than the package's 205 user I/O, and on a
 board every port is driven by or drives a register of the shell. nextpnr's --out-of-context

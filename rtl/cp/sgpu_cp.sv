@@ -419,6 +419,10 @@ module sgpu_cp
   cp_wr_entry_t       wr_head;
   logic [63:0] fence_done;
   logic        preempt_pending, preempt_in_entry, ring_drop;
+  // The controller found its own fault (or the watchdog's) last cycle and records it now: this
+  // cycle's write, copy and invalidation requests are withheld, and it is not idle.
+  logic        fault_late;
+  logic        wr_valid;  // the write offered, unless this cycle is squashed
 
   sgpu_cp_ctrl u_ctrl (
     .clk_i, .rst_ni,
@@ -429,9 +433,10 @@ module sgpu_cp
     .preempt_pending_o (preempt_pending),
     .preempt_in_entry_o(preempt_in_entry),
     .ring_drop_o       (ring_drop),
+    .fault_late_o      (fault_late),
     .evt_o, .fault_o, .cycle_i,
     .wd_expired_i      (wd_expired),
-    .wr_taken_i        (wr_offer_valid && wr_buf_ready),
+    .wr_taken_i        (wr_valid && wr_buf_ready),
     .entry_o           (entry),
     .head_next_o       (head_next),
     .dw_valid_i        (dw_valid),
@@ -481,7 +486,7 @@ module sgpu_cp
     .limit_i   (cfg_i.watchdog),
     .active_i  (watched(fsm) && !ring_drop),  // a dropped prefetch is no submission's
     .progress_i((dw_valid && dw_ready && fsm != StWaitData && !retiring(fsm))
-                || (wr_offer_valid && wr_buf_ready)
+                || (wr_valid && wr_buf_ready)
                 || copy_progress_i),
     .expired_o (wd_expired)
   );
@@ -518,6 +523,8 @@ module sgpu_cp
   // (nothing behind a refused write is issued; the writes behind a failed one are as
   // timing-dependent as those in flight). Otherwise it drains like the writes in flight: through
   // the drain of the CP's own faults (they are earlier than the fault) and before preemption.
+  assign wr_valid = wr_offer_valid && !fault_late;
+
   cp_wr_entry_t wr_in;
   assign wr_in = '{wr:     wr_offer,
                    priv:   writing_record(fsm) || privileged,
@@ -526,7 +533,7 @@ module sgpu_cp
   sgpu_cp_wr_buf #(.Width($bits(cp_wr_entry_t))) u_wr_buf (
     .clk_i, .rst_ni,
     .flush_i    (wr_flush),
-    .in_valid_i (wr_offer_valid),
+    .in_valid_i (wr_valid),
     .in_ready_o (wr_buf_ready),
     .in_i       (wr_in),
     .out_valid_o(wr_valid_o),
@@ -545,7 +552,8 @@ module sgpu_cp
 
   assign state_o = '{ring_head:        head,
                      fence_done:       fence_done,
-                     idle:             at_rest(fsm) && !dma_busy_i && wr_idle && !copy_busy_i,
+                     idle:             at_rest(fsm) && !fault_late && !dma_busy_i && wr_idle
+                                       && !copy_busy_i,
                      faulted:          (fsm == StFaulted),
                      resetting:        (fsm == StReset),
                      preempt_pending:  preempt_pending,
@@ -559,12 +567,12 @@ module sgpu_cp
   assign exec_o = '{fence:      reading_ring(fsm) ? '0 : {entry.fence_hi, entry.fence_lo},
                     context_id: reading_ring(fsm) ? '0 : entry.context_id};
 
-  assign inv_valid_o = (fsm == StInvReq);
+  assign inv_valid_o = (fsm == StInvReq) && !fault_late;
   assign inv_o       = '{all:   pkt.hdr.flags[PktTlbInvalidateFlagAllBit],
                          first: pkt.args.range.first_page,
                          count: pkt.args.range.count};
 
-  assign copy_req_valid_o = (fsm == StCopyReq);
+  assign copy_req_valid_o = (fsm == StCopyReq) && !fault_late;
   assign copy_req_o       = '{op:        (dec.info.pkt_class inside {PktClassFill,
                                                                      PktClassFillRect})
                                          ? sgpu_copy_pkg::CopyOpFill : sgpu_copy_pkg::CopyOpCopy,
@@ -584,14 +592,14 @@ module sgpu_cp
 
   // MAP/UNMAP write only PTEs inside [table base, + 8 * GART_TABLE_SIZE), for privileged
   // entries (the table is system physical).
-  `SGPU_ASSERT(MapWritesInTable, wr_offer_valid && (fsm == StUnmapWrite
+  `SGPU_ASSERT(MapWritesInTable, wr_valid && (fsm == StUnmapWrite
       || (fsm == StPktBody && dec.info.pkt_class == PktClassMap))
       |-> privileged
           && ({1'b0, wr_offer.addr} >= {1'b0, cfg_i.gart_table_base[63:12], 12'h000})
           && ({1'b0, wr_offer.addr} < {1'b0, cfg_i.gart_table_base[63:12], 12'h000}
                                   + 65'({cfg_i.gart_table_size, 3'b000})))
   // A privileged WRITE_DATA-class packet writes only below 2^SysAddrBits (system physical).
-  `SGPU_ASSERT(PhysWritesBelowLimit, wr_offer_valid && fsm == StPktBody
+  `SGPU_ASSERT(PhysWritesBelowLimit, wr_valid && fsm == StPktBody
       && dec.info.pkt_class == PktClassWrite && dec.info.privileged
       |-> privileged && ({1'b0, wr_offer.addr} < (65'(1) << SysAddrBits)))
   // UNMAP writes at least one PTE once it is in its write state.
@@ -601,6 +609,10 @@ module sgpu_cp
   `SGPU_ASSERT(CopyReqHeld,
       copy_req_valid_o && !copy_req_ready_i && !cmd_i.engine_reset |=> copy_req_valid_o)
   `SGPU_ASSERT_KNOWN(FsmKnown, fsm)
+  // The cycle after the controller found its own fault (or the watchdog's) is squashed: nothing
+  // of it reaches another block, so the fault stops the CP where it was found.
+  `SGPU_ASSERT(SquashedRequestsNothing, fault_late
+      |-> !dma_req_valid_o && !wr_valid && !copy_req_valid_o && !inv_valid_o && !state_o.idle)
 
   // The decode stage: the registered routing is the decoder's answer for the packet register as
   // it is now, wherever the execute stage uses it (payload states); the registered physical-range

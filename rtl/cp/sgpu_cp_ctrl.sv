@@ -8,7 +8,9 @@
 // States are grouped by sub-protocol under the banners below. Faults: a state that finds one
 // raises a request (fault_req) instead of changing state; after the case the requests of the
 // cycle are resolved by priority (a failed write > a refused write translation > the state's
-// own fault > the watchdog), the winner is recorded and the FSM drains. Writes are translated
+// own fault > the watchdog), the winner is recorded and the FSM drains. The state's own fault and
+// the watchdog's are recorded a cycle late (fault_late_q, below): the check at the end of the
+// decision only loads a register, and the cycle after it is squashed. Writes are translated
 // from a write buffer (sgpu_cp_wr_buf) behind the CP, so a refusal names a write taken earlier
 // and also replaces a fault the CP recorded meanwhile for a later packet. An engine reset
 // overrides everything.
@@ -50,6 +52,9 @@ module sgpu_cp_ctrl
   output      logic                        preempt_in_entry_o,
   /// The stream stop is dropping what was read ahead (the next entry is not started).
   output      logic                        ring_drop_o,
+  /// The state's own fault (or the watchdog's) was found last cycle: this cycle is squashed.
+  /// sgpu_cp withholds the write, copy and invalidation requests and the idle status with it.
+  output      logic                        fault_late_o,
   output      cp_evt_t                     evt_o,
   output      cp_fault_rec_t               fault_o,
   /// The free-running cycle counter, for TIMESTAMP.
@@ -166,6 +171,8 @@ module sgpu_cp_ctrl
   logic            pre_entry_q, pre_entry_d;      // the preemption stopped inside an entry
   logic [63:0]     fence_done_q, fence_done_d;
   cp_fault_rec_t   fault_q, fault_d;
+  logic            fault_late_q, fault_late_d;    // the state's own fault (or the watchdog's) was
+  cp_fault_rec_t   late_rec_q, late_rec_d;        // found last cycle, with its record
   logic            ring_pref_q, ring_pref_d;      // a ring entry read ahead is requested, its
                                                   // status not taken yet
   logic            ring_drop_q, ring_drop_d;      // StStreamStop drops what was read ahead
@@ -282,10 +289,12 @@ module sgpu_cp_ctrl
     return ring_entry_t'(d);
   endfunction
 
-  cp_fault_req_t fault_req;
-  logic          wd_fault;  // the watchdog's fault is the one recorded this cycle
-  logic          bad_entry; // the fault recorded this cycle is BAD_RING_ENTRY (known without
-                            // comparing fault_req.reason, which comes last)
+  cp_fault_req_t fault_req; // the state's own fault or the watchdog's, found this cycle
+  cp_fault_req_t wr_fault;  // a write's fault this cycle (recorded at once)
+  logic          fault_now; // a fault is recorded this cycle: a write's, or last cycle's own
+  logic          wd_fault;  // fault_req is the watchdog's
+  logic          bad_entry; // fault_req is BAD_RING_ENTRY (known without comparing
+                            // fault_req.reason, which comes last)
   logic          commit;    // the entry retires this cycle
   logic          entry_start; // a ring entry read in full is checked and started this cycle
   logic          body_last; // the payload dword(s) taken this cycle end the packet
@@ -496,20 +505,21 @@ module sgpu_cp_ctrl
           pkt_d.args.copy.height    = 32'd1;
           pkt_d.args.copy.src_pitch = '0;
           pkt_d.args.copy.dst_pitch = '0;
-          stream_op_o           = StreamSkip;
+          // The header check decides nothing here: a header that faults is taken as if it
+          // passed, and the next cycle is squashed (fault_late_q). Nothing reads the stream
+          // position or the packet register after a fault (the record is made now).
           if (dec_i.hdr_fault != FaultNone) begin
             fault_req = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
-          end else begin
-            stream_op_o     = StreamHeader;
-            if (hdr.dwords != 16'd1) state_d = StPktBody;
-            hi_next_d = 1'b0;
-            if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
-              stream_op_o                 = StreamHeader2;
-              pkt_idx_d                   = 16'd1;
-              pkt_step_o.step             = 2'd1;
-              pkt_d.args.copy.dst[31:0]   = dw2_i;
-              hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
-            end
+          end
+          stream_op_o = StreamHeader;
+          if (hdr.dwords != 16'd1) state_d = StPktBody;
+          hi_next_d = 1'b0;
+          if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
+            stream_op_o               = StreamHeader2;
+            pkt_idx_d                 = 16'd1;
+            pkt_step_o.step           = 2'd1;
+            pkt_d.args.copy.dst[31:0] = dw2_i;
+            hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
           end
         end else if (dma_status_valid_i) begin
           dma_status_ready_o = 1'b1;
@@ -552,8 +562,9 @@ module sgpu_cp_ctrl
             fault_req = chk_i.last_fault;
           end
           // INDIRECT's last dword (its bytes) is never a write's either (asserted below): the
-          // call's stream stop is flagged without the write path's ready too.
-          if (!fault_req.valid && body_last && chk_i.next == NextCall) enter_stop = 1'b1;
+          // call's stream stop is flagged without the write path's ready too. As every step
+          // here, also when the dword faults: the next cycle is squashed.
+          if (body_last && chk_i.next == NextCall) enter_stop = 1'b1;
           if (dw_ready_o) begin
             hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
                         && hi_may_pair(dec_i.info.privileged, dw_i[2:0], pkt_q.hdr.dwords);
@@ -568,7 +579,7 @@ module sgpu_cp_ctrl
               stream_op_o     = StreamCall;
             end
           end
-          if (dw_ready_o && !fault_req.valid) begin
+          if (dw_ready_o) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
             if (body_last) begin
@@ -970,34 +981,57 @@ module sgpu_cp_ctrl
         fault_req = fault(FaultWatchdog, pkt_q.hdr_addr, 32'(pkt_q.hdr));
       end
     end
+    // The state's own fault and the watchdog's are recorded a cycle late: found now, the record
+    // is registered (late_rec_q) and the case's next state stands for one cycle, which is
+    // squashed: its requests, writes and events are withheld (here and in sgpu_cp), and the fault
+    // takes over from the registers. So the checks end at a register, not in the next state, the
+    // stream position, the read-ahead and the abort. The squashed cycle finds no fault of its
+    // own, and a write's fault now replaces the late one (as it replaces one recorded before).
+    late_rec_d = '{reason:     fault_req.reason,
+                   ring_index: head_q[23:0],
+                   addr:       fault_req.addr,
+                   fence:      (!reading_ring(state_q) || bad_entry) ? entry_fence : '0,
+                   detail:     fault_req.detail};
+
     // The refused write was taken before anything the CP did since (it is translated from the
     // write buffer), so its fault also replaces one the CP raised meanwhile for a later packet
     // (StFaultDrain): nothing after the write executes, as if the CP had stopped at it. A write
     // fault found the buffer flushed, so this is never after a bus error; an engine reset
     // (StReset) ignores it. Its FAULT_DETAIL was taken with the write.
+    wr_fault = '0;
     if (wr_xlate_fault_i && !(state_q inside {StFaulted, StReset})) begin
-      wd_fault  = 1'b0;
-      bad_entry = 1'b0;
-      fault_req = fault(FaultTranslation, wr_xlate_fault_addr_i, wr_xlate_detail_i);
+      wr_fault = fault(FaultTranslation, wr_xlate_fault_addr_i, wr_xlate_detail_i);
     end
     if (wr_err_i && !halted(state_q)) begin
-      wd_fault  = 1'b0;
-      bad_entry = 1'b0;
-      fault_req = fault(FaultBusError, wr_err_addr_i, '0);
+      wr_fault = fault(FaultBusError, wr_err_addr_i, '0);
     end
+    fault_late_d = fault_req.valid && !fault_late_q && !wr_fault.valid && !cmd_i.engine_reset;
 
     // The next state the case and the commit chose; a fault or a reset overrides it below.
     state_case = state_d;
 
     // Every fault names the ring entry being executed, and its fence once the entry was read
     // (a bad entry was read in full; write faults cannot occur while an entry is read).
-    if (fault_req.valid) begin
+    fault_now = wr_fault.valid || fault_late_q;
+    if (wr_fault.valid) begin
       state_d = StFaultDrain;
-      fault_d = '{reason:     fault_req.reason,
+      fault_d = '{reason:     wr_fault.reason,
                   ring_index: head_q[23:0],
-                  addr:       fault_req.addr,
-                  fence:      (!reading_ring(state_q) || bad_entry) ? entry_fence : '0,
-                  detail:     fault_req.detail};
+                  addr:       wr_fault.addr,
+                  fence:      !reading_ring(state_q) ? entry_fence : '0,
+                  detail:     wr_fault.detail};
+    end else if (fault_late_q) begin
+      state_d = StFaultDrain;
+      fault_d = late_rec_q;
+    end
+    // The squashed cycle's effects that would outlive it are withheld: the fetch request, and
+    // the write-back's fence word, which the case takes as issued when the write path is
+    // ready, but sgpu_cp does not offer it (the watchdog may fire in the cycle after the head
+    // word was taken). It raises no event (asserted): those follow a write taken or a state
+    // that finds no fault of its own.
+    if (fault_late_q) begin
+      dma_req_valid_o = 1'b0;
+      fence_out_d     = fence_out_q;
     end
 
     if (cmd_i.engine_reset) begin
@@ -1012,7 +1046,7 @@ module sgpu_cp_ctrl
     // The case's own choice is flagged where it is made (enter_stop, enter_drain) or is to stay
     // in the stop state it is in (until the drain ends), so the decision is not a decode of the
     // multiplexed next state either.
-    drain_d = cmd_i.engine_reset || fault_req.valid || enter_drain
+    drain_d = cmd_i.engine_reset || fault_now || enter_drain
               || (draining(state_q) && !drained);
     stop_d  = drain_d || enter_stop || (state_q == StStreamStop && dma_busy);
     if (stop_d) begin
@@ -1046,6 +1080,7 @@ module sgpu_cp_ctrl
   assign preempt_pending_o  = pre_pend_q;
   assign preempt_in_entry_o = pre_entry_q;
   assign ring_drop_o        = ring_drop_q;
+  assign fault_late_o       = fault_late_q;
   assign fault_o            = fault_q;
   assign entry_o            = entry_q;
   assign pkt_o              = pkt_q;
@@ -1069,6 +1104,7 @@ module sgpu_cp_ctrl
       pre_entry_q  <= 1'b0;
       fence_done_q <= '0;
       fault_q      <= '0;
+      fault_late_q <= 1'b0;
       ring_pref_q  <= 1'b0;
       hi_next_q    <= 1'b0;
       ring_drop_q  <= 1'b0;
@@ -1091,6 +1127,7 @@ module sgpu_cp_ctrl
       pre_entry_q  <= pre_entry_d;
       fence_done_q <= fence_done_d;
       fault_q      <= fault_d;
+      fault_late_q <= fault_late_d;
       ring_pref_q  <= ring_pref_d;
       hi_next_q    <= hi_next_d;
       ring_drop_q  <= ring_drop_d;
@@ -1130,6 +1167,7 @@ module sgpu_cp_ctrl
     entry_empty_q <= entry_empty(entry_d);
     next_q     <= next_d;
     pkt_q      <= pkt_d;
+    late_rec_q <= late_rec_d;
     next_buf_q <= next_buf;
     next_len_q <= next_len;
     next_fit_q <= next_fit;
@@ -1159,7 +1197,7 @@ module sgpu_cp_ctrl
                                       && entry_empty_q == entry_empty(entry_q))
   `SGPU_ASSERT(NextIsRegistered, next_valid_q |-> next_fit_q == next_fit && next_buf_q == next_buf
                                                 && next_len_q == next_len)
-  `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody |-> pkt_q.hdr.dwords >= 16'd2)
+  `SGPU_ASSERT(BodyHasPayload, state_q == StPktBody && !fault_late_q |-> pkt_q.hdr.dwords >= 16'd2)
   // Two dwords are taken only where neither can fault (WRITE_DATA: the header, which then
   // passed its check, with at least three payload dwords; no check at the address high dword).
   `SGPU_ASSERT(TwoWithoutFault, dw_ready_o && dw_two_o && state_q == StPktBody
@@ -1216,7 +1254,15 @@ module sgpu_cp_ctrl
       |-> commit)
   `SGPU_ASSERT(BadEntryIsTheFault,
       bad_entry == (fault_req.valid && fault_req.reason == FaultBadRingEntry))
-  `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && state_q inside {StRetireAck, StReset})
+  `SGPU_ASSERT(CommitIsFinal, commit |-> !fault_req.valid && !fault_now
+      && state_q inside {StRetireAck, StReset})
+  // The squashed cycle after a late fault takes no write (sgpu_cp withholds it), and no fence
+  // word is in flight in it: late faults are never found after the fence word was issued.
+  `SGPU_ASSERT(SquashedTakesNoWrite, fault_late_q |-> !wr_taken_i)
+  `SGPU_ASSERT(SquashedWithoutFence, fault_late_q |-> !fence_out_q)
+  `SGPU_ASSERT(SquashedRaisesNoEvent, fault_late_q |-> evt_o == '0)
+  `SGPU_ASSERT(SquashedRecordsLate, fault_late_q && !wr_fault.valid && !cmd_i.engine_reset
+      |=> fault_q == $past(late_rec_q) && state_q == StFaultDrain)
   `SGPU_ASSERT(FenceOutOnlyWhileRetiring, fence_out_q |-> state_q inside {StRetireAck, StReset})
   `SGPU_ASSERT(RetireAckHasFenceOut, state_q == StRetireAck |-> fence_out_q)
   `SGPU_ASSERT(NoWatchdogAfterFenceIssue, state_q == StRetireAck |-> !wd_expired_i)
