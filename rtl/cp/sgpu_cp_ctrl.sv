@@ -289,6 +289,18 @@ module sgpu_cp_ctrl
     return ring_entry_t'(d);
   endfunction
 
+  // The record of a fault request: every fault names the ring entry being executed, and its
+  // fence once the entry was read (a bad entry was read in full; write faults cannot occur while
+  // an entry is read).
+  function automatic cp_fault_rec_t fault_record(fault_e reason, sgpu_pkg::addr_t addr,
+                                                  logic [31:0] detail, logic entry_read);
+    return '{reason:     reason,
+             ring_index: head_q[23:0],
+             addr:       addr,
+             fence:      entry_read ? entry_fence : '0,
+             detail:     detail};
+  endfunction
+
   cp_fault_req_t fault_req; // the state's own fault or the watchdog's, found this cycle
   cp_fault_req_t wr_fault;  // a write's fault this cycle (recorded at once)
   logic          fault_now; // a fault is recorded this cycle: a write's, or last cycle's own
@@ -987,11 +999,8 @@ module sgpu_cp_ctrl
     // takes over from the registers. So the checks end at a register, not in the next state, the
     // stream position, the read-ahead and the abort. The squashed cycle finds no fault of its
     // own, and a write's fault now replaces the late one (as it replaces one recorded before).
-    late_rec_d = '{reason:     fault_req.reason,
-                   ring_index: head_q[23:0],
-                   addr:       fault_req.addr,
-                   fence:      (!reading_ring(state_q) || bad_entry) ? entry_fence : '0,
-                   detail:     fault_req.detail};
+    late_rec_d = fault_record(fault_req.reason, fault_req.addr, fault_req.detail,
+                              !reading_ring(state_q) || bad_entry);
 
     // The refused write was taken before anything the CP did since (it is translated from the
     // write buffer), so its fault also replaces one the CP raised meanwhile for a later packet
@@ -1010,16 +1019,11 @@ module sgpu_cp_ctrl
     // The next state the case and the commit chose; a fault or a reset overrides it below.
     state_case = state_d;
 
-    // Every fault names the ring entry being executed, and its fence once the entry was read
-    // (a bad entry was read in full; write faults cannot occur while an entry is read).
     fault_now = wr_fault.valid || fault_late_q;
     if (wr_fault.valid) begin
       state_d = StFaultDrain;
-      fault_d = '{reason:     wr_fault.reason,
-                  ring_index: head_q[23:0],
-                  addr:       wr_fault.addr,
-                  fence:      !reading_ring(state_q) ? entry_fence : '0,
-                  detail:     wr_fault.detail};
+      fault_d = fault_record(wr_fault.reason, wr_fault.addr, wr_fault.detail,
+                             !reading_ring(state_q));
     end else if (fault_late_q) begin
       state_d = StFaultDrain;
       fault_d = late_rec_q;
