@@ -456,7 +456,6 @@ module sgpu_cp
     .stream_offset_i   (stream_offset),
     .stream_left_i     (stream_left),
     .stream_nested_i   (stream_nested),
-    .stream_full_i     (stream_full),
     .dec_i             (dec),
     .chk_i             (chk),
     .last2_i           (route_q.last2),

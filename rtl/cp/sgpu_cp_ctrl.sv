@@ -92,7 +92,6 @@ module sgpu_cp_ctrl
   input  wire logic [31:0]                 stream_offset_i,
   input  wire logic [29:0]                 stream_left_i,
   input  wire logic                        stream_nested_i,
-  input  wire logic                        stream_full_i,
 
   // Decoder (sgpu_cp_decode) and operand checks (sgpu_cp_check) of the packet being executed.
   input  wire cp_dec_t                     dec_i,
@@ -371,7 +370,7 @@ module sgpu_cp_ctrl
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
     stream_offset_o     = pkt_q.hdr_off;                 // a rewind's target
-    stream_dwords_o     = dw_i[31:2];                    // a call's bytes
+    stream_dwords_o     = a.width[31:2];                 // a call's bytes (target.bytes)
     copy_status_ready_o = draining(state_q);
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
@@ -575,7 +574,8 @@ module sgpu_cp_ctrl
           end
           // INDIRECT's last dword (its bytes) is never a write's either (asserted below): the
           // call's stream stop is flagged without the write path's ready too. As every step
-          // here, also when the dword faults: the next cycle is squashed.
+          // here, also when the dword faults: the next cycle is squashed. The call itself is
+          // made when the stop ends (StStreamStop).
           if (body_last && chk_i.next == NextCall) enter_stop = 1'b1;
           if (dw_ready_o) begin
             hi_next_d = dec_i.info.pkt_class == PktClassWrite && dec_i.slot == SlotDstLo
@@ -583,14 +583,11 @@ module sgpu_cp_ctrl
           end
           // The stream moves past every dword taken, also one that faults: after a fault
           // nothing reads the position again (the entry ends, the next one starts the stream
-          // afresh), so the checks stay out of the stream position's path. Only the call is
-          // held back by a full return stack (the fault it gets), which the stream cannot take.
-          if (dw_ready_o) begin
-            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
-            if (body_last && chk_i.next == NextCall && !stream_full_i) begin
-              stream_op_o     = StreamCall;
-            end
-          end
+          // afresh), so the checks stay out of the stream position's path. An INDIRECT's last
+          // dword only moves past it too: the position is then the caller's, which the call
+          // pushes when the stream stop ends (the operation does not wait for the bytes'
+          // compare, the check's next step and the return stack's level).
+          if (dw_ready_o) stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
           if (dw_ready_o) begin
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
@@ -710,7 +707,11 @@ module sgpu_cp_ctrl
       end
 
       // The abort pulse was given on entry (below): every issued read completes and is dropped,
-      // with the statuses; the dword unpacker is emptied. INDIRECT comes here too.
+      // with the statuses; the dword unpacker is emptied. INDIRECT comes here too, and calls as
+      // it leaves: the caller's position (after the INDIRECT) is pushed and the called buffer
+      // (pkt_q's address and bytes) starts. Its first cycle is never the last (the abort pulse
+      // counts as busy), so a call that faults (the return stack full, a misaligned buffer) is
+      // squashed before it is made.
       StStreamStop: begin
         dma_status_ready_o = 1'b1;
         dw_clear_o         = 1'b1;
@@ -720,6 +721,9 @@ module sgpu_cp_ctrl
           state_d = ring_drop_q ? StIdle
                   : (replay_q || dec_i.info.pkt_class == PktClassIndirect) ? StBufResume
                   : StWaitReq;
+          if (!ring_drop_q && !replay_q && dec_i.info.pkt_class == PktClassIndirect) begin
+            stream_op_o = StreamCall;
+          end
         end
       end
 
@@ -1216,6 +1220,10 @@ module sgpu_cp_ctrl
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
   // The stop decision formed in parallel is the final next state's.
+  // The call is made as the stream stop ends, never in the cycle a fault squashes (the stop's
+  // first, while the abort pulse counts as busy): a call that faults is never made.
+  `SGPU_ASSERT(CallWhenStopEnds, stream_op_o == StreamCall
+      |-> state_q == StStreamStop && !fault_late_q && !dma_busy)
   `SGPU_ASSERT(CallNotAWrite, state_q == StPktBody && dw_valid_i && body_last
       && chk_i.next == NextCall |-> dec_i.slot != SlotData && !wr_hi_o && dw_ready_o)
   `SGPU_ASSERT(Last2IsIndex,

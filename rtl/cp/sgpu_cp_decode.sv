@@ -169,7 +169,7 @@ module sgpu_cp_decode
       PktClassIndirect: begin
         if (idx_i == 16'(PldIndirectAddrLo - 1))      slot = SlotDstLo;
         else if (idx_i == 16'(PldIndirectAddrHi - 1)) slot = SlotDstHi;
-        else                                          slot = SlotNone;  // PldIndirectBytes
+        else                                          slot = SlotWidth;  // PldIndirectBytes
       end
 
       /////////////////////////////////////////////////////////////////

@@ -91,7 +91,8 @@ package sgpu_cp_pkg;
   typedef struct packed {
     sgpu_pkg::addr_t addr;    ///< WRITE: of the next data dword (counts up); INDIRECT: callee
     logic [63:0]     value;   ///< FENCE: the fence value; TIMESTAMP: the counter sampled
-    logic [159:0]    unused;
+    logic [31:0]     bytes;   ///< INDIRECT: the called buffer's bytes (the copy view's width)
+    logic [127:0]    unused;
   } target_args_t;
 
   /// WAIT_MEM.
@@ -125,7 +126,7 @@ package sgpu_cp_pkg;
   /// Where the payload dword at the head of the stream goes (sgpu_cp_decode's table). Slots are
   /// named after the copy view; each class's view says what a slot holds for it.
   typedef enum logic [3:0] {
-    SlotNone,      ///< consumed and not kept (NOP payload; INDIRECT bytes, used as it arrives)
+    SlotNone,      ///< consumed and not kept (NOP payload)
     SlotData,      ///< written to memory at `dst`, which counts up (WRITE_*, MAP bus addresses)
     SlotDstLo,
     SlotDstHi,
@@ -426,7 +427,7 @@ package sgpu_cp_pkg;
     StreamSkip2,   ///< two dwords were consumed (a WRITE_DATA pair)
     StreamHeader2, ///< StreamHeader with the dword behind the header (WRITE_*: the address low)
     StreamHeader,  ///< a packet header was accepted: one dword consumed, the packet's claimed
-    StreamCall,    ///< INDIRECT: push the caller (after this dword), start the called buffer
+    StreamCall,    ///< INDIRECT: push the caller (past the packet), start the called buffer
     StreamReturn,  ///< the called buffer is done: pop the caller
     StreamRewind   ///< back to the header of the packet being executed
   } cp_stream_op_e;

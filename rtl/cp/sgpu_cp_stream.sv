@@ -2,8 +2,8 @@
 // offset of its next dword, the dwords not yet decoded, and the INDIRECT return stack (the
 // callers' positions). The controller moves it with one operation per cycle (cp_stream_op_e).
 //
-// A call pushes the caller's position after the INDIRECT packet and starts the called buffer; a
-// return pops it. A rewind puts the position back to the header of the packet being executed
+// A call pushes the caller's position, already past the INDIRECT packet (the controller calls
+// once the stream stop after it ended), and starts the called buffer; a return pops it. A rewind puts the position back to the header of the packet being executed
 // (a copy or WAIT_MEM stopped by preemption restarts from its header on resume).
 `include "sgpu_assert.svh"
 
@@ -96,7 +96,7 @@ module sgpu_cp_stream
       StreamSkip:  offset_d = offset_4;
       StreamSkip2: offset_d = offset_8;
       StreamCall: begin
-        stack_d[push_idx] = '{base: base_q, offset: offset_4, left: left_q};
+        stack_d[push_idx] = '{base: base_q, offset: offset_q, left: left_q};
         depth_d  = depth_q + 1'b1;
         base_d   = base_i;
         offset_d = '0;

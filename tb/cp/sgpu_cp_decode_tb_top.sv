@@ -176,14 +176,16 @@ module sgpu_cp_decode_tb_top
                      && args.wait_mem.interval == p_wait_mem.interval;
       end
       PktClassTimestamp: route_ok_o = args.target.addr == p_timestamp.addr;
-      PktClassIndirect:  route_ok_o = args.target.addr == p_indirect.addr;
+      PktClassIndirect: begin
+        route_ok_o = args.target.addr == p_indirect.addr && args.target.bytes == p_indirect.bytes;
+      end
       default:           route_ok_o = 1'b1;  // NOP: nothing is kept
     endcase
   end
 
   // The rest of the decoders' answers is checked through the outputs above.
   logic unused;
-  assign unused = ^{hdr_dec, info, p_indirect.bytes};
+  assign unused = ^{hdr_dec, info};
 
 endmodule
 
