@@ -1219,7 +1219,6 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
-  // The stop decision formed in parallel is the final next state's.
   // The call is made as the stream stop ends, never in the cycle a fault squashes (the stop's
   // first, while the abort pulse counts as busy): a call that faults is never made.
   `SGPU_ASSERT(CallWhenStopEnds, stream_op_o == StreamCall
@@ -1228,6 +1227,7 @@ module sgpu_cp_ctrl
       && chk_i.next == NextCall |-> dec_i.slot != SlotData && !wr_hi_o && dw_ready_o)
   `SGPU_ASSERT(Last2IsIndex,
       state_q == StPktBody |-> last2_i == (pkt_idx_q == pkt_q.hdr.dwords - 16'd3))
+  // The stop decision formed in parallel is the final next state's.
   `SGPU_ASSERT(StopIsNextState, stop_d == stops_fetch(state_d))
   `SGPU_ASSERT(DrainIsNextState, drain_d == draining(state_d))
   `SGPU_ASSERT(CaseStopIsFlagged,

@@ -3,8 +3,9 @@
 // callers' positions). The controller moves it with one operation per cycle (cp_stream_op_e).
 //
 // A call pushes the caller's position, already past the INDIRECT packet (the controller calls
-// once the stream stop after it ended), and starts the called buffer; a return pops it. A rewind puts the position back to the header of the packet being executed
-// (a copy or WAIT_MEM stopped by preemption restarts from its header on resume).
+// once the stream stop after it ended), and starts the called buffer; a return pops it. A rewind
+// puts the position back to the header of the packet being executed (a copy or WAIT_MEM stopped
+// by preemption restarts from its header on resume).
 `include "sgpu_assert.svh"
 
 `default_nettype none
