@@ -370,7 +370,7 @@ module sgpu_cp_ctrl
     stream_op_o         = StreamHold;
     stream_base_o       = a.dst;                         // a call's target
     stream_offset_o     = pkt_q.hdr_off;                 // a rewind's target
-    stream_dwords_o     = a.width[31:2];                 // a call's bytes (target.bytes)
+    stream_dwords_o     = pkt_q.args.target.bytes[31:2]; // a call's bytes
     copy_status_ready_o = draining(state_q);
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
@@ -587,8 +587,8 @@ module sgpu_cp_ctrl
           // dword only moves past it too: the position is then the caller's, which the call
           // pushes when the stream stop ends (the operation does not wait for the bytes'
           // compare, the check's next step and the return stack's level).
-          if (dw_ready_o) stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
           if (dw_ready_o) begin
+            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
             if (body_last) begin
@@ -718,11 +718,15 @@ module sgpu_cp_ctrl
         if (!dma_busy) begin
           ring_drop_d = 1'b0;
           replay_d    = 1'b0;
-          state_d = ring_drop_q ? StIdle
-                  : (replay_q || dec_i.info.pkt_class == PktClassIndirect) ? StBufResume
-                  : StWaitReq;
-          if (!ring_drop_q && !replay_q && dec_i.info.pkt_class == PktClassIndirect) begin
+          if (ring_drop_q) begin
+            state_d = StIdle;
+          end else if (replay_q) begin
+            state_d = StBufResume;
+          end else if (dec_i.info.pkt_class == PktClassIndirect) begin
+            state_d     = StBufResume;
             stream_op_o = StreamCall;
+          end else begin
+            state_d = StWaitReq;
           end
         end
       end
