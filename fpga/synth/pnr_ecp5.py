@@ -114,6 +114,23 @@ def run_logged(cmd, cwd, env, log_path, what):
     return round(time.monotonic() - started, 1)
 
 
+def synthesize(yosys, sources, headers, out, top=TOP):
+    """synth_ecp5 of `top` into OUT/src/<top>.ecp5.json (the netlist every seed places, and the one
+    logic_depth.py --synth counts LUT levels on). (working folder, environment, seconds)"""
+    # WebAssembly tools see only their working folder: copy the sources and headers in, flat.
+    work = os.path.join(out, "src")
+    os.makedirs(work, exist_ok=True)
+    for src in sources + headers:
+        shutil.copy(src, work)
+    names = [os.path.basename(s) for s in sources]
+    env = dict(os.environ, TMPDIR=work)  # ABC's scratch files must be inside the folder too
+    print(f"pnr_ecp5: synth_ecp5 {top}", file=sys.stderr, flush=True)
+    script = (f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {top}; "
+              f"synth_ecp5 -top {top} -json {top}.ecp5.json; tee -q -o {top}.ecp5.stat.json stat -json")
+    seconds = run_logged([yosys, "-p", script], work, env, os.path.join(out, "yosys.log"), "Yosys synth_ecp5")
+    return work, env, seconds
+
+
 def critical_path(report):
     """The worst path of clk_i as a list of hops (from cell to cell, delay, net) and its total."""
     for cp in report.get("critical_paths", []):
@@ -515,19 +532,8 @@ def main():
 
     # Both tools are single-threaded CPU hogs for minutes: let builds on the same machine go first.
     os.nice(10)
-    # WebAssembly tools see only their working folder: copy the sources and headers in, flat.
-    work = os.path.join(out, "src")
-    os.makedirs(work, exist_ok=True)
-    for src in sources + headers:
-        shutil.copy(src, work)
-    names = [os.path.basename(s) for s in sources]
-    env = dict(os.environ, TMPDIR=work)  # ABC's scratch files must be inside the folder too
-
     top = a.top
-    print(f"pnr_ecp5: synth_ecp5 {top}", file=sys.stderr, flush=True)
-    script = (f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {top}; "
-              f"synth_ecp5 -top {top} -json {top}.ecp5.json; tee -q -o {top}.ecp5.stat.json stat -json")
-    synth_s = run_logged([yosys, "-p", script], work, env, os.path.join(out, "yosys.log"), "Yosys synth_ecp5")
+    work, env, synth_s = synthesize(yosys, sources, headers, out, top)
 
     print(f"pnr_ecp5: nextpnr-ecp5 (LFE5U-85F-8 CABGA381, {a.freq:g} MHz target, placer timing weight "
           f"{a.timing_weight}), seeds "

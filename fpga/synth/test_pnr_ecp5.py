@@ -209,9 +209,38 @@ class MappedDepthTest(unittest.TestCase):
             with redirect_stdout(out):
                 logic_depth.mapped_depth(path, 10)
         text = out.getvalue()
-        self.assertIn("   2.00  a.sv:3  (1 FFs, 0 > 12)", text)
-        self.assertIn("   1.00  no source line  (1 FFs, 0 > 12)", text)
+        self.assertIn("   2.00  a.sv:3  (1 FFs, 0 > 6)", text)
+        self.assertIn("   1.00  no source line  (1 FFs, 0 > 6)", text)
         self.assertNotIn("cells_map_trellis", text)
+
+    def test_flip_flops_deeper_than_the_threshold_are_counted_by_instance(self):
+        def cell(kind, ins, outs):
+            return {"type": kind, "attributes": {"src": "x.sv:1.1"},
+                    "port_directions": {**{p: "input" for p in ins}, **{p: "output" for p in outs}},
+                    "connections": {**ins, **outs}}
+        # A chain of three LUTs from u_a.r_q: u_b.u_c.deep_q takes its end (3 levels), u_b.shallow_q
+        # its first LUT (1 level), u_a.r_q feeds itself through one LUT.
+        cells = {"r": cell("TRELLIS_FF", {"DI": [20]}, {"Q": [10]}),
+                 "l1": cell("LUT4", {"A": [10]}, {"Z": [11]}),
+                 "l2": cell("LUT4", {"A": [11]}, {"Z": [12]}),
+                 "l3": cell("LUT4", {"A": [12]}, {"Z": [13]}),
+                 "d": cell("TRELLIS_FF", {"DI": [13]}, {"Q": [14]}),
+                 "s": cell("TRELLIS_FF", {"DI": [11]}, {"Q": [15]}),
+                 "f": cell("LUT4", {"A": [10]}, {"Z": [20]})}
+        netnames = {"u_a.r_q": {"bits": [10]}, "$auto$1": {"bits": [14]}, "u_b.u_c.deep_q": {"bits": [14]},
+                    "u_b.shallow_q": {"bits": [15]}}
+        with tempfile.TemporaryDirectory() as run:
+            path = os.path.join(run, "net.json")
+            write(path, json.dumps({"modules": {"sgpu_top": {"cells": cells, "netnames": netnames}}}))
+            out = io.StringIO()
+            with redirect_stdout(out):
+                per_ff = logic_depth.mapped_depth(path, 10, over=2, instances=2)
+        text = out.getvalue()
+        self.assertEqual(sorted(v for *_, v in per_ff), [1.0, 1.0, 3.0])
+        self.assertIn("  >  4:     0", text)
+        self.assertIn("      1 of     1   3.00  u_b.u_c", text)
+        self.assertNotIn("u_a", text.split("by instance")[1])  # nothing of u_a is deeper than 2
+        self.assertNotIn("  u_b\n", text)
 
 
 # A stand-in for nextpnr-ecp5: writes a report whose clk_i figure is 50 + the seed, after a
