@@ -163,9 +163,12 @@ def mapped_depth(json_path, top, over=OVER, instances=0):
         print(f"  {worst:5.2f}  {src}  ({n} FFs, {deep} > {over:g})")
     if instances:
         by_inst = collections.defaultdict(lambda: [0, 0, 0.0])
-        for _, held, v in per_ff:
-            parts = re.sub(r"\[\d+\]", "", held).split(".")[:-1]
-            key = ".".join(parts[:instances]) or "(sgpu_top)"
+        for src, held, v in per_ff:
+            if pnr_ecp5.AUTONAME.search(held):
+                # Named after a nearby net by autoname (often a port of the top): the RTL file says more.
+                key = f"(autonamed) {src.split(':')[0]}"
+            else:
+                key = ".".join(re.sub(r"\[\d+\]", "", held).split(".")[:-1][:instances]) or "(sgpu_top)"
             by_inst[key][0] += 1
             by_inst[key][1] += v > over
             by_inst[key][2] = max(by_inst[key][2], v)
