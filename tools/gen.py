@@ -43,8 +43,10 @@ def generate(peakrdl, out_root):
     with tempfile.TemporaryDirectory() as tmp:
         # --rt-read-fanin registers the read data per 128-byte window of the map (and the read's
         # error): the readback OR of every register is a cycle of its own, a register read takes
-        # one more cycle (docs/fpga.md, timing pass 4b; docs/programming-guide.md).
-        run([peakrdl, "regblock", RDL, "-o", tmp, "--cpuif", "axi4-lite-flat", "--default-reset", "arst_n",
+        # one more cycle (docs/fpga.md, timing pass 4b; docs/programming-guide.md). The AXI4-Lite
+        # side is rtl/top/sgpu_regs_axil.sv on the passthrough interface, which offers each
+        # request from registers (timing pass 14).
+        run([peakrdl, "regblock", RDL, "-o", tmp, "--cpuif", "passthrough", "--default-reset", "arst_n",
              "--addr-width", "12", "--err-if-bad-addr", "--rt-read-fanin"])
         for name in ("sgpu_regs.sv", "sgpu_regs_pkg.sv"):
             os.replace(os.path.join(tmp, name), p("rtl/gen/" + name))

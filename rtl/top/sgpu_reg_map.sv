@@ -73,17 +73,81 @@ module sgpu_reg_map #(
   sgpu_regs_pkg::sgpu_regs__in_t  hwif_in;
   sgpu_regs_pkg::sgpu_regs__out_t hwif_out;
 
-  sgpu_regs u_regs (
-    .clk     (clk_i),
-    .arst_n  (rst_ni),
-    .s_axil_awready, .s_axil_awvalid, .s_axil_awaddr, .s_axil_awprot,
-    .s_axil_wready,  .s_axil_wvalid,  .s_axil_wdata,  .s_axil_wstrb,
-    .s_axil_bready,  .s_axil_bvalid,  .s_axil_bresp,
-    .s_axil_arready, .s_axil_arvalid, .s_axil_araddr, .s_axil_arprot,
-    .s_axil_rready,  .s_axil_rvalid,  .s_axil_rdata,  .s_axil_rresp,
-    .hwif_in (hwif_in),
-    .hwif_out(hwif_out)
+  // The register block takes its requests from sgpu_regs_axil (PeakRDL's passthrough CPU
+  // interface): address, data and the read/write choice leave flip-flops (timing pass 14).
+  logic        cpuif_req, cpuif_req_is_wr, cpuif_req_stall_wr, cpuif_req_stall_rd;
+  logic        cpuif_rd_ack, cpuif_rd_err, cpuif_wr_ack, cpuif_wr_err;
+  logic [11:0] cpuif_addr;
+  logic [31:0] cpuif_wr_data, cpuif_wr_biten, cpuif_rd_data;
+
+  sgpu_regs_axil #(.AddrWidth(12)) u_axil (
+    .clk_i, .rst_ni,
+    .s_axil_awvalid, .s_axil_awready, .s_axil_awaddr,
+    .s_axil_wvalid,  .s_axil_wready,  .s_axil_wdata, .s_axil_wstrb,
+    .s_axil_bvalid,  .s_axil_bready,  .s_axil_bresp,
+    .s_axil_arvalid, .s_axil_arready, .s_axil_araddr,
+    .s_axil_rvalid,  .s_axil_rready,  .s_axil_rdata, .s_axil_rresp,
+    .cpuif_req_o         (cpuif_req),
+    .cpuif_req_is_wr_o   (cpuif_req_is_wr),
+    .cpuif_addr_o        (cpuif_addr),
+    .cpuif_wr_data_o     (cpuif_wr_data),
+    .cpuif_wr_biten_o    (cpuif_wr_biten),
+    .cpuif_req_stall_wr_i(cpuif_req_stall_wr),
+    .cpuif_req_stall_rd_i(cpuif_req_stall_rd),
+    .cpuif_rd_ack_i      (cpuif_rd_ack),
+    .cpuif_rd_err_i      (cpuif_rd_err),
+    .cpuif_rd_data_i     (cpuif_rd_data),
+    .cpuif_wr_ack_i      (cpuif_wr_ack),
+    .cpuif_wr_err_i      (cpuif_wr_err)
   );
+
+  sgpu_regs u_regs (
+    .clk                 (clk_i),
+    .arst_n              (rst_ni),
+    .s_cpuif_req         (cpuif_req),
+    .s_cpuif_req_is_wr   (cpuif_req_is_wr),
+    .s_cpuif_addr        (cpuif_addr),
+    .s_cpuif_wr_data     (cpuif_wr_data),
+    .s_cpuif_wr_biten    (cpuif_wr_biten),
+    .s_cpuif_req_stall_wr(cpuif_req_stall_wr),
+    .s_cpuif_req_stall_rd(cpuif_req_stall_rd),
+    .s_cpuif_rd_ack      (cpuif_rd_ack),
+    .s_cpuif_rd_err      (cpuif_rd_err),
+    .s_cpuif_rd_data     (cpuif_rd_data),
+    .s_cpuif_wr_ack      (cpuif_wr_ack),
+    .s_cpuif_wr_err      (cpuif_wr_err),
+    .hwif_in             (hwif_in),
+    .hwif_out            (hwif_out)
+  );
+
+  // AXI4-Lite protection bits carry nothing for a register block.
+  logic unused_prot;
+  assign unused_prot = ^{s_axil_awprot, s_axil_arprot};
+
+  // The blocks' state and events, a cycle late: the CP's status (idle, faulted, ...) and the
+  // events are formed from its state, engines' busy signals and the write path, and would
+  // otherwise run on into the readback and INT_STATUS registers in the same cycle. Every
+  // status and event moves by the same cycle, so what software reads stays consistent; the
+  // fault records are registers in their blocks already and are visible before their events.
+  sgpu_cp_pkg::cp_state_t cp_state_q;
+  sgpu_cp_pkg::cp_evt_t   cp_evt_q;
+  logic                   gart_fault_evt_q, gart_inv_busy_q, gart_walk_busy_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cp_state_q       <= '0;
+      cp_evt_q         <= '0;
+      gart_fault_evt_q <= 1'b0;
+      gart_inv_busy_q  <= 1'b0;
+      gart_walk_busy_q <= 1'b0;
+    end else begin
+      cp_state_q       <= cp_state_i;
+      cp_evt_q         <= cp_evt_i;
+      gart_fault_evt_q <= gart_fault_evt_i;
+      gart_inv_busy_q  <= gart_state_i.inv_busy;
+      gart_walk_busy_q <= gart_state_i.walk_busy;
+    end
+  end
 
   ///////////////////////////
   // Configuration structs //
@@ -189,22 +253,22 @@ module sgpu_reg_map #(
     hwif_in.CAP_APSEG_BASE_HI.value.next         = ApSegBase[63:32];
     hwif_in.CAP_APSEG_SIZE_LO.value.next         = ApSegSize[31:0];
     hwif_in.CAP_APSEG_SIZE_HI.value.next         = ApSegSize[63:32];
-    hwif_in.STATUS.idle.next                     = cp_state_i.idle;
-    hwif_in.STATUS.faulted.next                  = cp_state_i.faulted;
-    hwif_in.STATUS.resetting.next                = cp_state_i.resetting;
+    hwif_in.STATUS.idle.next                     = cp_state_q.idle;
+    hwif_in.STATUS.faulted.next                  = cp_state_q.faulted;
+    hwif_in.STATUS.resetting.next                = cp_state_q.resetting;
     hwif_in.CYCLE_LO.value.next                  = cycle_q[31:0];
     hwif_in.CYCLE_HI.value.next                  = cycle_hi_q;
-    hwif_in.RING_HEAD.index.next                 = cp_state_i.ring_head;
-    hwif_in.FENCE_DONE_LO.value.next             = cp_state_i.fence_done[31:0];
-    hwif_in.FENCE_DONE_HI.value.next             = cp_state_i.fence_done[63:32];
-    hwif_in.INT_STATUS.dma_completed.hwset       = cp_evt_i.dma_completed;
-    hwif_in.INT_STATUS.fault.hwset               = cp_evt_i.fault;
-    hwif_in.INT_STATUS.preempted.hwset           = cp_evt_i.preempted;
-    hwif_in.PREEMPT_STATUS.pending.next          = cp_state_i.preempt_pending;
-    hwif_in.PREEMPT_STATUS.preempted.next        = cp_state_i.preempted;
-    hwif_in.PREEMPT_STATUS.in_entry.next         = cp_state_i.preempt_in_entry;
-    hwif_in.PREEMPT_OFFSET.value.next            = cp_state_i.preempt_offset;
-    hwif_in.INT_STATUS.gart_fault.hwset          = gart_fault_evt_i;
+    hwif_in.RING_HEAD.index.next                 = cp_state_q.ring_head;
+    hwif_in.FENCE_DONE_LO.value.next             = cp_state_q.fence_done[31:0];
+    hwif_in.FENCE_DONE_HI.value.next             = cp_state_q.fence_done[63:32];
+    hwif_in.INT_STATUS.dma_completed.hwset       = cp_evt_q.dma_completed;
+    hwif_in.INT_STATUS.fault.hwset               = cp_evt_q.fault;
+    hwif_in.INT_STATUS.preempted.hwset           = cp_evt_q.preempted;
+    hwif_in.PREEMPT_STATUS.pending.next          = cp_state_q.preempt_pending;
+    hwif_in.PREEMPT_STATUS.preempted.next        = cp_state_q.preempted;
+    hwif_in.PREEMPT_STATUS.in_entry.next         = cp_state_q.preempt_in_entry;
+    hwif_in.PREEMPT_OFFSET.value.next            = cp_state_q.preempt_offset;
+    hwif_in.INT_STATUS.gart_fault.hwset          = gart_fault_evt_q;
     hwif_in.FAULT_STATUS.reason.next             = cp_fault_i.reason;
     hwif_in.FAULT_STATUS.ring_index.next         = cp_fault_i.ring_index;
     hwif_in.FAULT_ADDR_LO.value.next             = cp_fault_i.addr[31:0];
@@ -215,8 +279,8 @@ module sgpu_reg_map #(
     hwif_in.GART_CAP.tlb_entries.next            = 8'(TlbEntries);
     hwif_in.GART_CAP.ptes_per_walk.next          = 8'(sgpu_gart_pkg::LinePtes);
     hwif_in.GART_CAP.sys_addr_bits.next          = 8'(SysAddrBits);
-    hwif_in.GART_STATUS.inv_busy.next            = gart_state_i.inv_busy;
-    hwif_in.GART_STATUS.walk_busy.next           = gart_state_i.walk_busy;
+    hwif_in.GART_STATUS.inv_busy.next            = gart_inv_busy_q;
+    hwif_in.GART_STATUS.walk_busy.next           = gart_walk_busy_q;
     hwif_in.GART_FAULT_STATUS.valid.next         = gart_state_i.fault.valid;
     hwif_in.GART_FAULT_STATUS.more_faults.next   = gart_state_i.fault.more;
     hwif_in.GART_FAULT_STATUS.write.next         = gart_state_i.fault.write;
