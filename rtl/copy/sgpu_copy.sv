@@ -98,6 +98,14 @@ module sgpu_copy #(
   logic [31:0]     rd_rows_q, rd_rows_d;     // source rows not yet requested
   logic [31:0]     wr_rows_q, wr_rows_d;     // destination rows not yet queued
   logic [31:0]     st_rows_q, st_rows_d;     // source rows whose status has not arrived
+  // The row counts' compares, kept in registers beside them (timing pass 14, docs/fpga.md): a
+  // 32-bit compare of each count stood in front of the row requests' valids, and the compare of
+  // each next count with zero (behind the decrement, behind the reader's and the writer's
+  // handshakes) in front of the state (asserted equal: RowFlags).
+  logic            rd_more_q, rd_more_d;     // rd_rows_q != 0
+  logic            wr_more_q, wr_more_d;     // wr_rows_q != 0
+  logic            st_zero_q, st_zero_d;     // st_rows_q == 0
+  logic            st_one_q, st_one_d;       // st_rows_q == 1
   sgpu_pkg::addr_t rd_addr_q, rd_addr_d;     // next source row
   sgpu_pkg::addr_t wr_addr_q, wr_addr_d;     // next destination row
   sgpu_pkg::addr_t in_row_q, in_row_d;       // source row the writer is taking input from
@@ -206,8 +214,8 @@ module sgpu_copy #(
   /////////
 
   assign req_ready_o  = (state_q == StIdle);
-  assign rd_req_valid = (state_q == StRun) && (rd_rows_q != '0);
-  assign wr_row_valid = (state_q == StRun) && (wr_rows_q != '0);
+  assign rd_req_valid = (state_q == StRun) && rd_more_q;
+  assign wr_row_valid = (state_q == StRun) && wr_more_q;
   // Statuses are taken as they come: OK ones count rows, an error starts the drain.
   assign rd_status_ready = (state_q inside {StRun, StDrain});
   assign wr_flush     = (state_q == StDrain);
@@ -218,6 +226,10 @@ module sgpu_copy #(
     rd_rows_d  = rd_rows_q;
     wr_rows_d  = wr_rows_q;
     st_rows_d  = st_rows_q;
+    rd_more_d  = rd_more_q;
+    wr_more_d  = wr_more_q;
+    st_zero_d  = st_zero_q;
+    st_one_d   = st_one_q;
     rd_addr_d  = rd_addr_q;
     wr_addr_d  = wr_addr_q;
     in_row_d   = in_row_q;
@@ -240,6 +252,11 @@ module sgpu_copy #(
             rd_rows_d = (req_i.op == CopyOpFill) ? '0 : req_i.height;
             st_rows_d = (req_i.op == CopyOpFill) ? '0 : req_i.height;
             wr_rows_d = req_i.height;
+            // height != 0 here
+            rd_more_d = (req_i.op != CopyOpFill);
+            wr_more_d = 1'b1;
+            st_zero_d = (req_i.op == CopyOpFill);
+            st_one_d  = (req_i.op != CopyOpFill) && (req_i.height == 32'd1);
           end
         end
       end
@@ -247,16 +264,20 @@ module sgpu_copy #(
       StRun: begin
         if (rd_req_valid && rd_req_ready) begin
           rd_rows_d = rd_rows_q - 32'd1;
+          rd_more_d = (rd_rows_q != 32'd1);
           rd_addr_d = rd_addr_q + sgpu_pkg::addr_t'(req_q.src_pitch);
         end
         if (wr_row_valid && wr_row_ready) begin
           wr_rows_d = wr_rows_q - 32'd1;
+          wr_more_d = (wr_rows_q != 32'd1);
           wr_addr_d = wr_addr_q + sgpu_pkg::addr_t'(req_q.dst_pitch);
         end
         if (wr_in_row_done) in_row_d = in_row_q + sgpu_pkg::addr_t'(req_q.src_pitch);
         if (rd_status_valid) begin
           if (rd_status.err == sgpu_dma_pkg::DmaOk) begin
             st_rows_d = st_rows_q - 32'd1;
+            st_zero_d = st_one_q;
+            st_one_d  = (st_rows_q == 32'd2);
           end else begin
             // Data stops at the error: the writer waits in the failing row.
             state_d    = StDrain;
@@ -277,8 +298,11 @@ module sgpu_copy #(
           state_d = StDrain;
           err_d   = CopyAborted;
         end
-        if (state_d == StRun && rd_rows_d == '0 && wr_rows_d == '0 && st_rows_d == '0 && wr_idle &&
-            !(wr_row_valid && wr_row_ready)) begin
+        // Every row requested, queued and written, every status in: from the kept compares (no
+        // row is queued once wr_rows_q is 0, every status is in once st_rows_d is 0, and the
+        // source rows requested never outnumber those with a status to come: asserted RowsDone).
+        if (state_d == StRun && !wr_more_q && (st_zero_q || (st_one_q && rd_status_valid))
+            && wr_idle) begin
           state_d = StReport;
         end
       end
@@ -323,12 +347,20 @@ module sgpu_copy #(
       rd_rows_q <= '0;
       wr_rows_q <= '0;
       st_rows_q <= '0;
+      rd_more_q <= 1'b0;
+      wr_more_q <= 1'b0;
+      st_zero_q <= 1'b1;
+      st_one_q  <= 1'b0;
       err_q     <= CopyOk;
     end else begin
       state_q   <= state_d;
       rd_rows_q <= rd_rows_d;
       wr_rows_q <= wr_rows_d;
       st_rows_q <= st_rows_d;
+      rd_more_q <= rd_more_d;
+      wr_more_q <= wr_more_d;
+      st_zero_q <= st_zero_d;
+      st_one_q  <= st_one_d;
       err_q     <= err_d;
     end
   end
@@ -349,6 +381,16 @@ module sgpu_copy #(
   // The writer only ever takes input for rows it was given.
   `SGPU_ASSERT(NoStrayStatus, (state_q == StRun && rd_status_valid
                                && rd_status.err == sgpu_dma_pkg::DmaOk) |-> st_rows_q != '0)
+
+  // The kept compares are the compares of the counts, and a status comes only for a row requested
+  // (so the rows with a status to come are at least the rows not yet requested).
+  `SGPU_ASSERT(RowFlags, rd_more_q == (rd_rows_q != '0) && wr_more_q == (wr_rows_q != '0)
+                         && st_zero_q == (st_rows_q == '0) && st_one_q == (st_rows_q == 32'd1))
+  `SGPU_ASSERT(StatusesCoverRequests, st_rows_q >= rd_rows_q)
+  // The end of a run from the kept compares is the compare of the next counts it replaces.
+  `SGPU_ASSERT(RowsDone, state_q == StRun && state_d != StDrain |->
+      (state_d == StReport) == (rd_rows_d == '0 && wr_rows_d == '0 && st_rows_d == '0 && wr_idle
+                                && !(wr_row_valid && wr_row_ready)))
 
 endmodule
 
