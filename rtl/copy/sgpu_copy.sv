@@ -220,6 +220,12 @@ module sgpu_copy #(
   assign rd_status_ready = (state_q inside {StRun, StDrain});
   assign wr_flush     = (state_q == StDrain);
 
+  // What ends a run early: a read error status, a write error, a refused destination page, an
+  // abort.
+  logic stat_err, to_drain;
+  assign stat_err = rd_status_valid && (rd_status.err != sgpu_dma_pkg::DmaOk);
+  assign to_drain = stat_err || wr_err || wr_xerr || abort_i;
+
   always_comb begin
     state_d    = state_q;
     req_d      = req_q;
@@ -238,26 +244,25 @@ module sgpu_copy #(
 
     unique case (state_q)
       StIdle: begin
+        // The request's registers are loaded every idle cycle, whether or not a request is
+        // offered (nothing reads them before the engine runs or reports): only the state waits
+        // for the request's valid, which leaves the CP's controller late (timing pass 14,
+        // docs/fpga.md). The counts and their kept compares are loaded together.
+        req_d      = req_i;
+        rd_addr_d  = req_i.src;
+        wr_addr_d  = req_i.dst;
+        in_row_d   = req_i.src;
+        err_d      = CopyOk;
+        err_addr_d = '0;
+        rd_rows_d  = (req_i.op == CopyOpFill) ? '0 : req_i.height;
+        st_rows_d  = (req_i.op == CopyOpFill) ? '0 : req_i.height;
+        wr_rows_d  = req_i.height;
+        rd_more_d  = (req_i.op != CopyOpFill) && (req_i.height != '0);
+        wr_more_d  = (req_i.height != '0);
+        st_zero_d  = (req_i.op == CopyOpFill) || (req_i.height == '0);
+        st_one_d   = (req_i.op != CopyOpFill) && (req_i.height == 32'd1);
         if (req_valid_i) begin
-          req_d      = req_i;
-          rd_addr_d  = req_i.src;
-          wr_addr_d  = req_i.dst;
-          in_row_d   = req_i.src;
-          err_d      = CopyOk;
-          err_addr_d = '0;
-          if (req_i.width == '0 || req_i.height == '0) begin
-            state_d = StReport;
-          end else begin
-            state_d   = StRun;
-            rd_rows_d = (req_i.op == CopyOpFill) ? '0 : req_i.height;
-            st_rows_d = (req_i.op == CopyOpFill) ? '0 : req_i.height;
-            wr_rows_d = req_i.height;
-            // height != 0 here
-            rd_more_d = (req_i.op != CopyOpFill);
-            wr_more_d = 1'b1;
-            st_zero_d = (req_i.op == CopyOpFill);
-            st_one_d  = (req_i.op != CopyOpFill) && (req_i.height == 32'd1);
-          end
+          state_d = (req_i.width == '0 || req_i.height == '0) ? StReport : StRun;
         end
       end
 
@@ -273,35 +278,33 @@ module sgpu_copy #(
           wr_addr_d = wr_addr_q + sgpu_pkg::addr_t'(req_q.dst_pitch);
         end
         if (wr_in_row_done) in_row_d = in_row_q + sgpu_pkg::addr_t'(req_q.src_pitch);
-        if (rd_status_valid) begin
-          if (rd_status.err == sgpu_dma_pkg::DmaOk) begin
-            st_rows_d = st_rows_q - 32'd1;
-            st_zero_d = st_one_q;
-            st_one_d  = (st_rows_q == 32'd2);
-          end else begin
-            // Data stops at the error: the writer waits in the failing row.
-            state_d    = StDrain;
-            err_d      = (rd_status.err == sgpu_dma_pkg::DmaXlateFault) ? CopyXlateFault
-                                                                             : CopyReadError;
-            err_addr_d = in_row_q + sgpu_pkg::addr_t'(wr_in_row_bytes);
-          end
+        if (rd_status_valid && !stat_err) begin
+          st_rows_d = st_rows_q - 32'd1;
+          st_zero_d = st_one_q;
+          st_one_d  = (st_rows_q == 32'd2);
         end
+        // A failure or abort starts the drain; the first of them by priority names it (a write
+        // error, a read error, a refused destination page, the abort). Data stops at a read
+        // error: the writer waits in the failing row. Formed flat from the events (to_drain),
+        // not from a next state behind them.
+        if (to_drain) state_d = StDrain;
         if (wr_err) begin
-          state_d    = StDrain;
           err_d      = CopyWriteError;
           err_addr_d = wr_err_addr;
-        end else if (wr_xerr && state_d == StRun) begin
-          state_d    = StDrain;
+        end else if (stat_err) begin
+          err_d      = (rd_status.err == sgpu_dma_pkg::DmaXlateFault) ? CopyXlateFault
+                                                                        : CopyReadError;
+          err_addr_d = in_row_q + sgpu_pkg::addr_t'(wr_in_row_bytes);
+        end else if (wr_xerr) begin
           err_d      = CopyWrXlateFault;
           err_addr_d = wr_xerr_addr;
-        end else if (abort_i && state_d == StRun) begin
-          state_d = StDrain;
-          err_d   = CopyAborted;
+        end else if (abort_i) begin
+          err_d      = CopyAborted;
         end
         // Every row requested, queued and written, every status in: from the kept compares (no
         // row is queued once wr_rows_q is 0, every status is in once st_rows_d is 0, and the
         // source rows requested never outnumber those with a status to come: asserted RowsDone).
-        if (state_d == StRun && !wr_more_q && (st_zero_q || (st_one_q && rd_status_valid))
+        if (!to_drain && !wr_more_q && (st_zero_q || (st_one_q && rd_status_valid))
             && wr_idle) begin
           state_d = StReport;
         end
@@ -337,7 +340,7 @@ module sgpu_copy #(
     if (!rst_ni) begin
       rd_abort_q <= 1'b0;
     end else begin
-      rd_abort_q <= (state_q == StRun) && (state_d == StDrain);
+      rd_abort_q <= (state_q == StRun) && to_drain;
     end
   end
 
