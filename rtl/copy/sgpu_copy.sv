@@ -98,6 +98,14 @@ module sgpu_copy #(
   logic [31:0]     rd_rows_q, rd_rows_d;     // source rows not yet requested
   logic [31:0]     wr_rows_q, wr_rows_d;     // destination rows not yet queued
   logic [31:0]     st_rows_q, st_rows_d;     // source rows whose status has not arrived
+  // The row counts' compares, kept in registers beside them (timing pass 14, docs/fpga.md): a
+  // 32-bit compare of each count stood in front of the row requests' valids, and the compare of
+  // each next count with zero (behind the decrement, behind the reader's and the writer's
+  // handshakes) in front of the state (asserted equal: RowFlags).
+  logic            rd_more_q, rd_more_d;     // rd_rows_q != 0
+  logic            wr_more_q, wr_more_d;     // wr_rows_q != 0
+  logic            st_zero_q, st_zero_d;     // st_rows_q == 0
+  logic            st_one_q, st_one_d;       // st_rows_q == 1
   sgpu_pkg::addr_t rd_addr_q, rd_addr_d;     // next source row
   sgpu_pkg::addr_t wr_addr_q, wr_addr_d;     // next destination row
   sgpu_pkg::addr_t in_row_q, in_row_d;       // source row the writer is taking input from
@@ -206,11 +214,17 @@ module sgpu_copy #(
   /////////
 
   assign req_ready_o  = (state_q == StIdle);
-  assign rd_req_valid = (state_q == StRun) && (rd_rows_q != '0);
-  assign wr_row_valid = (state_q == StRun) && (wr_rows_q != '0);
+  assign rd_req_valid = (state_q == StRun) && rd_more_q;
+  assign wr_row_valid = (state_q == StRun) && wr_more_q;
   // Statuses are taken as they come: OK ones count rows, an error starts the drain.
   assign rd_status_ready = (state_q inside {StRun, StDrain});
   assign wr_flush     = (state_q == StDrain);
+
+  // What ends a run early: a read error status, a write error, a refused destination page, an
+  // abort.
+  logic stat_err, to_drain;
+  assign stat_err = rd_status_valid && (rd_status.err != sgpu_dma_pkg::DmaOk);
+  assign to_drain = stat_err || wr_err || wr_xerr || abort_i;
 
   always_comb begin
     state_d    = state_q;
@@ -218,6 +232,10 @@ module sgpu_copy #(
     rd_rows_d  = rd_rows_q;
     wr_rows_d  = wr_rows_q;
     st_rows_d  = st_rows_q;
+    rd_more_d  = rd_more_q;
+    wr_more_d  = wr_more_q;
+    st_zero_d  = st_zero_q;
+    st_one_d   = st_one_q;
     rd_addr_d  = rd_addr_q;
     wr_addr_d  = wr_addr_q;
     in_row_d   = in_row_q;
@@ -226,59 +244,68 @@ module sgpu_copy #(
 
     unique case (state_q)
       StIdle: begin
+        // The request's registers are loaded every idle cycle, whether or not a request is
+        // offered (nothing reads them before the engine runs or reports): only the state waits
+        // for the request's valid, which leaves the CP's controller late (timing pass 14,
+        // docs/fpga.md). The counts and their kept compares are loaded together.
+        req_d      = req_i;
+        rd_addr_d  = req_i.src;
+        wr_addr_d  = req_i.dst;
+        in_row_d   = req_i.src;
+        err_d      = CopyOk;
+        err_addr_d = '0;
+        rd_rows_d  = (req_i.op == CopyOpFill) ? '0 : req_i.height;
+        st_rows_d  = (req_i.op == CopyOpFill) ? '0 : req_i.height;
+        wr_rows_d  = req_i.height;
+        rd_more_d  = (req_i.op != CopyOpFill) && (req_i.height != '0);
+        wr_more_d  = (req_i.height != '0);
+        st_zero_d  = (req_i.op == CopyOpFill) || (req_i.height == '0);
+        st_one_d   = (req_i.op != CopyOpFill) && (req_i.height == 32'd1);
         if (req_valid_i) begin
-          req_d      = req_i;
-          rd_addr_d  = req_i.src;
-          wr_addr_d  = req_i.dst;
-          in_row_d   = req_i.src;
-          err_d      = CopyOk;
-          err_addr_d = '0;
-          if (req_i.width == '0 || req_i.height == '0) begin
-            state_d = StReport;
-          end else begin
-            state_d   = StRun;
-            rd_rows_d = (req_i.op == CopyOpFill) ? '0 : req_i.height;
-            st_rows_d = (req_i.op == CopyOpFill) ? '0 : req_i.height;
-            wr_rows_d = req_i.height;
-          end
+          state_d = (req_i.width == '0 || req_i.height == '0) ? StReport : StRun;
         end
       end
 
       StRun: begin
         if (rd_req_valid && rd_req_ready) begin
           rd_rows_d = rd_rows_q - 32'd1;
+          rd_more_d = (rd_rows_q != 32'd1);
           rd_addr_d = rd_addr_q + sgpu_pkg::addr_t'(req_q.src_pitch);
         end
         if (wr_row_valid && wr_row_ready) begin
           wr_rows_d = wr_rows_q - 32'd1;
+          wr_more_d = (wr_rows_q != 32'd1);
           wr_addr_d = wr_addr_q + sgpu_pkg::addr_t'(req_q.dst_pitch);
         end
         if (wr_in_row_done) in_row_d = in_row_q + sgpu_pkg::addr_t'(req_q.src_pitch);
-        if (rd_status_valid) begin
-          if (rd_status.err == sgpu_dma_pkg::DmaOk) begin
-            st_rows_d = st_rows_q - 32'd1;
-          end else begin
-            // Data stops at the error: the writer waits in the failing row.
-            state_d    = StDrain;
-            err_d      = (rd_status.err == sgpu_dma_pkg::DmaXlateFault) ? CopyXlateFault
-                                                                             : CopyReadError;
-            err_addr_d = in_row_q + sgpu_pkg::addr_t'(wr_in_row_bytes);
-          end
+        if (rd_status_valid && !stat_err) begin
+          st_rows_d = st_rows_q - 32'd1;
+          st_zero_d = st_one_q;
+          st_one_d  = (st_rows_q == 32'd2);
         end
+        // A failure or abort starts the drain; the first of them by priority names it (a write
+        // error, a read error, a refused destination page, the abort). Data stops at a read
+        // error: the writer waits in the failing row. Formed flat from the events (to_drain),
+        // not from a next state behind them.
+        if (to_drain) state_d = StDrain;
         if (wr_err) begin
-          state_d    = StDrain;
           err_d      = CopyWriteError;
           err_addr_d = wr_err_addr;
-        end else if (wr_xerr && state_d == StRun) begin
-          state_d    = StDrain;
+        end else if (stat_err) begin
+          err_d      = (rd_status.err == sgpu_dma_pkg::DmaXlateFault) ? CopyXlateFault
+                                                                        : CopyReadError;
+          err_addr_d = in_row_q + sgpu_pkg::addr_t'(wr_in_row_bytes);
+        end else if (wr_xerr) begin
           err_d      = CopyWrXlateFault;
           err_addr_d = wr_xerr_addr;
-        end else if (abort_i && state_d == StRun) begin
-          state_d = StDrain;
-          err_d   = CopyAborted;
+        end else if (abort_i) begin
+          err_d      = CopyAborted;
         end
-        if (state_d == StRun && rd_rows_d == '0 && wr_rows_d == '0 && st_rows_d == '0 && wr_idle &&
-            !(wr_row_valid && wr_row_ready)) begin
+        // Every row requested, queued and written, every status in: from the kept compares (no
+        // row is queued once wr_rows_q is 0, every status is in once st_rows_d is 0, and the
+        // source rows requested never outnumber those with a status to come: asserted RowsDone).
+        if (!to_drain && !wr_more_q && (st_zero_q || (st_one_q && rd_status_valid))
+            && wr_idle) begin
           state_d = StReport;
         end
       end
@@ -313,7 +340,7 @@ module sgpu_copy #(
     if (!rst_ni) begin
       rd_abort_q <= 1'b0;
     end else begin
-      rd_abort_q <= (state_q == StRun) && (state_d == StDrain);
+      rd_abort_q <= (state_q == StRun) && to_drain;
     end
   end
 
@@ -323,12 +350,20 @@ module sgpu_copy #(
       rd_rows_q <= '0;
       wr_rows_q <= '0;
       st_rows_q <= '0;
+      rd_more_q <= 1'b0;
+      wr_more_q <= 1'b0;
+      st_zero_q <= 1'b1;
+      st_one_q  <= 1'b0;
       err_q     <= CopyOk;
     end else begin
       state_q   <= state_d;
       rd_rows_q <= rd_rows_d;
       wr_rows_q <= wr_rows_d;
       st_rows_q <= st_rows_d;
+      rd_more_q <= rd_more_d;
+      wr_more_q <= wr_more_d;
+      st_zero_q <= st_zero_d;
+      st_one_q  <= st_one_d;
       err_q     <= err_d;
     end
   end
@@ -349,6 +384,16 @@ module sgpu_copy #(
   // The writer only ever takes input for rows it was given.
   `SGPU_ASSERT(NoStrayStatus, (state_q == StRun && rd_status_valid
                                && rd_status.err == sgpu_dma_pkg::DmaOk) |-> st_rows_q != '0)
+
+  // The kept compares are the compares of the counts, and a status comes only for a row requested
+  // (so the rows with a status to come are at least the rows not yet requested).
+  `SGPU_ASSERT(RowFlags, rd_more_q == (rd_rows_q != '0) && wr_more_q == (wr_rows_q != '0)
+                         && st_zero_q == (st_rows_q == '0) && st_one_q == (st_rows_q == 32'd1))
+  `SGPU_ASSERT(StatusesCoverRequests, st_rows_q >= rd_rows_q)
+  // The end of a run from the kept compares is the compare of the next counts it replaces.
+  `SGPU_ASSERT(RowsDone, state_q == StRun && state_d != StDrain |->
+      (state_d == StReport) == (rd_rows_d == '0 && wr_rows_d == '0 && st_rows_d == '0 && wr_idle
+                                && !(wr_row_valid && wr_row_ready)))
 
 endmodule
 

@@ -39,7 +39,6 @@ Ranges counter_ranges() {
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_cp__DOT__u_ctrl__DOT__wait_cnt_d),
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_left_q),
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_left_d),
-      SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__burst_beats),
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__k_q),
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__k_d),
       SGPU_MEMBER_RANGE(sgpu_top__DOT__u_copy__DOT__u_wr__DOT__in_cnt_q),
@@ -143,16 +142,18 @@ std::uint64_t FastIdleSkip::window() const {
     // which keeps k_q below row_out_beats - 1 too (out_beats >= in_beats: the same bytes, shifted
     // by the lane offset). k_q == 0 (the first beat's strobes) stays false: k_q only grows.
     // (The RTL compares them without forming row_in_beats, timing pass 6b: k_q * B < len and
-    // the like, the same comparisons.) The row is the head of the writer's row FIFO; its input
-    // beats are ceil(len / B), len being wr_row_t's low 32 bits.
+    // the like, the same comparisons; since timing pass 14 it keeps them in flags formed a beat
+    // ahead, from k_q + 1, so the skip may reach one cycle less far: k_q = row_in_beats - 2, where
+    // the flags it leaves unmoved are still false.) The row is the head of the writer's row FIFO;
+    // its input beats are ceil(len / B), len being the entry's low 32 bits.
     const Root& r = *top_.rootp;
     constexpr std::uint64_t kBusBytes = sizeof(Root::sgpu_top__DOT__u_copy__DOT__u_wr__DOT__wdata_q);
     const auto& head = r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__u_wrow_fifo__DOT__mem_q
         [r.sgpu_top__DOT__u_copy__DOT__u_wr__DOT__u_wrow_fifo__DOT__rd_ptr_q];
     const std::uint64_t row_len = head[0];
     const std::uint64_t row_in = (row_len + kBusBytes - 1) / kBusBytes;
-    if (a.burst_left < 2 || row_in < 2 || a.k + 1 >= row_in || a.in_cnt + 1 >= row_in) return 0;
-    window = std::min<std::uint64_t>({a.burst_left - 1u, row_in - 1 - a.k, row_in - 1 - a.in_cnt});
+    if (a.burst_left < 2 || row_in < 3 || a.k + 2 >= row_in || a.in_cnt + 2 >= row_in) return 0;
+    window = std::min<std::uint64_t>({a.burst_left - 1u, row_in - 2 - a.k, row_in - 2 - a.in_cnt});
   }
   if (wait_counts) window = a.wait;  // starts with wait_cnt_q = a.wait - k, which must stay != 0
   if (watchdog_counts) {
