@@ -254,6 +254,12 @@ module sgpu_cp_ctrl
   assign hdr         = pkt_header_t'(dw_i);
   assign a           = pkt_q.args.copy;
   assign rows_m1     = a.height - 32'd1;
+  // The write destination's next values, formed from registers and the head dword: the pair
+  // (the end of the decision) only selects the sum, it is not an operand of the adder.
+  sgpu_pkg::addr_t dst_plus4, dst_plus8, hi_plus4;
+  assign dst_plus4 = a.dst + sgpu_pkg::addr_t'(4);
+  assign dst_plus8 = a.dst + sgpu_pkg::addr_t'(8);
+  assign hi_plus4  = {dw_i, a.dst[31:0]} + sgpu_pkg::addr_t'(4);
 
   sgpu_cp_extent u_src_ext (
     .clk_i    (clk_i),
@@ -578,10 +584,10 @@ module sgpu_cp_ctrl
         if (dw_valid_i) begin
           pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
           if (dec_i.slot == SlotData && wr_ready_i) begin
-            pkt_d.args.copy.dst = a.dst + (wr_pair_o ? sgpu_pkg::addr_t'(8) : sgpu_pkg::addr_t'(4));
+            pkt_d.args.copy.dst = wr_pair_o ? dst_plus8 : dst_plus4;
           end
           if (wr_hi_o && wr_ready_i) begin
-            pkt_d.args.copy.dst = {dw_i, a.dst[31:0]} + sgpu_pkg::addr_t'(4);
+            pkt_d.args.copy.dst = hi_plus4;
           end
           // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
           if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
