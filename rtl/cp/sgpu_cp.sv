@@ -169,23 +169,33 @@ module sgpu_cp
   /////////////////////
 
   cp_stream_op_e   stream_op;
-  sgpu_pkg::addr_t stream_base, stream_addr;
-  cp_pkt_t         pkt;  // the packet being executed (u_ctrl's packet register)
-  logic [31:0]     stream_offset_in, stream_offset, preempt_offset;
-  logic [29:0]     stream_dwords, stream_left;
-  logic            stream_nested, stream_full;
+  logic [1:0]      stream_take;
+  logic            stream_header, stream_save;
+  sgpu_pkg::addr_t stream_addr;
+  cp_pkt_t         pkt;    // the packet being executed (u_ctrl's packet register)
+  ring_entry_t     entry;  // the ring entry being executed (u_ctrl's entry register)
+  logic [31:0]     stream_offset, preempt_offset;
+  logic [29:0]     stream_start_dwords, stream_left;
+  logic            stream_nested, stream_full, stream_left_zero;
 
   sgpu_cp_stream #(.MaxIndirectDepth(MaxIndirectDepth)) u_stream (
     .clk_i, .rst_ni,
     .op_i            (stream_op),
-    .base_i          (stream_base),
-    .offset_i        (stream_offset_in),
-    .dwords_i        (stream_dwords),
-    .head_dwords_i   (30'(head_hdr.dwords)),
+    .take_i          (stream_take),
+    .header_i        (stream_header),
+    .save_i          (stream_save),
+    .start_base_i    ({entry.buf_addr_hi, entry.buf_addr_lo}),
+    .start_offset_i  (entry.start_offset),
+    .start_dwords_i  (stream_start_dwords),
+    .call_base_i     (pkt.args.target.addr),
+    .call_dwords_i   (pkt.args.target.bytes[31:2]),
+    .rewind_offset_i (pkt.hdr_off),
     .pkt_dwords_i    (30'(pkt.hdr.dwords)),
+    .head_dwords_i   (30'(head_hdr.dwords)),
     .addr_o          (stream_addr),
     .offset_o        (stream_offset),
     .left_o          (stream_left),
+    .left_zero_o     (stream_left_zero),
     .nested_o        (stream_nested),
     .full_o          (stream_full),
     .preempt_offset_o(preempt_offset)
@@ -196,7 +206,6 @@ module sgpu_cp
   ///////////////////////////////
 
   cp_fsm_e      fsm;
-  ring_entry_t  entry;
   logic         privileged;
   logic [15:0]  pkt_idx;
   cp_pkt_step_t pkt_step;
@@ -449,12 +458,14 @@ module sgpu_cp
     .dw_clear_o        (dw_clear),
     .dw_i              (dw),
     .stream_op_o       (stream_op),
-    .stream_base_o     (stream_base),
-    .stream_offset_o   (stream_offset_in),
-    .stream_dwords_o   (stream_dwords),
+    .stream_take_o     (stream_take),
+    .stream_header_o   (stream_header),
+    .stream_save_o     (stream_save),
+    .stream_start_dwords_o(stream_start_dwords),
     .stream_addr_i     (stream_addr),
     .stream_offset_i   (stream_offset),
     .stream_left_i     (stream_left),
+    .stream_left_zero_i(stream_left_zero),
     .stream_nested_i   (stream_nested),
     .dec_i             (dec),
     .chk_i             (chk),

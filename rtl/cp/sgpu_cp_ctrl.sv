@@ -84,13 +84,20 @@ module sgpu_cp_ctrl
   input  wire logic [31:0]                 dw_i,
 
   // Stream position (sgpu_cp_stream).
+  /// The stream operation, and the dwords of the buffer stream taken (0, 1, 2; the first a
+  /// header: stream_header_o), which advance it while the operation is StreamHold.
   output      cp_stream_op_e               stream_op_o,
-  output      sgpu_pkg::addr_t             stream_base_o,
-  output      logic [31:0]                 stream_offset_o,
-  output      logic [29:0]                 stream_dwords_o,
+  output      logic [1:0]                  stream_take_o,
+  output      logic                        stream_header_o,
+  /// Save the position into the stack's free frame (throughout the stream stop, before a call).
+  output      logic                        stream_save_o,
+  /// StreamStart's buffer dwords (the entry's; its buffer and start offset are entry_o's).
+  output      logic [29:0]                 stream_start_dwords_o,
   input  wire sgpu_pkg::addr_t             stream_addr_i,
   input  wire logic [31:0]                 stream_offset_i,
   input  wire logic [29:0]                 stream_left_i,
+  /// stream_left_i is 0 (the stream's register).
+  input  wire logic                        stream_left_zero_i,
   input  wire logic                        stream_nested_i,
 
   // Decoder (sgpu_cp_decode) and operand checks (sgpu_cp_check) of the packet being executed.
@@ -247,6 +254,12 @@ module sgpu_cp_ctrl
   assign hdr         = pkt_header_t'(dw_i);
   assign a           = pkt_q.args.copy;
   assign rows_m1     = a.height - 32'd1;
+  // The write destination's next values, formed from registers and the head dword: the pair
+  // (the end of the decision) only selects the sum, it is not an operand of the adder.
+  sgpu_pkg::addr_t dst_plus4, dst_plus8, hi_plus4;
+  assign dst_plus4 = a.dst + sgpu_pkg::addr_t'(4);
+  assign dst_plus8 = a.dst + sgpu_pkg::addr_t'(8);
+  assign hi_plus4  = {dw_i, a.dst[31:0]} + sgpu_pkg::addr_t'(4);
 
   sgpu_cp_extent u_src_ext (
     .clk_i    (clk_i),
@@ -329,10 +342,35 @@ module sgpu_cp_ctrl
   assign wr_pair_o = (state_q == StPktBody) && dec_i.info.pkt_class == PktClassWrite
                      && dec_i.slot == SlotData && !a.dst[2] && !dec_i.last && dw_valid2_i;
   // (hi_next_q: decided when the address low dword was taken, so that the write's source
-  // select does not wait for the decoder.)
-  assign wr_hi_o   = (state_q == StPktBody) && hi_next_q && dw_valid2_i;
+  // select does not wait for the decoder. It is only ever set while in StPktBody, asserted
+  // below, so the state needs no decode here.)
+  assign wr_hi_o   = hi_next_q && dw_valid2_i;
   assign dw_two_o  = hdr_two || wr_pair_o || wr_hi_o;
   assign body_last = (wr_pair_o || wr_hi_o) ? last2_i : dec_i.last;
+
+  // The take: which states read the dword window, formed in parallel from registers and the
+  // window (not through the case's priority chain): the window, the stream position and the
+  // decode stage select their next values by it. In the ring entry's states, WAIT_MEM's read
+  // and the read-ahead of the next entry (while retiring) every dword is taken; a header unless
+  // the buffer is done or a preemption stops at this boundary; a payload dword unless it (or
+  // the first data dword going with the address high dword) is a write and the write buffer is
+  // full.
+  assign dw_ready_o = (state_q inside {StRingData, StWaitData})
+                      || (state_q == StPktHeader && !stream_left_zero_i && !pre_pend_q
+                          && dw_valid_i)
+                      || (state_q == StPktBody && dw_valid_i
+                          && (!(dec_i.slot == SlotData || wr_hi_o) || wr_ready_i))
+                      || (retiring(state_q) && ring_pref_q && !next_valid_q);
+  // The stream dwords taken (0, 1, 2): a packet's header and payload advance the position; the
+  // ring entry's and WAIT_MEM's dwords are not the buffer's.
+  assign stream_take_o   = (state_q inside {StPktHeader, StPktBody} && dw_valid_i && dw_ready_o)
+                           ? (dw_two_o ? 2'd2 : 2'd1) : 2'd0;
+  assign stream_header_o = (state_q == StPktHeader);
+  // The stop before a call lasts at least two cycles (its first is never its last) and the
+  // position does not move in it: the caller's frame is saved there, and the call only pushes
+  // it. Saving into the free frame in every stream stop is harmless (nothing reads that frame).
+  assign stream_save_o   = (state_q == StStreamStop);
+  assign stream_start_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
 
   always_comb begin
     state_d        = state_q;
@@ -368,15 +406,11 @@ module sgpu_cp_ctrl
     enter_drain    = 1'b0;
 
     stream_op_o         = StreamHold;
-    stream_base_o       = a.dst;                         // a call's target
-    stream_offset_o     = pkt_q.hdr_off;                 // a rewind's target
-    stream_dwords_o     = pkt_q.args.target.bytes[31:2]; // a call's bytes
     copy_status_ready_o = draining(state_q);
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
     dma_req_valid_o     = 1'b0;
     dma_req_o           = '0;
-    dw_ready_o          = 1'b0;
     evt_o               = '0;
 
     unique case (state_q)
@@ -404,7 +438,6 @@ module sgpu_cp_ctrl
       end
 
       StRingData: begin
-        dw_ready_o = 1'b1;
         if (dw_valid_i) begin
           entry_d = entry_with_dword(entry_q, entry_idx_q, dw_i);
           entry_idx_d = entry_idx_q + 1'b1;
@@ -457,7 +490,7 @@ module sgpu_cp_ctrl
       // empty): a refused write stops the engine with nothing after it executed, and a read of
       // the called (or returned-to) buffer refused first would be in the GART's fault record.
       StBufResume: begin
-        if (stream_left_i == '0) begin
+        if (stream_left_zero_i) begin
           state_d = StBufEnd;
         end else if (wr_buf_empty_i) begin
           dma_req_valid_o = 1'b1;
@@ -496,7 +529,7 @@ module sgpu_cp_ctrl
       /////////////
 
       StPktHeader: begin
-        if (stream_left_i == '0) begin
+        if (stream_left_zero_i) begin
           state_d = StBufStatus;
         end else if (pre_pend_q) begin
           // A packet boundary: the stream position is the next header.
@@ -504,7 +537,6 @@ module sgpu_cp_ctrl
           enter_drain = 1'b1;
           pre_entry_d = 1'b1;
         end else if (dw_valid_i) begin
-          dw_ready_o     = 1'b1;
           quiet_d        = 1'b0;  // data came: the buffer read ahead was not refused
           pkt_d.hdr      = hdr;
           pkt_d.info     = pkt_info(hdr.opcode);
@@ -522,15 +554,15 @@ module sgpu_cp_ctrl
           if (dec_i.hdr_fault != FaultNone) begin
             fault_req = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
           end
-          stream_op_o = StreamHeader;
           if (hdr.dwords != 16'd1) state_d = StPktBody;
           hi_next_d = 1'b0;
           if (hdr_two) begin  // WRITE_* (at least 4 dwords): the address low dword too
-            stream_op_o               = StreamHeader2;
             pkt_idx_d                 = 16'd1;
             pkt_step_o.step           = 2'd1;
             pkt_d.args.copy.dst[31:0] = dw2_i;
-            hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords);
+            // (Only towards StPktBody: a header of one dword, which faults, stays here.)
+            hi_next_d = hi_may_pair(dec_i.hdr_privileged, dw2_i[2:0], hdr.dwords)
+                        && hdr.dwords != 16'd1;
           end
         end else if (dma_status_valid_i) begin
           dma_status_ready_o = 1'b1;
@@ -550,13 +582,12 @@ module sgpu_cp_ctrl
       // taken when the write is). After the last one the packet faults or goes on by its class.
       StPktBody: begin
         if (dw_valid_i) begin
-          dw_ready_o  = (dec_i.slot == SlotData || wr_hi_o) ? wr_ready_i : 1'b1;
           pkt_d.args.copy = capture(a, dec_i.slot, dw_i);
           if (dec_i.slot == SlotData && wr_ready_i) begin
-            pkt_d.args.copy.dst = a.dst + (wr_pair_o ? sgpu_pkg::addr_t'(8) : sgpu_pkg::addr_t'(4));
+            pkt_d.args.copy.dst = wr_pair_o ? dst_plus8 : dst_plus4;
           end
           if (wr_hi_o && wr_ready_i) begin
-            pkt_d.args.copy.dst = {dw_i, a.dst[31:0]} + sgpu_pkg::addr_t'(4);
+            pkt_d.args.copy.dst = hi_plus4;
           end
           // MAP (at pte_flags) and UNMAP (at the dummy PTE's high dword) set up their writes.
           if (dec_i.info.pkt_class == PktClassMap && dec_i.slot == SlotPattern) begin
@@ -588,7 +619,6 @@ module sgpu_cp_ctrl
           // pushes when the stream stop ends (the operation does not wait for the bytes'
           // compare, the check's next step and the return stack's level).
           if (dw_ready_o) begin
-            stream_op_o = dw_two_o ? StreamSkip2 : StreamSkip;
             pkt_idx_d   = pkt_idx_q + (dw_two_o ? 16'd2 : 16'd1);
             pkt_step_o  = '{load: 1'b0, step: dw_two_o ? 2'd2 : 2'd1};
             if (body_last) begin
@@ -739,7 +769,6 @@ module sgpu_cp_ctrl
       end
 
       StWaitData: begin
-        dw_ready_o = 1'b1;
         if (dw_valid_i) begin
           pkt_d.wait_val = dw_i;
           state_d    = StWaitStatus;
@@ -890,9 +919,6 @@ module sgpu_cp_ctrl
       end else begin
         state_d         = (state_q == StRingCheck && quiet_q) ? StPktHeader : StBufReq;
         stream_op_o     = StreamStart;
-        stream_base_o   = buf_addr;
-        stream_offset_o = entry_q.start_offset;
-        stream_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
       end
     end
 
@@ -905,7 +931,6 @@ module sgpu_cp_ctrl
     // one); an error ends the read-ahead, and the entry is read again after the commit. (Once
     // next_q is complete, a ring read in flight is the entry after it, behind next_q's buffer.)
     if (retiring(state_q) && ring_pref_q && !next_valid_q) begin
-      dw_ready_o = 1'b1;
       if (dw_valid_i) begin
         next_d = entry_with_dword(next_q, entry_idx_q, dw_i);
         entry_idx_d = entry_idx_q + 1'b1;
@@ -1050,6 +1075,8 @@ module sgpu_cp_ctrl
       state_d    = StReset;
       pre_pend_d = 1'b0;
     end
+    // The overrides leave StPktBody: the address high dword is no longer next.
+    if (fault_now || cmd_i.engine_reset) hi_next_d = 1'b0;
 
     // What was read ahead is dropped by every abort of the fetch engine (fault, reset,
     // preemption, a stream stop). The decision is formed from the fault and reset requests and
@@ -1214,6 +1241,7 @@ module sgpu_cp_ctrl
   // passed its check, with at least three payload dwords; no check at the address high dword).
   `SGPU_ASSERT(TwoWithoutFault, dw_ready_o && dw_two_o && state_q == StPktBody
       |-> !chk_i.dword_fault.valid)
+  `SGPU_ASSERT(HiNextOnlyInBody, hi_next_q |-> state_q == StPktBody)
   `SGPU_ASSERT(HiPairIsWriteData, wr_hi_o |-> dec_i.info.pkt_class == PktClassWrite
       && !dec_i.info.privileged && dec_i.slot == SlotDstHi && a.dst[1:0] == 2'b00)
   // A packet's last-dword fault is raised without the write path's ready: such a dword is

@@ -419,14 +419,11 @@ package sgpu_cp_pkg;
     logic [31:0]        detail;
   } cp_wr_entry_t;
 
-  /// How the controller moves the stream position (sgpu_cp_stream) in a cycle.
-  typedef enum logic [3:0] {
-    StreamHold,    ///< no change
+  /// How the controller moves the stream position (sgpu_cp_stream) in a cycle, besides the
+  /// dwords it takes from the stream (which advance it while the operation is StreamHold).
+  typedef enum logic [2:0] {
+    StreamHold,    ///< no operation (the dwords taken, if any, advance the position)
     StreamStart,   ///< start the entry's buffer
-    StreamSkip,    ///< one dword was consumed
-    StreamSkip2,   ///< two dwords were consumed (a WRITE_DATA pair)
-    StreamHeader2, ///< StreamHeader with the dword behind the header (WRITE_*: the address low)
-    StreamHeader,  ///< a packet header was accepted: one dword consumed, the packet's claimed
     StreamCall,    ///< INDIRECT: push the caller (past the packet), start the called buffer
     StreamReturn,  ///< the called buffer is done: pop the caller
     StreamRewind   ///< back to the header of the packet being executed

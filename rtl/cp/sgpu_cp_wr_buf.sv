@@ -56,6 +56,10 @@ module sgpu_cp_wr_buf #(
     skid_valid_d = skid_valid_q;
     out_d        = out_q;
     skid_d       = skid_q;
+    // The skid entry's payload takes the offer whenever the entry is free, whether the write
+    // goes there or to the head (then skid_valid_q stays low and the copy is never read): its
+    // enable is this buffer's own register, not the translator's ready behind the pop.
+    if (!skid_valid_q) skid_d = in_i;
     if (pop || !out_valid_q) begin
       // The head moves on: the skid entry first (nothing is pushed while it is full), else this
       // cycle's write.
@@ -63,8 +67,7 @@ module sgpu_cp_wr_buf #(
       out_d        = skid_valid_q ? skid_q : in_i;
       skid_valid_d = 1'b0;
     end else if (push) begin
-      skid_valid_d = 1'b1;
-      skid_d       = in_i;
+      skid_valid_d = 1'b1;  // its payload was taken above
     end
     if (flush_i) begin
       out_valid_d  = 1'b0;
