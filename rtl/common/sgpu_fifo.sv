@@ -2,7 +2,9 @@
 //
 // in_ready_o and out_valid_o depend only on the fill level: there is no combinational path
 // through the FIFO, and ready never depends on valid. A full FIFO accepts again one cycle
-// after a pop.
+// after a pop. Both are flip-flops (the fill level's "not full" and "not empty", registered
+// with it), so a producer's push and a consumer's pop start from a register, not a compare of
+// the count.
 `include "sgpu_assert.svh"
 
 `default_nettype none
@@ -45,10 +47,12 @@ module sgpu_fifo #(
 
   logic push, pop;
   logic [CountWidth-1:0] count_inc, count_dec;
+  logic ready_q, ready_d;  // count_q != Depth
+  logic valid_q, valid_d;  // count_q != 0
   assign count_inc = count_q + 1'b1;
   assign count_dec = count_q - 1'b1;
-  assign in_ready_o  = (count_q != CountWidth'(Depth));
-  assign out_valid_o = (count_q != '0);
+  assign in_ready_o  = ready_q;
+  assign out_valid_o = valid_q;
   assign count_o     = count_q;
 
   assign push = in_valid_i && in_ready_o;
@@ -63,22 +67,36 @@ module sgpu_fifo #(
   assign rd_next = next_ptr(rd_ptr_q);
 
   if (RegOut) begin : g_reg_out
-    logic [Width-1:0] head_q;
+    logic [Width-1:0] head_q, head_d, head_pop, head_stay;
+    logic             one_q, one_d;  // count_q == 1
+    // The head changes as it leaves, or as an entry arrives that becomes the head. The input
+    // is taken whenever the FIFO is empty or its only entry leaves, pushed or not (without a
+    // push the FIFO is empty next, and the head unread), so the push (often late) is not in
+    // the register's choice. Both candidates are formed from flip-flops, the memory and the
+    // input while the pop (often late) settles; the pop only selects between them.
+    assign head_pop  = one_q ? in_data_i : mem_q[rd_next];
+    assign head_stay = valid_q ? head_q : in_data_i;
+    assign head_d    = pop ? head_pop : head_stay;
     always_ff @(posedge clk_i) begin
-      // The head changes as it leaves, or as an entry arrives that becomes the head. The input
-      // is taken whenever the FIFO is empty or its only entry leaves, pushed or not (without a
-      // push the FIFO is empty next, and the head unread), so the push (often late) is not in
-      // the register's enable.
-      if (count_q == '0 || (pop && count_q == CountWidth'(1))) begin
-        head_q <= in_data_i;
-      end else if (pop) begin
-        head_q <= mem_q[rd_next];
-      end
+      head_q <= head_d;
+    end
+    always_comb begin
+      unique case ({push, pop})
+        2'b10:   one_d = !valid_q;
+        2'b01:   one_d = (count_q == CountWidth'(2));
+        default: one_d = one_q;
+      endcase
+      if (clear_i) one_d = 1'b0;
+    end
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) one_q <= 1'b0;
+      else         one_q <= one_d;
     end
     assign out_data_o = head_q;
     logic [Width-1:0] mem_head;
     assign mem_head = mem_q[rd_ptr_q];
     `SGPU_ASSERT(HeadRegistered, out_valid_o |-> head_q == mem_head)
+    `SGPU_ASSERT(OneRegistered, one_q == (count_q == CountWidth'(1)))
   end else begin : g_mem_out
     assign out_data_o = mem_q[rd_ptr_q];
   end
@@ -88,15 +106,28 @@ module sgpu_fifo #(
     wr_ptr_d = push ? next_ptr(wr_ptr_q) : wr_ptr_q;
     // The next count is chosen among values computed from count_q alone, so push and pop
     // (whose readiness often arrives late) only drive a multiplexer, not an adder.
+    // The flags follow the count: each next value is a compare of count_q, formed in parallel.
+    ready_d = ready_q;
+    valid_d = valid_q;
     unique case ({push, pop})
-      2'b10:   count_d = count_inc;
-      2'b01:   count_d = count_dec;
+      2'b10: begin
+        count_d = count_inc;
+        ready_d = (count_q != CountWidth'(Depth - 1));
+        valid_d = 1'b1;
+      end
+      2'b01: begin
+        count_d = count_dec;
+        ready_d = 1'b1;
+        valid_d = (count_q != CountWidth'(1));
+      end
       default: count_d = count_q;
     endcase
     if (clear_i) begin
       rd_ptr_d = '0;
       wr_ptr_d = '0;
       count_d  = '0;
+      ready_d  = 1'b1;
+      valid_d  = 1'b0;
     end
   end
 
@@ -105,10 +136,14 @@ module sgpu_fifo #(
       rd_ptr_q <= '0;
       wr_ptr_q <= '0;
       count_q  <= '0;
+      ready_q  <= 1'b1;
+      valid_q  <= 1'b0;
     end else begin
       rd_ptr_q <= rd_ptr_d;
       wr_ptr_q <= wr_ptr_d;
       count_q  <= count_d;
+      ready_q  <= ready_d;
+      valid_q  <= valid_d;
     end
   end
 
@@ -121,6 +156,9 @@ module sgpu_fifo #(
   `SGPU_ASSERT_STATIC(g_bad_depth, Depth >= 1, "Depth must be at least 1")
 
   `SGPU_ASSERT(CountInRange, count_q <= CountWidth'(Depth))
+  // The registered flags equal the compares of the count they replace.
+  `SGPU_ASSERT(ReadyRegistered, ready_q == (count_q != CountWidth'(Depth)))
+  `SGPU_ASSERT(ValidRegistered, valid_q == (count_q != '0))
 
 endmodule
 
