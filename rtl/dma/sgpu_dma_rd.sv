@@ -166,8 +166,11 @@ module sgpu_dma_rd #(
   typedef struct packed {
     sgpu_pkg::pfn_t           ppn;
     logic                     fault;
+    logic                     empty;        ///< seg.bytes == 0 (a zero-length request)
+    logic                     ends;         ///< fault || empty: the request ends here unread
     logic [SegBeatsWidth-1:0] beats;        ///< beats the segment covers (first to last byte)
     logic                     beats_final;  ///< beats <= BurstBeats: one burst reads it all
+    lane_t                    hi_lane;      ///< lane of the segment's last byte
     seg_t                     seg;
   } xseg_t;
 
@@ -377,17 +380,25 @@ module sgpu_dma_rd #(
   logic  sf_in_ready, sf_valid, sf_pop;
   xseg_t sf_head, sf_in;
 
-  // The segment's beat count and whether one burst covers it are computed on the way into the
-  // segment FIFO (from the translation FIFO's head), not from the segment FIFO's head: the
-  // issuer's decision (credits, pop) then starts from registered values.
+  // The segment's beat count, whether one burst covers it, whether it ends the request unread
+  // and the lane of its last byte are computed on the way into the segment FIFO (from the
+  // translation FIFO's head), not from the segment FIFO's head: the issuer's decision (credits,
+  // end, pop) then starts from registered values.
   logic [SegBeatsWidth-1:0] xp_beats;
+  logic                     xp_empty;
   assign xp_beats = SegBeatsWidth'(
       ((PageShift + 2)'(xp_head.offset[LaneBits-1:0]) + (PageShift + 2)'(xp_head.bytes) +
        (PageShift + 2)'(BusBytes - 1)) >> LaneBits);
+  assign xp_empty = (xp_head.bytes == '0);
+  // Only the lane of the last byte is needed, and it depends only on the low bits.
   assign sf_in = '{ppn:         xlate_rsp_i.ppn,
                    fault:       xlate_rsp_i.fault,
+                   empty:       xp_empty,
+                   ends:        xlate_rsp_i.fault || xp_empty,
                    beats:       xp_beats,
                    beats_final: xp_beats <= SegBeatsWidth'(BurstBeats),
+                   hi_lane:     xp_head.offset[LaneBits-1:0] + xp_head.bytes[LaneBits-1:0] -
+                                1'b1,
                    seg:         xp_head};
 
   // During abort every response is taken and dropped.
@@ -435,7 +446,6 @@ module sgpu_dma_rd #(
   logic                     arvalid_q, arvalid_d;
   sgpu_pkg::addr_t          araddr_q, araddr_d;
   logic [7:0]               arlen_q, arlen_d;
-  lane_t                    seg_end_lane;              // lane of offset + bytes - 1
 
   // Beats left of the head segment, and whether the next burst is its last: both from registers
   // (the segment FIFO's entry, or what the previous burst left), so no compare of the count
@@ -445,9 +455,6 @@ module sgpu_dma_rd #(
   assign is_cur_left  = is_started_q ? is_left_q : sf_head.beats;
   assign is_burst_final = is_started_q ? is_left_final_q : sf_head.beats_final;
   assign is_burst_beats = is_burst_final ? is_cur_left : SegBeatsWidth'(BurstBeats);
-  // Only the lane of the last byte is needed, and it depends only on the low bits.
-  assign seg_end_lane = sf_head.seg.offset[LaneBits-1:0] + sf_head.seg.bytes[LaneBits-1:0] -
-                        1'b1;
 
   assign cancel_hit = cancel_valid && (cancel_seq == sf_head.seg.seq);
   // Room for the next burst, computed for both of its lengths in parallel with the choice. The
@@ -474,14 +481,14 @@ module sgpu_dma_rd #(
     is_issue     = 1'b0;
     is_end       = 1'b0;
     is_desc      = '{
-      kind:    DescRead,
-      err:     DmaOk,
-      len:     8'(is_burst_beats - 1'b1),
-      first:   sf_head.seg.first && !is_started_q,
-      last:    sf_head.seg.last && is_burst_final,
-      lo_lane: sf_head.seg.offset[LaneBits-1:0],
-      hi_lane: seg_end_lane,
-      seq:     sf_head.seg.seq
+      kind:     DescRead,
+      err:      DmaOk,
+      len:      8'(is_burst_beats - 1'b1),
+      first:    sf_head.seg.first && !is_started_q,
+      last:     sf_head.seg.last && is_burst_final,
+      lo_lane:  sf_head.seg.offset[LaneBits-1:0],
+      hi_lane:  sf_head.hi_lane,
+      seq:      sf_head.seg.seq
     };
 
     if (sf_valid && !stop) begin
@@ -489,10 +496,10 @@ module sgpu_dma_rd #(
         // The request already ended (fault or cancel): drop its remaining segments.
         sf_pop = 1'b1;
         if (sf_head.seg.last) drop_rest_d = 1'b0;
-      end else if (cancel_hit || sf_head.fault || (sf_head.seg.bytes == '0)) begin
+      end else if (cancel_hit || sf_head.ends) begin
         // End the request here without reading this page.
         is_desc.kind = DescEnd;
-        is_desc.err  = (cancel_hit || (sf_head.seg.bytes == '0)) ? DmaOk : DmaXlateFault;
+        is_desc.err  = (cancel_hit || sf_head.empty) ? DmaOk : DmaXlateFault;
         if (desc_in_ready) begin
           is_end       = 1'b1;
           sf_pop       = 1'b1;
@@ -788,6 +795,11 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
   `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
       |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
+  // The segment's precomputed facts equal what they replace, from the head's own fields.
+  `SGPU_ASSERT(SegEmptyPrecomputed, sf_valid |-> sf_head.empty == (sf_head.seg.bytes == '0))
+  `SGPU_ASSERT(SegEndsPrecomputed, sf_valid |-> sf_head.ends == (sf_head.fault || sf_head.empty))
+  `SGPU_ASSERT(SegHiLanePrecomputed, sf_valid |-> sf_head.hi_lane ==
+      lane_t'(sf_head.seg.offset[LaneBits-1:0] + sf_head.seg.bytes[LaneBits-1:0] - 1'b1))
   // The free-beat register equals the buffer less the beats reserved, counted as before (issue
   // reserves a burst's beats, every beat the realigner takes returns one, abort clears).
 `ifndef SYNTHESIS
