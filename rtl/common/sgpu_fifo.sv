@@ -19,6 +19,10 @@ module sgpu_fifo #(
   /// head leaves: its readers then start from flip-flops, not from the memory's read
   /// multiplexer. The same cycles at both ports; Width more flip-flops and a second read port.
   parameter bit RegOut = 1'b0,
+  /// With RegOut: only the low RegOutWidth bits of the head are held in the register; the others
+  /// are read from the memory (for an entry whose control fields are registered and whose data
+  /// is only passed on). 1..Width.
+  parameter int unsigned RegOutWidth = Width,
   /// Dependent parameter, do not override.
   parameter int unsigned CountWidth = $clog2(Depth + 1)
 ) (
@@ -40,8 +44,11 @@ module sgpu_fifo #(
 );
 
   localparam int unsigned PtrWidth = (Depth > 1) ? $clog2(Depth) : 1;
+  /// Bits of an entry in the head register (RegOut) and in mem_q; the rest, if any, in mem_hi_q.
+  localparam int unsigned HeadWidth = (RegOut && RegOutWidth >= 1 && RegOutWidth < Width)
+                                    ? RegOutWidth : Width;
 
-  logic [Width-1:0]    mem_q [Depth];
+  logic [HeadWidth-1:0] mem_q [Depth];
   logic [PtrWidth-1:0] rd_ptr_q, rd_ptr_d, wr_ptr_q, wr_ptr_d;
   logic [CountWidth-1:0] count_q, count_d;
 
@@ -67,15 +74,15 @@ module sgpu_fifo #(
   assign rd_next = next_ptr(rd_ptr_q);
 
   if (RegOut) begin : g_reg_out
-    logic [Width-1:0] head_q, head_d, head_pop, head_stay;
+    logic [HeadWidth-1:0] head_q, head_d, head_pop, head_stay;
     logic             one_q, one_d;  // count_q == 1
     // The head changes as it leaves, or as an entry arrives that becomes the head. The input
     // is taken whenever the FIFO is empty or its only entry leaves, pushed or not (without a
     // push the FIFO is empty next, and the head unread), so the push (often late) is not in
     // the register's choice. Both candidates are formed from flip-flops, the memory and the
     // input while the pop (often late) settles; the pop only selects between them.
-    assign head_pop  = one_q ? in_data_i : mem_q[rd_next];
-    assign head_stay = valid_q ? head_q : in_data_i;
+    assign head_pop  = one_q ? in_data_i[HeadWidth-1:0] : mem_q[rd_next];
+    assign head_stay = valid_q ? head_q : in_data_i[HeadWidth-1:0];
     assign head_d    = pop ? head_pop : head_stay;
     always_ff @(posedge clk_i) begin
       head_q <= head_d;
@@ -92,8 +99,18 @@ module sgpu_fifo #(
       if (!rst_ni) one_q <= 1'b0;
       else         one_q <= one_d;
     end
-    assign out_data_o = head_q;
-    logic [Width-1:0] mem_head;
+    if (HeadWidth < Width) begin : g_part
+      // The bits above the head register have their own memory, read at the head only: each
+      // memory has one read port (LUT-RAM), not two.
+      logic [Width-HeadWidth-1:0] mem_hi_q [Depth];
+      always_ff @(posedge clk_i) begin
+        if (push && !clear_i) mem_hi_q[wr_ptr_q] <= in_data_i[Width-1:HeadWidth];
+      end
+      assign out_data_o = {mem_hi_q[rd_ptr_q], head_q};
+    end else begin : g_all
+      assign out_data_o = head_q;
+    end
+    logic [HeadWidth-1:0] mem_head;
     assign mem_head = mem_q[rd_ptr_q];
     `SGPU_ASSERT(HeadRegistered, out_valid_o |-> head_q == mem_head)
     `SGPU_ASSERT(OneRegistered, one_q == (count_q == CountWidth'(1)))
@@ -149,11 +166,13 @@ module sgpu_fifo #(
 
   // Storage is not reset: only the pointers say what is valid (FPGA-friendly, maps to LUTRAM).
   always_ff @(posedge clk_i) begin
-    if (push && !clear_i) mem_q[wr_ptr_q] <= in_data_i;
+    if (push && !clear_i) mem_q[wr_ptr_q] <= in_data_i[HeadWidth-1:0];
   end
 
   // Elaboration-time checks.
   `SGPU_ASSERT_STATIC(g_bad_depth, Depth >= 1, "Depth must be at least 1")
+  `SGPU_ASSERT_STATIC(g_bad_reg_out_width, RegOutWidth >= 1 && RegOutWidth <= Width,
+                      "RegOutWidth must be 1..Width")
 
   `SGPU_ASSERT(CountInRange, count_q <= CountWidth'(Depth))
   // The registered flags equal the compares of the count they replace.
