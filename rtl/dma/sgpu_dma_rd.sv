@@ -179,9 +179,11 @@ module sgpu_dma_rd #(
     desc_kind_e kind;
     dma_err_e   err;      ///< DescEnd: DmaXlateFault, or DmaOk (cancelled / empty request)
     logic [7:0] len;      ///< beats - 1
+    logic       len_zero; ///< len == 0 (a one-beat burst)
     logic       first;    ///< first burst of its request
     logic       last;     ///< last burst of its request
     lane_t      lo_lane;  ///< lane of the first requested byte (valid with first)
+    logic       lo_zero;  ///< lo_lane == 0
     lane_t      hi_lane;  ///< lane of the last requested byte (valid with last)
     seq_t       seq;
   } desc_t;
@@ -484,9 +486,11 @@ module sgpu_dma_rd #(
       kind:     DescRead,
       err:      DmaOk,
       len:      8'(is_burst_beats - 1'b1),
+      len_zero: is_burst_beats == SegBeatsWidth'(1),
       first:    sf_head.seg.first && !is_started_q,
       last:     sf_head.seg.last && is_burst_final,
       lo_lane:  sf_head.seg.offset[LaneBits-1:0],
+      lo_zero:  sf_head.seg.offset[LaneBits-1:0] == '0,
       hi_lane:  sf_head.hi_lane,
       seq:      sf_head.seg.seq
     };
