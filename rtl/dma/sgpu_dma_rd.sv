@@ -230,7 +230,10 @@ module sgpu_dma_rd #(
 
   sgpu_fifo #(
     .Width($bits(queued_req_t)),
-    .Depth(ReqDepth)
+    .Depth(ReqDepth),
+    // The page walker's decisions (the first segment's end, the pop) start from the head in
+    // flip-flops, not from the LUT-RAM's read.
+    .RegOut(1'b1)
   ) u_req_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -281,7 +284,6 @@ module sgpu_dma_rd #(
   logic                     wk_last_q, wk_last_d;      // wk_left_q <= PageBytes
   logic [PageShift-1:0]     hd_offset;
   logic [SegBytesWidth-1:0] hd_room;
-  logic [PageShift+1:0]     hd_room2;                  // room of this page and the next
   logic                     hd_len_small;              // len < 4 * PageBytes
   logic                     hd_last, hd_next_last;
   len_t                     hd_next_left;
@@ -300,14 +302,19 @@ module sgpu_dma_rd #(
   // The compares split: the high bits of the length only need to be zero (no carry chain
   // through them behind the subtraction), the low bits are compared with the room.
   assign hd_len_small = rq_head.len[LenWidth-1:PageShift+2] == '0;
+  // len <= room, i.e. len + offset < PageBytes + 1: one adder and a compare with a constant, no
+  // subtraction in front of a compare. (Compares here are strict: Yosys forms a <= b as a < b or
+  // a == b, and the equality is a tree of LUTs beside the carry chain.)
   assign hd_last      = hd_len_small && !rq_head.len[PageShift+1] &&
-                        (rq_head.len[PageShift:0] <= hd_room);
+                        ((PageShift + 2)'(rq_head.len[PageShift:0]) + (PageShift + 2)'(hd_offset)
+                         < (PageShift + 2)'(sgpu_pkg::PageBytes + 1));
   // What the walk continues with after it (used only when it is not the last): len - room, as
   // one adder (room = PageBytes - offset, and -PageBytes + offset is {ones, offset}); the
-  // segment after it is the last if len - room <= PageBytes, i.e. len <= 2 * PageBytes - offset.
+  // segment after it is the last if len - room <= PageBytes, i.e. len + offset < 2 * PageBytes + 1.
   assign hd_next_left = rq_head.len + {{(LenWidth - PageShift){1'b1}}, hd_offset};
-  assign hd_room2     = (PageShift + 2)'(2 * sgpu_pkg::PageBytes) - (PageShift + 2)'(hd_offset);
-  assign hd_next_last = hd_len_small && (rq_head.len[PageShift+1:0] <= hd_room2);
+  assign hd_next_last = hd_len_small &&
+                        ((PageShift + 3)'(rq_head.len[PageShift+1:0]) + (PageShift + 3)'(hd_offset)
+                         < (PageShift + 3)'(2 * sgpu_pkg::PageBytes + 1));
 
   assign wk_cur_vpn  = wk_active_q ? wk_vpn_q : rq_head.addr[AddrWidth-1:PageShift];
   assign wk_seg_last = wk_active_q ? wk_last_q : hd_last;
