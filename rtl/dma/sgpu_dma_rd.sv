@@ -451,6 +451,7 @@ module sgpu_dma_rd #(
   logic                     desc_in_ready;
   logic [CreditWidth-1:0]   free_q, free_d;            // beats of the buffer not reserved
   logic [OutstWidth-1:0]    outst_q, outst_d;          // bursts in flight
+  logic                     outst_zero_q, outst_zero_d;  // outst_q == 0
   logic                     credit_ok, credit_ok_final, credit_ok_full, outst_ok, ar_free;
   logic                     arvalid_q, arvalid_d;
   sgpu_pkg::addr_t          araddr_q, araddr_d;
@@ -472,10 +473,10 @@ module sgpu_dma_rd #(
   // formed from registers alone and the head's is selected by is_started_q last.
   localparam int unsigned CmpWidth = (CreditWidth > SegBeatsWidth) ? CreditWidth : SegBeatsWidth;
   logic credit_ok_left, credit_ok_head;
-  assign credit_ok_left  = CmpWidth'(is_left_q) <= CmpWidth'(free_q);
-  assign credit_ok_head  = CmpWidth'(sf_head.beats) <= CmpWidth'(free_q);
+  assign credit_ok_left  = !(CmpWidth'(free_q) < CmpWidth'(is_left_q));
+  assign credit_ok_head  = !(CmpWidth'(free_q) < CmpWidth'(sf_head.beats));
   assign credit_ok_final = is_started_q ? credit_ok_left : credit_ok_head;
-  assign credit_ok_full  = free_q >= CreditWidth'(BurstBeats);
+  assign credit_ok_full  = !(free_q < CreditWidth'(BurstBeats));
   assign credit_ok       = is_burst_final ? credit_ok_final : credit_ok_full;
   assign outst_ok   = outst_q < OutstWidth'(MaxOutstanding);
   assign ar_free    = !arvalid_q || axi_rd_rsp_i.ar_ready;
@@ -489,9 +490,12 @@ module sgpu_dma_rd #(
     sf_pop       = 1'b0;
     is_issue     = 1'b0;
     is_end       = 1'b0;
+    // The descriptor's fields are formed whatever the decision (they matter only when it is
+    // pushed): an end when the head ends its request here, with a translation fault unless it
+    // is empty or cancelled; otherwise a read (whose err is DmaOk, unused).
     is_desc      = '{
-      kind:     DescRead,
-      err:      DmaOk,
+      kind:     (cancel_hit || sf_head.ends) ? DescEnd : DescRead,
+      err:      (sf_head.fault && !sf_head.empty && !cancel_hit) ? DmaXlateFault : DmaOk,
       len:      8'(is_burst_beats - 1'b1),
       len_zero: is_burst_beats == SegBeatsWidth'(1),
       first:    sf_head.seg.first && !is_started_q,
@@ -509,8 +513,6 @@ module sgpu_dma_rd #(
         if (sf_head.seg.last) drop_rest_d = 1'b0;
       end else if (cancel_hit || sf_head.ends) begin
         // End the request here without reading this page.
-        is_desc.kind = DescEnd;
-        is_desc.err  = (cancel_hit || sf_head.empty) ? DmaOk : DmaXlateFault;
         if (desc_in_ready) begin
           is_end       = 1'b1;
           sf_pop       = 1'b1;
@@ -527,8 +529,8 @@ module sgpu_dma_rd #(
           is_addr_d    = is_cur_addr + AddrWidth'({is_burst_beats, lane_t'(0)});
           is_left_d    = is_cur_left - is_burst_beats;
           // is_left_d <= BurstBeats, without the subtraction in front of the compare.
-          is_left_final_d = (SegBeatsWidth + 1)'(is_cur_left) <=
-                            (SegBeatsWidth + 1)'(2 * BurstBeats);
+          is_left_final_d = (SegBeatsWidth + 1)'(is_cur_left) <
+                            (SegBeatsWidth + 1)'(2 * BurstBeats + 1);
         end
       end
     end
@@ -622,6 +624,8 @@ module sgpu_dma_rd #(
   always_comb begin
     free_d  = is_issue ? (rb_pop ? free_issue_pop : free_issue) : free_idle;
     outst_d = is_issue ? (r_last ? outst_q : outst_q + 1'b1) : outst_idle;
+    outst_zero_d = is_issue ? (r_last && outst_zero_q)
+                            : (r_last ? (outst_q == OutstWidth'(1)) : outst_zero_q);
   end
 
   ///////////////
@@ -664,11 +668,13 @@ module sgpu_dma_rd #(
   dma_status_t             st_entry, st_head;
   logic                    data_hs, status_move, status_hs;
   logic [StatCntWidth-1:0] st_errors_q, st_errors_d;  // non-OK statuses not yet taken
+  logic                    st_err_none_q, st_err_none_d;  // st_errors_q == 0
+  logic                    st_push_err, st_pop_err;
 
   // A beat that completes a request also needs room for its status. After an error status,
   // later data waits until that status was taken, so the consumer can tell where a truncated
   // request ended.
-  assign data_valid_o = of_valid && of_head.has_data && !abort_q && (st_errors_q == '0) &&
+  assign data_valid_o = of_valid && of_head.has_data && !abort_q && st_err_none_q &&
                         (!of_head.has_status || st_in_ready);
   assign data_o       = of_head.data;
   assign data_keep_o  = of_head.keep;
@@ -691,7 +697,9 @@ module sgpu_dma_rd #(
 
   sgpu_fifo #(
     .Width($bits(dma_status_t)),
-    .Depth(StatusDepth)
+    .Depth(StatusDepth),
+    // The consumer's status and the error count's decrement start from flip-flops.
+    .RegOut(1'b1)
   ) u_status_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -709,14 +717,31 @@ module sgpu_dma_rd #(
   assign status_o       = st_head;
   assign status_hs      = st_valid && status_ready_i;
 
-  assign st_errors_d = st_errors_q + StatCntWidth'(st_push && (st_entry.err != DmaOk)) -
-                       StatCntWidth'(status_hs && (st_head.err != DmaOk));
+  // The count and its "zero" flag move by one; each next value is formed from the registers
+  // while the handshakes settle.
+  assign st_push_err = st_push && (st_entry.err != DmaOk);
+  assign st_pop_err  = status_hs && (st_head.err != DmaOk);
+  always_comb begin
+    st_errors_d   = st_errors_q;
+    st_err_none_d = st_err_none_q;
+    unique case ({st_push_err, st_pop_err})
+      2'b10: begin
+        st_errors_d   = st_errors_q + 1'b1;
+        st_err_none_d = 1'b0;
+      end
+      2'b01: begin
+        st_errors_d   = st_errors_q - 1'b1;
+        st_err_none_d = (st_errors_q == StatCntWidth'(1));
+      end
+      default: ;
+    endcase
+  end
 
   ///////////
   // Abort //
   ///////////
 
-  assign drained = (outst_q == '0) && !xp_valid && !xreq_valid_q;
+  assign drained = outst_zero_q && !xp_valid && !xreq_valid_q;
 
   always_comb begin
     abort_d = abort_q || abort_i;
@@ -724,7 +749,7 @@ module sgpu_dma_rd #(
     if (abort_q && !abort_i && drained && !tag_valid) abort_d = 1'b0;
   end
 
-  assign busy_o = abort_q || tag_valid || st_valid || (outst_q != '0) || xp_valid || rq_valid;
+  assign busy_o = abort_q || tag_valid || st_valid || !outst_zero_q || xp_valid || rq_valid;
 
   ///////////////
   // Registers //
@@ -740,8 +765,10 @@ module sgpu_dma_rd #(
       drop_rest_q   <= 1'b0;
       free_q        <= CreditWidth'(BufferBeats);
       outst_q       <= '0;
+      outst_zero_q  <= 1'b1;
       arvalid_q     <= 1'b0;
       st_errors_q   <= '0;
+      st_err_none_q <= 1'b1;
     end else begin
       abort_q       <= abort_d;
       seq_q         <= seq_d;
@@ -751,8 +778,10 @@ module sgpu_dma_rd #(
       drop_rest_q   <= drop_rest_d;
       free_q        <= free_d;
       outst_q       <= outst_d;
+      outst_zero_q  <= outst_zero_d;
       arvalid_q     <= arvalid_d;
       st_errors_q   <= st_errors_d;
+      st_err_none_q <= st_err_none_d;
     end
   end
 
@@ -799,11 +828,18 @@ module sgpu_dma_rd #(
   // The credit and outstanding counts stay within what they guard.
   `SGPU_ASSERT(CreditsBounded, free_q <= CreditWidth'(BufferBeats))
   `SGPU_ASSERT(OutstandingBounded, outst_q <= OutstWidth'(MaxOutstanding))
+  // The registered "zero" flags equal the compares they replace.
+  `SGPU_ASSERT(OutstZeroRegistered, outst_zero_q == (outst_q == '0))
+  `SGPU_ASSERT(StatusErrorsZeroRegistered, st_err_none_q == (st_errors_q == '0))
   // Nothing arrives that was not asked for.
   `SGPU_ASSERT(ReadDataExpected, axi_rd_rsp_i.r_valid |-> outst_q != '0)
   `SGPU_ASSERT(XlateRspExpected, xlate_rsp_valid_i |-> xp_valid)
   // The precomputed burst decisions equal the compares they replace.
   `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
+  // The descriptor formed before the decision is the one each branch describes.
+  `SGPU_ASSERT(DescEndFields, is_end |-> is_desc.kind == DescEnd && is_desc.err ==
+      ((cancel_hit || sf_head.empty) ? DmaOk : DmaXlateFault))
+  `SGPU_ASSERT(DescReadFields, is_issue |-> is_desc.kind == DescRead && is_desc.err == DmaOk)
   `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
       |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
   // The segment's precomputed facts equal what they replace, from the head's own fields.
