@@ -75,7 +75,7 @@ module sgpu_fifo #(
 
   if (RegOut) begin : g_reg_out
     logic [HeadWidth-1:0] head_q, head_d, head_pop, head_stay;
-    logic             one_q, one_d;  // count_q == 1
+    logic                 one_q, one_d;  // count_q == 1
     // The head changes as it leaves, or as an entry arrives that becomes the head. The input
     // is taken whenever the FIFO is empty or its only entry leaves, pushed or not (without a
     // push the FIFO is empty next, and the head unread), so the push (often late) is not in
@@ -84,6 +84,7 @@ module sgpu_fifo #(
     assign head_pop  = one_q ? in_data_i[HeadWidth-1:0] : mem_q[rd_next];
     assign head_stay = valid_q ? head_q : in_data_i[HeadWidth-1:0];
     assign head_d    = pop ? head_pop : head_stay;
+    // Not reset: read only while out_valid_o, and loaded whenever the FIFO is empty.
     always_ff @(posedge clk_i) begin
       head_q <= head_d;
     end
