@@ -48,6 +48,11 @@ module sgpu_dma_rd #(
   parameter int unsigned BufferBeats = sgpu_dma_pkg::DefaultBufferBeats,
   /// Most requests accepted and not yet reported (queued, in flight, or draining).
   parameter int unsigned MaxRequests = 32,
+  /// Hold the request FIFO's head in flip-flops, so the page walker's decisions start from them
+  /// (not from the LUT-RAM's read). Off where the requester's payload arrives late (the CP's
+  /// dma_req_o): the request then goes only into LUT-RAM, with no register behind it. The same
+  /// cycles either way.
+  parameter bit ReqRegOut = 1'b1,
   /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
   parameter type axi_rd_req_t = sgpu_axi_pkg::axi_rd_req_t,
   parameter type axi_rd_rsp_t = sgpu_axi_pkg::axi_rd_rsp_t
@@ -231,9 +236,7 @@ module sgpu_dma_rd #(
   sgpu_fifo #(
     .Width($bits(queued_req_t)),
     .Depth(ReqDepth),
-    // The page walker's decisions (the first segment's end, the pop) start from the head in
-    // flip-flops, not from the LUT-RAM's read.
-    .RegOut(1'b1)
+    .RegOut(ReqRegOut)
   ) u_req_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
