@@ -304,7 +304,13 @@ module sgpu_dma_rd #(
   assign hd_room      = SegBytesWidth'(sgpu_pkg::PageBytes) - SegBytesWidth'(hd_offset);
   // The compares split: the high bits of the length only need to be zero (no carry chain
   // through them behind the subtraction), the low bits are compared with the room.
-  assign hd_len_small = rq_head.len[LenWidth-1:PageShift+2] == '0;
+  // The zero test of the length's high bits is on the carry chain (adding all ones carries out
+  // iff they are not zero): a chain, which synthesis does not stretch into a row of LUTs where
+  // the path has slack, not a tree of LUTs.
+  localparam int unsigned LenHiWidth = LenWidth - PageShift - 2;
+  logic [LenHiWidth:0] hd_len_hi_sum;
+  assign hd_len_hi_sum = {1'b0, rq_head.len[LenWidth-1:PageShift+2]} + {1'b0, {LenHiWidth{1'b1}}};
+  assign hd_len_small  = !hd_len_hi_sum[LenHiWidth];
   // len <= room, i.e. len + offset < PageBytes + 1: one adder and a compare with a constant, no
   // subtraction in front of a compare. (Compares here are strict: Yosys forms a <= b as a < b or
   // a == b, and the equality is a tree of LUTs beside the carry chain.)
@@ -375,7 +381,10 @@ module sgpu_dma_rd #(
   // Segments whose translation was requested and not yet answered, in order.
   sgpu_fifo #(
     .Width($bits(seg_t)),
-    .Depth(XlateDepth)
+    .Depth(XlateDepth),
+    // The segment's beat count and "one burst" (on the way into the segment FIFO) start from
+    // flip-flops, not from the LUT-RAM's read.
+    .RegOut(1'b1)
   ) u_xlate_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -686,17 +695,15 @@ module sgpu_dma_rd #(
   assign status_move  = of_valid && !of_head.has_data && !abort_q && st_in_ready;
   assign of_pop       = data_hs || status_move;
 
-  always_comb begin
-    st_push  = 1'b0;
-    st_entry = '{tag: tag_head, err: of_head.err};
-    if ((data_hs && of_head.has_status) || status_move) begin
-      st_push = 1'b1;
-    end else if (abort_q && drained && tag_valid && st_in_ready) begin
-      st_push  = 1'b1;
-      st_entry = '{tag: tag_head, err: DmaAborted};
-    end
-  end
-  assign tag_pop = st_push;
+  // A status is pushed by a data beat that completes its request, by a status entry, or (during
+  // abort, when neither moves) for each request not yet reported. The consumer's data ready
+  // only selects between the push formed with the beat and the one formed without it.
+  logic st_push_abort, st_push_beat;
+  assign st_push_abort = abort_q && drained && tag_valid && st_in_ready;
+  assign st_push_beat  = data_valid_o && of_head.has_status;
+  assign st_push       = (data_ready_i && st_push_beat) || status_move || st_push_abort;
+  assign st_entry      = '{tag: tag_head, err: st_push_abort ? DmaAborted : of_head.err};
+  assign tag_pop       = st_push;
 
   sgpu_fifo #(
     .Width($bits(dma_status_t)),
@@ -722,7 +729,10 @@ module sgpu_dma_rd #(
 
   // The count and its "zero" flag move by one; each next value is formed from the registers
   // while the handshakes settle.
-  assign st_push_err = st_push && (st_entry.err != DmaOk);
+  // A data beat's status is always DmaOk and nothing moves during abort but the DmaAborted
+  // statuses, so the consumer's data ready is not in the increment: an error is pushed by a
+  // status move with an error, or by abort.
+  assign st_push_err = (status_move && (of_head.err != DmaOk)) || st_push_abort;
   assign st_pop_err  = status_hs && (st_head.err != DmaOk);
   always_comb begin
     st_errors_d   = st_errors_q;
@@ -834,6 +844,10 @@ module sgpu_dma_rd #(
   // The registered "zero" flags equal the compares they replace.
   `SGPU_ASSERT(OutstZeroRegistered, outst_zero_q == (outst_q == '0))
   `SGPU_ASSERT(StatusErrorsZeroRegistered, st_err_none_q == (st_errors_q == '0))
+  `SGPU_ASSERT(DataBeatStatusOk, of_valid && of_head.has_data |-> of_head.err == DmaOk)
+  `SGPU_ASSERT(StatusPushErrorFormed, st_push_err == (st_push && (st_entry.err != DmaOk)))
+  // Nothing moves from the output FIFO during abort, so an abort push never meets another.
+  `SGPU_ASSERT(AbortPushAlone, st_push_abort |-> !data_hs && !status_move)
   // Nothing arrives that was not asked for.
   `SGPU_ASSERT(ReadDataExpected, axi_rd_rsp_i.r_valid |-> outst_q != '0)
   `SGPU_ASSERT(XlateRspExpected, xlate_rsp_valid_i |-> xp_valid)
@@ -870,6 +884,7 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(WalkLastRegistered, wk_active_q
       |-> wk_last_q == (wk_left_q <= len_t'(sgpu_pkg::PageBytes)))
   `SGPU_ASSERT(WalkLeftNonZero, wk_active_q |-> wk_left_q != '0)
+  `SGPU_ASSERT(LenSmallCarry, hd_len_small == (rq_head.len[LenWidth-1:PageShift+2] == '0))
   // Every burst stays inside one 4 KiB page.
   `SGPU_ASSERT(BurstInPage, is_issue
       |-> (PageShift - LaneBits + 1)'(is_cur_addr[PageShift-1:LaneBits])
