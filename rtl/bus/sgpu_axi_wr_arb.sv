@@ -71,7 +71,9 @@ module sgpu_axi_wr_arb #(
   assign aw_go = m_req_o.aw_valid && m_rsp_i.aw_ready;
   assign w_go  = m_req_o.w_valid && m_rsp_i.w_ready && m_req_o.w.last;
 
-  sgpu_fifo #(.Width(1), .Depth(MaxPending)) u_order (
+  // RegOut: the W multiplexer and the W readies start from a flip-flop (the head's master),
+  // not from the LUT-RAM's read.
+  sgpu_fifo #(.Width(1), .Depth(MaxPending), .RegOut(1'b1)) u_order (
     .clk_i, .rst_ni, .clear_i(1'b0),
     .in_valid_i (aw_go), .in_ready_o(ord_in_ready), .in_data_i(grant),
     .out_valid_o(ord_valid), .out_ready_i(w_go), .out_data_o(ord_head), .count_o()

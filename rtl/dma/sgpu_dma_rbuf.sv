@@ -46,6 +46,8 @@ module sgpu_dma_rbuf #(
   logic [PtrWidth-1:0] wr_ptr_q, wr_ptr_d, rd_ptr_q, rd_ptr_d;
   logic [CntWidth-1:0] ram_cnt_q, ram_cnt_d;
   logic                rd_pend_q, rd_pend_d;
+  logic                ram_ready_q, ram_ready_d;  // ram_cnt_q != Depth
+  logic                ram_any_q, ram_any_d;      // ram_cnt_q != 0
   logic                push, rd_en;
   logic [1:0]          out_cnt;
 
@@ -53,36 +55,60 @@ module sgpu_dma_rbuf #(
     return (ptr == PtrWidth'(Depth - 1)) ? '0 : ptr + 1'b1;
   endfunction
 
-  assign in_ready_o = (ram_cnt_q != CntWidth'(Depth));
+  // The RAM's "not full" and "not empty" are flip-flops registered with its count, so the write
+  // (behind the bus's rvalid) and the read (behind the output FIFO's count) start from them.
+  assign in_ready_o = ram_ready_q;
   assign push       = in_valid_i && in_ready_o;
   // Read the RAM when the output FIFO will have room for the word when it arrives: entries in
   // it plus the word already being read must leave one slot free.
-  assign rd_en      = (ram_cnt_q != '0) && ({1'b0, out_cnt} + 3'(rd_pend_q) < 3'(OutDepth));
+  assign rd_en      = ram_any_q && ({1'b0, out_cnt} + 3'(rd_pend_q) < 3'(OutDepth));
 
   always_comb begin
-    wr_ptr_d  = push  ? next_ptr(wr_ptr_q) : wr_ptr_q;
-    rd_ptr_d  = rd_en ? next_ptr(rd_ptr_q) : rd_ptr_q;
-    ram_cnt_d = ram_cnt_q + CntWidth'(push) - CntWidth'(rd_en);
-    rd_pend_d = rd_en;
+    wr_ptr_d    = push  ? next_ptr(wr_ptr_q) : wr_ptr_q;
+    rd_ptr_d    = rd_en ? next_ptr(rd_ptr_q) : rd_ptr_q;
+    rd_pend_d   = rd_en;
+    // The count moves by one at most; each next value is formed from the registers alone.
+    ram_cnt_d   = ram_cnt_q;
+    ram_ready_d = ram_ready_q;
+    ram_any_d   = ram_any_q;
+    unique case ({push, rd_en})
+      2'b10: begin
+        ram_cnt_d   = ram_cnt_q + 1'b1;
+        ram_ready_d = (ram_cnt_q != CntWidth'(Depth - 1));
+        ram_any_d   = 1'b1;
+      end
+      2'b01: begin
+        ram_cnt_d   = ram_cnt_q - 1'b1;
+        ram_ready_d = 1'b1;
+        ram_any_d   = (ram_cnt_q != CntWidth'(1));
+      end
+      default: ;
+    endcase
     if (clear_i) begin
-      wr_ptr_d  = '0;
-      rd_ptr_d  = '0;
-      ram_cnt_d = '0;
-      rd_pend_d = 1'b0;
+      wr_ptr_d    = '0;
+      rd_ptr_d    = '0;
+      ram_cnt_d   = '0;
+      rd_pend_d   = 1'b0;
+      ram_ready_d = 1'b1;
+      ram_any_d   = 1'b0;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      wr_ptr_q  <= '0;
-      rd_ptr_q  <= '0;
-      ram_cnt_q <= '0;
-      rd_pend_q <= 1'b0;
+      wr_ptr_q    <= '0;
+      rd_ptr_q    <= '0;
+      ram_cnt_q   <= '0;
+      rd_pend_q   <= 1'b0;
+      ram_ready_q <= 1'b1;
+      ram_any_q   <= 1'b0;
     end else begin
-      wr_ptr_q  <= wr_ptr_d;
-      rd_ptr_q  <= rd_ptr_d;
-      ram_cnt_q <= ram_cnt_d;
-      rd_pend_q <= rd_pend_d;
+      wr_ptr_q    <= wr_ptr_d;
+      rd_ptr_q    <= rd_ptr_d;
+      ram_cnt_q   <= ram_cnt_d;
+      rd_pend_q   <= rd_pend_d;
+      ram_ready_q <= ram_ready_d;
+      ram_any_q   <= ram_any_d;
     end
   end
 
@@ -94,7 +120,10 @@ module sgpu_dma_rbuf #(
 
   sgpu_fifo #(
     .Width(Width),
-    .Depth(OutDepth)
+    .Depth(OutDepth),
+    // The realigner's decisions (the beat's response, its data's shift) start from flip-flops;
+    // the input is the RAM's output register.
+    .RegOut(1'b1)
   ) u_out_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -110,6 +139,10 @@ module sgpu_dma_rbuf #(
 
   // Elaboration-time checks.
   `SGPU_ASSERT_STATIC(g_bad_depth, Depth >= 2, "Depth must be at least 2")
+
+  // The registered flags equal the compares of the count they replace.
+  `SGPU_ASSERT(RamReadyRegistered, ram_ready_q == (ram_cnt_q != CntWidth'(Depth)))
+  `SGPU_ASSERT(RamAnyRegistered, ram_any_q == (ram_cnt_q != '0))
 
   // The engine's credit rule guarantees the RAM never overflows.
   `SGPU_ASSERT(NoWriteWhenFull, in_valid_i && !clear_i |-> in_ready_o)

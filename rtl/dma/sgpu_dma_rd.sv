@@ -48,6 +48,11 @@ module sgpu_dma_rd #(
   parameter int unsigned BufferBeats = sgpu_dma_pkg::DefaultBufferBeats,
   /// Most requests accepted and not yet reported (queued, in flight, or draining).
   parameter int unsigned MaxRequests = 32,
+  /// Hold the request FIFO's head in flip-flops, so the page walker's decisions start from them
+  /// (not from the LUT-RAM's read). Off where the requester's payload arrives late (the CP's
+  /// dma_req_o): the request then goes only into LUT-RAM, with no register behind it. The same
+  /// cycles either way.
+  parameter bit ReqRegOut = 1'b1,
   /// AXI4 read request/response structs (sgpu_axi_typedef.svh) of DataWidth and IdWidth.
   parameter type axi_rd_req_t = sgpu_axi_pkg::axi_rd_req_t,
   parameter type axi_rd_rsp_t = sgpu_axi_pkg::axi_rd_rsp_t
@@ -166,8 +171,11 @@ module sgpu_dma_rd #(
   typedef struct packed {
     sgpu_pkg::pfn_t           ppn;
     logic                     fault;
+    logic                     empty;        ///< seg.bytes == 0 (a zero-length request)
+    logic                     ends;         ///< fault || empty: the request ends here unread
     logic [SegBeatsWidth-1:0] beats;        ///< beats the segment covers (first to last byte)
     logic                     beats_final;  ///< beats <= BurstBeats: one burst reads it all
+    lane_t                    hi_lane;      ///< lane of the segment's last byte
     seg_t                     seg;
   } xseg_t;
 
@@ -176,9 +184,11 @@ module sgpu_dma_rd #(
     desc_kind_e kind;
     dma_err_e   err;      ///< DescEnd: DmaXlateFault, or DmaOk (cancelled / empty request)
     logic [7:0] len;      ///< beats - 1
+    logic       len_zero; ///< len == 0 (a one-beat burst)
     logic       first;    ///< first burst of its request
     logic       last;     ///< last burst of its request
     lane_t      lo_lane;  ///< lane of the first requested byte (valid with first)
+    logic       lo_zero;  ///< lo_lane == 0
     lane_t      hi_lane;  ///< lane of the last requested byte (valid with last)
     seq_t       seq;
   } desc_t;
@@ -225,7 +235,8 @@ module sgpu_dma_rd #(
 
   sgpu_fifo #(
     .Width($bits(queued_req_t)),
-    .Depth(ReqDepth)
+    .Depth(ReqDepth),
+    .RegOut(ReqRegOut)
   ) u_req_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -276,7 +287,6 @@ module sgpu_dma_rd #(
   logic                     wk_last_q, wk_last_d;      // wk_left_q <= PageBytes
   logic [PageShift-1:0]     hd_offset;
   logic [SegBytesWidth-1:0] hd_room;
-  logic [PageShift+1:0]     hd_room2;                  // room of this page and the next
   logic                     hd_len_small;              // len < 4 * PageBytes
   logic                     hd_last, hd_next_last;
   len_t                     hd_next_left;
@@ -294,15 +304,26 @@ module sgpu_dma_rd #(
   assign hd_room      = SegBytesWidth'(sgpu_pkg::PageBytes) - SegBytesWidth'(hd_offset);
   // The compares split: the high bits of the length only need to be zero (no carry chain
   // through them behind the subtraction), the low bits are compared with the room.
-  assign hd_len_small = rq_head.len[LenWidth-1:PageShift+2] == '0;
+  // The zero test of the length's high bits is on the carry chain (adding all ones carries out
+  // iff they are not zero): a chain, which synthesis does not stretch into a row of LUTs where
+  // the path has slack, not a tree of LUTs.
+  localparam int unsigned LenHiWidth = LenWidth - PageShift - 2;
+  logic [LenHiWidth:0] hd_len_hi_sum;
+  assign hd_len_hi_sum = {1'b0, rq_head.len[LenWidth-1:PageShift+2]} + {1'b0, {LenHiWidth{1'b1}}};
+  assign hd_len_small  = !hd_len_hi_sum[LenHiWidth];
+  // len <= room, i.e. len + offset < PageBytes + 1: one adder and a compare with a constant, no
+  // subtraction in front of a compare. (Compares here are strict: Yosys forms a <= b as a < b or
+  // a == b, and the equality is a tree of LUTs beside the carry chain.)
   assign hd_last      = hd_len_small && !rq_head.len[PageShift+1] &&
-                        (rq_head.len[PageShift:0] <= hd_room);
+                        ((PageShift + 2)'(rq_head.len[PageShift:0]) + (PageShift + 2)'(hd_offset)
+                         < (PageShift + 2)'(sgpu_pkg::PageBytes + 1));
   // What the walk continues with after it (used only when it is not the last): len - room, as
   // one adder (room = PageBytes - offset, and -PageBytes + offset is {ones, offset}); the
-  // segment after it is the last if len - room <= PageBytes, i.e. len <= 2 * PageBytes - offset.
+  // segment after it is the last if len - room <= PageBytes, i.e. len + offset < 2 * PageBytes + 1.
   assign hd_next_left = rq_head.len + {{(LenWidth - PageShift){1'b1}}, hd_offset};
-  assign hd_room2     = (PageShift + 2)'(2 * sgpu_pkg::PageBytes) - (PageShift + 2)'(hd_offset);
-  assign hd_next_last = hd_len_small && (rq_head.len[PageShift+1:0] <= hd_room2);
+  assign hd_next_last = hd_len_small &&
+                        ((PageShift + 3)'(rq_head.len[PageShift+1:0]) + (PageShift + 3)'(hd_offset)
+                         < (PageShift + 3)'(2 * sgpu_pkg::PageBytes + 1));
 
   assign wk_cur_vpn  = wk_active_q ? wk_vpn_q : rq_head.addr[AddrWidth-1:PageShift];
   assign wk_seg_last = wk_active_q ? wk_last_q : hd_last;
@@ -360,7 +381,10 @@ module sgpu_dma_rd #(
   // Segments whose translation was requested and not yet answered, in order.
   sgpu_fifo #(
     .Width($bits(seg_t)),
-    .Depth(XlateDepth)
+    .Depth(XlateDepth),
+    // The segment's beat count and "one burst" (on the way into the segment FIFO) start from
+    // flip-flops, not from the LUT-RAM's read.
+    .RegOut(1'b1)
   ) u_xlate_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -377,17 +401,25 @@ module sgpu_dma_rd #(
   logic  sf_in_ready, sf_valid, sf_pop;
   xseg_t sf_head, sf_in;
 
-  // The segment's beat count and whether one burst covers it are computed on the way into the
-  // segment FIFO (from the translation FIFO's head), not from the segment FIFO's head: the
-  // issuer's decision (credits, pop) then starts from registered values.
+  // The segment's beat count, whether one burst covers it, whether it ends the request unread
+  // and the lane of its last byte are computed on the way into the segment FIFO (from the
+  // translation FIFO's head), not from the segment FIFO's head: the issuer's decision (credits,
+  // end, pop) then starts from registered values.
   logic [SegBeatsWidth-1:0] xp_beats;
+  logic                     xp_empty;
   assign xp_beats = SegBeatsWidth'(
       ((PageShift + 2)'(xp_head.offset[LaneBits-1:0]) + (PageShift + 2)'(xp_head.bytes) +
        (PageShift + 2)'(BusBytes - 1)) >> LaneBits);
+  assign xp_empty = (xp_head.bytes == '0);
+  // Only the lane of the last byte is needed, and it depends only on the low bits.
   assign sf_in = '{ppn:         xlate_rsp_i.ppn,
                    fault:       xlate_rsp_i.fault,
+                   empty:       xp_empty,
+                   ends:        xlate_rsp_i.fault || xp_empty,
                    beats:       xp_beats,
                    beats_final: xp_beats <= SegBeatsWidth'(BurstBeats),
+                   hi_lane:     xp_head.offset[LaneBits-1:0] + xp_head.bytes[LaneBits-1:0] -
+                                1'b1,
                    seg:         xp_head};
 
   // During abort every response is taken and dropped.
@@ -431,11 +463,11 @@ module sgpu_dma_rd #(
   logic                     desc_in_ready;
   logic [CreditWidth-1:0]   free_q, free_d;            // beats of the buffer not reserved
   logic [OutstWidth-1:0]    outst_q, outst_d;          // bursts in flight
+  logic                     outst_zero_q, outst_zero_d;  // outst_q == 0
   logic                     credit_ok, credit_ok_final, credit_ok_full, outst_ok, ar_free;
   logic                     arvalid_q, arvalid_d;
   sgpu_pkg::addr_t          araddr_q, araddr_d;
   logic [7:0]               arlen_q, arlen_d;
-  lane_t                    seg_end_lane;              // lane of offset + bytes - 1
 
   // Beats left of the head segment, and whether the next burst is its last: both from registers
   // (the segment FIFO's entry, or what the previous burst left), so no compare of the count
@@ -445,9 +477,6 @@ module sgpu_dma_rd #(
   assign is_cur_left  = is_started_q ? is_left_q : sf_head.beats;
   assign is_burst_final = is_started_q ? is_left_final_q : sf_head.beats_final;
   assign is_burst_beats = is_burst_final ? is_cur_left : SegBeatsWidth'(BurstBeats);
-  // Only the lane of the last byte is needed, and it depends only on the low bits.
-  assign seg_end_lane = sf_head.seg.offset[LaneBits-1:0] + sf_head.seg.bytes[LaneBits-1:0] -
-                        1'b1;
 
   assign cancel_hit = cancel_valid && (cancel_seq == sf_head.seg.seq);
   // Room for the next burst, computed for both of its lengths in parallel with the choice. The
@@ -456,10 +485,10 @@ module sgpu_dma_rd #(
   // formed from registers alone and the head's is selected by is_started_q last.
   localparam int unsigned CmpWidth = (CreditWidth > SegBeatsWidth) ? CreditWidth : SegBeatsWidth;
   logic credit_ok_left, credit_ok_head;
-  assign credit_ok_left  = CmpWidth'(is_left_q) <= CmpWidth'(free_q);
-  assign credit_ok_head  = CmpWidth'(sf_head.beats) <= CmpWidth'(free_q);
+  assign credit_ok_left  = !(CmpWidth'(free_q) < CmpWidth'(is_left_q));
+  assign credit_ok_head  = !(CmpWidth'(free_q) < CmpWidth'(sf_head.beats));
   assign credit_ok_final = is_started_q ? credit_ok_left : credit_ok_head;
-  assign credit_ok_full  = free_q >= CreditWidth'(BurstBeats);
+  assign credit_ok_full  = !(free_q < CreditWidth'(BurstBeats));
   assign credit_ok       = is_burst_final ? credit_ok_final : credit_ok_full;
   assign outst_ok   = outst_q < OutstWidth'(MaxOutstanding);
   assign ar_free    = !arvalid_q || axi_rd_rsp_i.ar_ready;
@@ -473,15 +502,20 @@ module sgpu_dma_rd #(
     sf_pop       = 1'b0;
     is_issue     = 1'b0;
     is_end       = 1'b0;
+    // The descriptor's fields are formed whatever the decision (they matter only when it is
+    // pushed): an end when the head ends its request here, with a translation fault unless it
+    // is empty or cancelled; otherwise a read (whose err is DmaOk, unused).
     is_desc      = '{
-      kind:    DescRead,
-      err:     DmaOk,
-      len:     8'(is_burst_beats - 1'b1),
-      first:   sf_head.seg.first && !is_started_q,
-      last:    sf_head.seg.last && is_burst_final,
-      lo_lane: sf_head.seg.offset[LaneBits-1:0],
-      hi_lane: seg_end_lane,
-      seq:     sf_head.seg.seq
+      kind:     (cancel_hit || sf_head.ends) ? DescEnd : DescRead,
+      err:      (sf_head.fault && !sf_head.empty && !cancel_hit) ? DmaXlateFault : DmaOk,
+      len:      8'(is_burst_beats - 1'b1),
+      len_zero: is_burst_beats == SegBeatsWidth'(1),
+      first:    sf_head.seg.first && !is_started_q,
+      last:     sf_head.seg.last && is_burst_final,
+      lo_lane:  sf_head.seg.offset[LaneBits-1:0],
+      lo_zero:  sf_head.seg.offset[LaneBits-1:0] == '0,
+      hi_lane:  sf_head.hi_lane,
+      seq:      sf_head.seg.seq
     };
 
     if (sf_valid && !stop) begin
@@ -489,10 +523,8 @@ module sgpu_dma_rd #(
         // The request already ended (fault or cancel): drop its remaining segments.
         sf_pop = 1'b1;
         if (sf_head.seg.last) drop_rest_d = 1'b0;
-      end else if (cancel_hit || sf_head.fault || (sf_head.seg.bytes == '0)) begin
+      end else if (cancel_hit || sf_head.ends) begin
         // End the request here without reading this page.
-        is_desc.kind = DescEnd;
-        is_desc.err  = (cancel_hit || (sf_head.seg.bytes == '0)) ? DmaOk : DmaXlateFault;
         if (desc_in_ready) begin
           is_end       = 1'b1;
           sf_pop       = 1'b1;
@@ -509,8 +541,8 @@ module sgpu_dma_rd #(
           is_addr_d    = is_cur_addr + AddrWidth'({is_burst_beats, lane_t'(0)});
           is_left_d    = is_cur_left - is_burst_beats;
           // is_left_d <= BurstBeats, without the subtraction in front of the compare.
-          is_left_final_d = (SegBeatsWidth + 1)'(is_cur_left) <=
-                            (SegBeatsWidth + 1)'(2 * BurstBeats);
+          is_left_final_d = (SegBeatsWidth + 1)'(is_cur_left) <
+                            (SegBeatsWidth + 1)'(2 * BurstBeats + 1);
         end
       end
     end
@@ -604,6 +636,8 @@ module sgpu_dma_rd #(
   always_comb begin
     free_d  = is_issue ? (rb_pop ? free_issue_pop : free_issue) : free_idle;
     outst_d = is_issue ? (r_last ? outst_q : outst_q + 1'b1) : outst_idle;
+    outst_zero_d = is_issue ? (r_last && outst_zero_q)
+                            : (r_last ? (outst_q == OutstWidth'(1)) : outst_zero_q);
   end
 
   ///////////////
@@ -646,11 +680,13 @@ module sgpu_dma_rd #(
   dma_status_t             st_entry, st_head;
   logic                    data_hs, status_move, status_hs;
   logic [StatCntWidth-1:0] st_errors_q, st_errors_d;  // non-OK statuses not yet taken
+  logic                    st_err_none_q, st_err_none_d;  // st_errors_q == 0
+  logic                    st_push_err, st_pop_err;
 
   // A beat that completes a request also needs room for its status. After an error status,
   // later data waits until that status was taken, so the consumer can tell where a truncated
   // request ended.
-  assign data_valid_o = of_valid && of_head.has_data && !abort_q && (st_errors_q == '0) &&
+  assign data_valid_o = of_valid && of_head.has_data && !abort_q && st_err_none_q &&
                         (!of_head.has_status || st_in_ready);
   assign data_o       = of_head.data;
   assign data_keep_o  = of_head.keep;
@@ -659,21 +695,21 @@ module sgpu_dma_rd #(
   assign status_move  = of_valid && !of_head.has_data && !abort_q && st_in_ready;
   assign of_pop       = data_hs || status_move;
 
-  always_comb begin
-    st_push  = 1'b0;
-    st_entry = '{tag: tag_head, err: of_head.err};
-    if ((data_hs && of_head.has_status) || status_move) begin
-      st_push = 1'b1;
-    end else if (abort_q && drained && tag_valid && st_in_ready) begin
-      st_push  = 1'b1;
-      st_entry = '{tag: tag_head, err: DmaAborted};
-    end
-  end
-  assign tag_pop = st_push;
+  // A status is pushed by a data beat that completes its request, by a status entry, or (during
+  // abort, when neither moves) for each request not yet reported. The consumer's data ready
+  // only selects between the push formed with the beat and the one formed without it.
+  logic st_push_abort, st_push_beat;
+  assign st_push_abort = abort_q && drained && tag_valid && st_in_ready;
+  assign st_push_beat  = data_valid_o && of_head.has_status;
+  assign st_push       = (data_ready_i && st_push_beat) || status_move || st_push_abort;
+  assign st_entry      = '{tag: tag_head, err: st_push_abort ? DmaAborted : of_head.err};
+  assign tag_pop       = st_push;
 
   sgpu_fifo #(
     .Width($bits(dma_status_t)),
-    .Depth(StatusDepth)
+    .Depth(StatusDepth),
+    // The consumer's status and the error count's decrement start from flip-flops.
+    .RegOut(1'b1)
   ) u_status_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -691,14 +727,34 @@ module sgpu_dma_rd #(
   assign status_o       = st_head;
   assign status_hs      = st_valid && status_ready_i;
 
-  assign st_errors_d = st_errors_q + StatCntWidth'(st_push && (st_entry.err != DmaOk)) -
-                       StatCntWidth'(status_hs && (st_head.err != DmaOk));
+  // The count and its "zero" flag move by one; each next value is formed from the registers
+  // while the handshakes settle.
+  // A data beat's status is always DmaOk and nothing moves during abort but the DmaAborted
+  // statuses, so the consumer's data ready is not in the increment: an error is pushed by a
+  // status move with an error, or by abort.
+  assign st_push_err = (status_move && (of_head.err != DmaOk)) || st_push_abort;
+  assign st_pop_err  = status_hs && (st_head.err != DmaOk);
+  always_comb begin
+    st_errors_d   = st_errors_q;
+    st_err_none_d = st_err_none_q;
+    unique case ({st_push_err, st_pop_err})
+      2'b10: begin
+        st_errors_d   = st_errors_q + 1'b1;
+        st_err_none_d = 1'b0;
+      end
+      2'b01: begin
+        st_errors_d   = st_errors_q - 1'b1;
+        st_err_none_d = (st_errors_q == StatCntWidth'(1));
+      end
+      default: ;
+    endcase
+  end
 
   ///////////
   // Abort //
   ///////////
 
-  assign drained = (outst_q == '0) && !xp_valid && !xreq_valid_q;
+  assign drained = outst_zero_q && !xp_valid && !xreq_valid_q;
 
   always_comb begin
     abort_d = abort_q || abort_i;
@@ -706,7 +762,7 @@ module sgpu_dma_rd #(
     if (abort_q && !abort_i && drained && !tag_valid) abort_d = 1'b0;
   end
 
-  assign busy_o = abort_q || tag_valid || st_valid || (outst_q != '0) || xp_valid || rq_valid;
+  assign busy_o = abort_q || tag_valid || st_valid || !outst_zero_q || xp_valid || rq_valid;
 
   ///////////////
   // Registers //
@@ -722,8 +778,10 @@ module sgpu_dma_rd #(
       drop_rest_q   <= 1'b0;
       free_q        <= CreditWidth'(BufferBeats);
       outst_q       <= '0;
+      outst_zero_q  <= 1'b1;
       arvalid_q     <= 1'b0;
       st_errors_q   <= '0;
+      st_err_none_q <= 1'b1;
     end else begin
       abort_q       <= abort_d;
       seq_q         <= seq_d;
@@ -733,8 +791,10 @@ module sgpu_dma_rd #(
       drop_rest_q   <= drop_rest_d;
       free_q        <= free_d;
       outst_q       <= outst_d;
+      outst_zero_q  <= outst_zero_d;
       arvalid_q     <= arvalid_d;
       st_errors_q   <= st_errors_d;
+      st_err_none_q <= st_err_none_d;
     end
   end
 
@@ -781,13 +841,29 @@ module sgpu_dma_rd #(
   // The credit and outstanding counts stay within what they guard.
   `SGPU_ASSERT(CreditsBounded, free_q <= CreditWidth'(BufferBeats))
   `SGPU_ASSERT(OutstandingBounded, outst_q <= OutstWidth'(MaxOutstanding))
+  // The registered "zero" flags equal the compares they replace.
+  `SGPU_ASSERT(OutstZeroRegistered, outst_zero_q == (outst_q == '0))
+  `SGPU_ASSERT(StatusErrorsZeroRegistered, st_err_none_q == (st_errors_q == '0))
+  `SGPU_ASSERT(DataBeatStatusOk, of_valid && of_head.has_data |-> of_head.err == DmaOk)
+  `SGPU_ASSERT(StatusPushErrorFormed, st_push_err == (st_push && (st_entry.err != DmaOk)))
+  // Nothing moves from the output FIFO during abort, so an abort push never meets another.
+  `SGPU_ASSERT(AbortPushAlone, st_push_abort |-> !data_hs && !status_move)
   // Nothing arrives that was not asked for.
   `SGPU_ASSERT(ReadDataExpected, axi_rd_rsp_i.r_valid |-> outst_q != '0)
   `SGPU_ASSERT(XlateRspExpected, xlate_rsp_valid_i |-> xp_valid)
   // The precomputed burst decisions equal the compares they replace.
   `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
+  // The descriptor formed before the decision is the one each branch describes.
+  `SGPU_ASSERT(DescEndFields, is_end |-> is_desc.kind == DescEnd && is_desc.err ==
+      ((cancel_hit || sf_head.empty) ? DmaOk : DmaXlateFault))
+  `SGPU_ASSERT(DescReadFields, is_issue |-> is_desc.kind == DescRead && is_desc.err == DmaOk)
   `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
       |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
+  // The segment's precomputed facts equal what they replace, from the head's own fields.
+  `SGPU_ASSERT(SegEmptyPrecomputed, sf_valid |-> sf_head.empty == (sf_head.seg.bytes == '0))
+  `SGPU_ASSERT(SegEndsPrecomputed, sf_valid |-> sf_head.ends == (sf_head.fault || sf_head.empty))
+  `SGPU_ASSERT(SegHiLanePrecomputed, sf_valid |-> sf_head.hi_lane ==
+      lane_t'(sf_head.seg.offset[LaneBits-1:0] + sf_head.seg.bytes[LaneBits-1:0] - 1'b1))
   // The free-beat register equals the buffer less the beats reserved, counted as before (issue
   // reserves a burst's beats, every beat the realigner takes returns one, abort clears).
 `ifndef SYNTHESIS
@@ -808,6 +884,7 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(WalkLastRegistered, wk_active_q
       |-> wk_last_q == (wk_left_q <= len_t'(sgpu_pkg::PageBytes)))
   `SGPU_ASSERT(WalkLeftNonZero, wk_active_q |-> wk_left_q != '0)
+  `SGPU_ASSERT(LenSmallCarry, hd_len_small == (rq_head.len[LenWidth-1:PageShift+2] == '0))
   // Every burst stays inside one 4 KiB page.
   `SGPU_ASSERT(BurstInPage, is_issue
       |-> (PageShift - LaneBits + 1)'(is_cur_addr[PageShift-1:LaneBits])

@@ -20,8 +20,8 @@ module sgpu_dma_realign
   parameter int unsigned SeqWidth = 6,
   /// Output FIFO entries.
   parameter int unsigned OutDepth = 2,
-  /// sgpu_dma_rd's burst descriptor {kind, err, len, first, last, lo_lane, hi_lane, seq} and
-  /// output entry {has_data, data, keep, last, has_status, err}.
+  /// sgpu_dma_rd's burst descriptor {kind, err, len, len_zero, first, last, lo_lane, lo_zero,
+  /// hi_lane, seq} and output entry {has_data, data, keep, last, has_status, err}.
   parameter type desc_t = logic,
   parameter type out_t = logic
 ) (
@@ -59,7 +59,10 @@ module sgpu_dma_realign
   typedef logic [LaneBits-1:0] lane_t;
 
   logic [7:0]          beat_cnt_q, beat_cnt_d;
+  logic                cnt_zero_q, cnt_zero_d;   // beat_cnt_q == 0: a burst's first beat
+  logic                end_q, end_d;             // beat_cnt_q == desc_i.len (when !cnt_zero_q)
   lane_t               shift_q, shift_d;
+  logic                shift_zero_q, shift_zero_d;  // shift_q == 0
   logic [DataWidth-1:0] prev_q, prev_d;      // previous beat, for the bytes it still owes
   logic                flush_q, flush_d;     // one more output beat from prev_q
   logic [LaneBits:0]   flush_bytes_q, flush_bytes_d;
@@ -73,6 +76,7 @@ module sgpu_dma_realign
   lane_t               ra_shift, ra_hi;
   logic [LaneBits:0]   ra_hi_bytes;          // hi + 1
   logic                ra_tail_spills;       // final beat: hi_lane + 1 > shift_q
+  logic                ra_aligned;           // ra_shift == 0
   logic [DataWidth-1:0] ra_combined, ra_first_shifted;
   dma_err_e            ra_beat_err_code;
 
@@ -106,16 +110,21 @@ module sgpu_dma_realign
     return '{has_data: 1'b0, data: '0, keep: '0, last: 1'b0, has_status: 1'b1, err: err};
   endfunction
 
-  assign ra_final      = desc_i.last && (beat_cnt_q == desc_i.len);
-  assign ra_burst_end  = beat_cnt_q == desc_i.len;
-  assign ra_first_beat = desc_i.first && (beat_cnt_q == '0);
+  // The burst's last beat, its first and the alignment are registered facts about the beat
+  // count and the shift (or the descriptor's, on a burst's first beat), not compares of the
+  // count with the descriptor: the decisions below (pops, pushes, credits) start one compare
+  // earlier.
+  assign ra_burst_end  = cnt_zero_q ? desc_i.len_zero : end_q;
+  assign ra_final      = desc_i.last && ra_burst_end;
+  assign ra_first_beat = desc_i.first && cnt_zero_q;
   assign ra_shift      = ra_first_beat ? desc_i.lo_lane : shift_q;
+  assign ra_aligned    = ra_first_beat ? desc_i.lo_zero : shift_zero_q;
   assign ra_hi         = ra_final ? desc_i.hi_lane : lane_t'(BusBytes - 1);
   assign ra_hi_bytes   = (LaneBits + 1)'(ra_hi) + 1'b1;
   // On the final beat ra_hi_bytes = hi_lane + 1, so "ra_hi_bytes > shift_q" is this compare of
   // the descriptor with a register: no final-beat choice and increment in front of it (the
   // flush decision is on the realigner's deepest path).
-  assign ra_tail_spills = desc_i.hi_lane >= shift_q;
+  assign ra_tail_spills = !(desc_i.hi_lane < shift_q);
   assign ra_beat_err   = beat_resp_i[1];  // SLVERR or DECERR (EXOKAY counts as OKAY)
   assign ra_beat_err_code = beat_resp_i[0] ? DmaBusDecErr : DmaBusSlvErr;
   // Output beat k of a request = bytes [shift, BusBytes) of raw beat k, then bytes
@@ -126,7 +135,10 @@ module sgpu_dma_realign
 
   always_comb begin
     beat_cnt_d    = beat_cnt_q;
+    cnt_zero_d    = cnt_zero_q;
+    end_d         = end_q;
     shift_d       = shift_q;
+    shift_zero_d  = shift_zero_q;
     prev_d        = prev_q;
     flush_d       = flush_q;
     flush_bytes_d = flush_bytes_q;
@@ -143,6 +155,7 @@ module sgpu_dma_realign
       flush_d    = 1'b0;
       drop_d     = 1'b0;
       beat_cnt_d = '0;
+      cnt_zero_d = 1'b1;
     end else if (flush_q) begin
       // The tail of an unaligned request that did not fit into the previous output beat.
       of_entry = data_entry(prev_q >> {shift_q, 3'b000}, flush_bytes_q, 1'b1);
@@ -171,7 +184,7 @@ module sgpu_dma_realign
             drop_seq_d = desc_i.seq;
           end
         end
-      end else if (ra_shift == '0) begin
+      end else if (ra_aligned) begin
         // Aligned request: beats pass straight through.
         of_entry = data_entry(beat_data_i, ra_final ? ra_hi_bytes : (LaneBits + 1)'(BusBytes),
                               ra_final);
@@ -214,40 +227,64 @@ module sgpu_dma_realign
 
       if (ra_advance) begin
         beat_pop_o = 1'b1;
-        if (ra_first_beat) shift_d = desc_i.lo_lane;
+        if (ra_first_beat) begin
+          shift_d      = desc_i.lo_lane;
+          shift_zero_d = desc_i.lo_zero;
+        end
         if (ra_burst_end) begin
           beat_cnt_d = '0;
-          desc_pop_o   = 1'b1;
+          cnt_zero_d = 1'b1;
+          desc_pop_o = 1'b1;
         end else begin
+          // The next beat is the burst's last if the count after this one reaches the length.
           beat_cnt_d = beat_cnt_q + 1'b1;
+          cnt_zero_d = 1'b0;
+          end_d      = (beat_cnt_q + 1'b1) == desc_i.len;
         end
       end
     end
   end
 
+  // The output FIFO holds the control fields (has_data, last, has_status, err) of its head in
+  // flip-flops (the low bits, RegOutWidth), so the engine's consumer-side decisions (data valid,
+  // the status push, the error count) start from registers; the data and its byte enables are
+  // read from the LUT-RAM (they are only passed on).
+  localparam int unsigned DataBits = DataWidth + BusBytes;
+  localparam int unsigned CtlBits  = $bits(out_t) - DataBits;
+  logic [DataBits+CtlBits-1:0] of_in, of_out;
+  assign of_in = {of_entry.data, of_entry.keep,
+                  of_entry.has_data, of_entry.last, of_entry.has_status, of_entry.err};
+
   sgpu_fifo #(
-    .Width($bits(out_t)),
-    .Depth(OutDepth)
+    .Width      (DataBits + CtlBits),
+    .Depth      (OutDepth),
+    .RegOut     (1'b1),
+    .RegOutWidth(CtlBits)
   ) u_out_fifo (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
     .clear_i    (abort_i),
     .in_valid_i (of_push),
     .in_ready_o (of_in_ready),
-    .in_data_i  (of_entry),
+    .in_data_i  (of_in),
     .out_valid_o(out_valid_o),
     .out_ready_i(out_ready_i),
-    .out_data_o (out_o),
+    .out_data_o (of_out),
     .count_o    ()
   );
+
+  assign {out_o.data, out_o.keep, out_o.has_data, out_o.last, out_o.has_status, out_o.err} =
+      of_out;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       beat_cnt_q <= '0;
+      cnt_zero_q <= 1'b1;
       flush_q    <= 1'b0;
       drop_q     <= 1'b0;
     end else begin
       beat_cnt_q <= beat_cnt_d;
+      cnt_zero_q <= cnt_zero_d;
       flush_q    <= flush_d;
       drop_q     <= drop_d;
     end
@@ -256,12 +293,22 @@ module sgpu_dma_realign
   // Datapath registers: only read while the control state above says they are valid.
   always_ff @(posedge clk_i) begin
     shift_q       <= shift_d;
+    shift_zero_q  <= shift_zero_d;
+    end_q         <= end_d;
     prev_q        <= prev_d;
     flush_bytes_q <= flush_bytes_d;
     err_q         <= err_d;
     drop_seq_q    <= drop_seq_d;
   end
 
+  // The registered facts equal the compares they replace.
+  `SGPU_ASSERT(CntZeroRegistered, cnt_zero_q == (beat_cnt_q == '0))
+  `SGPU_ASSERT(BurstEndRegistered, desc_valid_i && desc_i.kind == DescRead
+      |-> ra_burst_end == (beat_cnt_q == desc_i.len))
+  `SGPU_ASSERT(AlignedRegistered, desc_valid_i && desc_i.kind == DescRead && beat_valid_i
+      |-> ra_aligned == (ra_shift == '0))
+  `SGPU_ASSERT(DescLenZero, desc_valid_i |-> desc_i.len_zero == (desc_i.len == '0))
+  `SGPU_ASSERT(DescLoZero, desc_valid_i |-> desc_i.lo_zero == (desc_i.lo_lane == '0))
   // Read data matches the burst it belongs to (single ID, in order).
   `SGPU_ASSERT(TailSpillsCompare,
       ra_final |-> ra_tail_spills == (ra_hi_bytes > (LaneBits + 1)'(shift_q)))

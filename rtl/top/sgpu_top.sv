@@ -202,6 +202,9 @@ module sgpu_top #(
     .MaxBurstBeats (MaxBurstBeats),
     .MaxOutstanding(MaxReadsInFlight),
     .BufferBeats   (ReadBufferBeats),
+    // The CP's request payload is formed late (its FSM's choice, an address adder): it goes only
+    // into the request FIFO's LUT-RAM, not into a head register as well.
+    .ReqRegOut     (1'b0),
     .axi_rd_req_t  (axi_rd_req_t),
     .axi_rd_rsp_t  (axi_rd_rsp_t)
   ) u_dma_rd (
