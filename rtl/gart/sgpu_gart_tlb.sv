@@ -151,67 +151,71 @@ module sgpu_gart_tlb #(
 
   // Two stages, so that the 32 compares are not in series with the write enables they decide:
   // a PTE is compared with the entries in the cycle it arrives (fill_*_i, from the walker's
-  // registers and its stream) and the match vector is registered with it (fc_*); the next cycle
-  // writes it (fw_valid_q), choosing its entry from the registered vector. The vector is a
-  // cycle old when it is used; the one write in between, the previous PTE's, cannot have given
-  // the page an entry (a walk's PTEs are of different pages) but may have replaced the entry
-  // that held it: that entry is taken out of the vector (fw_prev_q), and the PTE goes to the
-  // replacement entry, as a compare after the previous write would have found.
-  logic [Entries-1:0]  fc_match_d;
-  logic [Entries-1:0]  fc_match_q, fw_prev_q;
+  // registers and its stream) and the match vector is registered with it (fm_q, with the ORs of
+  // its groups of eight entries, fgrp_q); the next cycle writes it (fw_valid_q), choosing its
+  // entry from those registers alone: the entry that holds the page, else the replacement
+  // pointer's (rep_oh_q, one-hot beside rep_q). The compare is made against the entries as they
+  // are after the write of the same cycle, the previous PTE's: that write cannot give the page
+  // an entry (a walk's PTEs are of different pages) and, refreshing the previous PTE's page in
+  // place, leaves no entry of this page either; but a write to the replacement entry
+  // (fw_repl: no entry held the previous page) may replace the entry that held this page, so
+  // that entry is masked out of the compare. So the write's enables are one level of registers
+  // (fill_we) and the OR of the match, registered by groups, two (timing pass 19: the corrected
+  // vector was formed in the write cycle, its 32-way OR in front of every enable and valid bit).
+  localparam int unsigned Groups = Entries / 8;
+
+  logic [Entries-1:0]  fm_d, fm_q;
+  logic [Groups-1:0]   fgrp_d, fgrp_q;
   logic [IdxWidth-1:0] fc_idx_q;
   sgpu_pkg::pfn_t      fc_ppn_q;
   logic                fc_writable_q, fc_snoop_q;
-  logic [Entries-1:0]  fill_match;
-  logic [PtrWidth-1:0] fill_sel, fill_slot;
+  logic [Entries-1:0]  rep_oh_q, rep_oh_d;
+  logic                fill_any, fw_repl;
+  logic [PtrWidth-1:0] fill_slot;
+  logic [Entries-1:0]  fill_we;
+
+  // An entry holds the written PTE's page (at most one, OneEntryPerPage): refresh it in place,
+  // so no page is ever cached twice.
+  assign fill_any = |fgrp_q;
+  // This cycle's write goes to the replacement entry.
+  assign fw_repl  = fw_valid_q && !fill_any;
 
   always_comb begin
-    for (int i = 0; i < Entries; i++) fc_match_d[i] = valid_q[i] && (idx_q[i] == fill_idx_i);
+    for (int i = 0; i < Entries; i++) begin
+      fm_d[i] = valid_q[i] && (idx_q[i] == fill_idx_i) && !(fw_repl && rep_oh_q[i]);
+    end
+    for (int g = 0; g < Groups; g++) fgrp_d[g] = |fm_d[8*g +: 8];
   end
 
-  // The entry that holds the page now (at most one, OneEntryPerPage): the registered match,
-  // without the entry the previous write replaced. Nothing else changes the entries in between:
-  // no sweep runs while a walk is in flight and an invalidation of everything waits for the
-  // walker to be idle (FillCompareIsCurrent).
-  assign fill_match = fc_match_q & ~fw_prev_q;
-
-  // At most one entry holds the page (OneEntryPerPage): an OR tree of the matching entries'
-  // numbers, as for the lookup, not a priority chain through every entry.
-  assign fill_sel = onehot_index(fill_match);
-
-  // A page already cached is refreshed in place, so no page is ever cached twice.
-  assign fill_slot = (|fill_match) ? fill_sel : rep_q;
-
-  // The same entry, one-hot, for the flip-flop fields and the valid bits: the matching entry,
-  // else the replacement pointer's (decoded from the register). Each entry's write enable is its
-  // own match and the OR of the matches, with no encode of the entry's number and decode of
-  // it behind (the PPN, in LUT-RAM, still takes the number as its write address).
-  logic [Entries-1:0] fill_we, rep_onehot;
-  always_comb begin
-    for (int i = 0; i < Entries; i++) rep_onehot[i] = (rep_q == PtrWidth'(i));
-    fill_we = fill_match | (rep_onehot & {Entries{!(|fill_match)}});
-  end
+  // The written entry, one-hot for the flip-flop fields and the valid bits (its own match, else
+  // the replacement entry), and its number for the PPN's LUT-RAM: the matching entry's number is
+  // an OR tree of the matching entries' numbers, as for the lookup, not a priority chain.
+  assign fill_we   = fm_q | (rep_oh_q & {Entries{!fill_any}});
+  assign fill_slot = fill_any ? onehot_index(fm_q) : rep_q;
 
   always_comb begin
-    rep_d = rep_q;
-    if (fw_valid_q && !(|fill_match)) begin
-      rep_d = (rep_q == PtrWidth'(Entries - 1)) ? '0 : rep_q + 1'b1;
+    rep_d    = rep_q;
+    rep_oh_d = rep_oh_q;
+    if (fw_repl) begin
+      rep_d    = (rep_q == PtrWidth'(Entries - 1)) ? '0 : rep_q + 1'b1;
+      rep_oh_d = {rep_oh_q[Entries-2:0], rep_oh_q[Entries-1]};
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       fw_valid_q <= 1'b0;
-      fw_prev_q  <= '0;
+      rep_oh_q   <= Entries'(1);
     end else begin
       fw_valid_q <= fill_valid_i;
-      fw_prev_q  <= fw_valid_q ? fill_we : '0;
+      rep_oh_q   <= rep_oh_d;
     end
   end
 
   // The PTE and its match: only read while fw_valid_q is set.
   always_ff @(posedge clk_i) begin
-    fc_match_q    <= fc_match_d;
+    fm_q          <= fm_d;
+    fgrp_q        <= fgrp_d;
     fc_idx_q      <= fill_idx_i;
     fc_ppn_q      <= fill_ppn_i;
     fc_writable_q <= fill_writable_i;
@@ -307,16 +311,20 @@ module sgpu_gart_tlb #(
   ////////////////
 
   // A page is never cached twice.
-  `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match_cur) && $onehot0(fill_match))
+  `SGPU_ASSERT(OneEntryPerPage, $onehot0(lk_match_cur) && (!fw_valid_q || $onehot0(fm_q)))
   // The one-hot write enables name the entry fill_slot numbers (FillWriteIsSlot).
   `SGPU_ASSERT(FillWriteIsSlot, fill_we == (Entries'(1) << fill_slot))
-  // The registered fill compare, corrected for the write in between, is the compare with the
-  // entries as they are when the fill is written.
+  // The registered fill compare, made against the entries as they are after the previous PTE's
+  // write, is the compare with the entries as they are when the fill is written; its group ORs
+  // are its OR.
   logic [Entries-1:0] fill_match_now;
   always_comb begin
     for (int i = 0; i < Entries; i++) fill_match_now[i] = valid_q[i] && (idx_q[i] == fc_idx_q);
   end
-  `SGPU_ASSERT(FillCompareIsCurrent, fw_valid_q |-> fill_match == fill_match_now)
+  `SGPU_ASSERT(FillCompareIsCurrent, fw_valid_q |-> fm_q == fill_match_now)
+  `SGPU_ASSERT(FillAnyIsOr, fw_valid_q |-> fill_any == (|fm_q))
+  // The one-hot replacement pointer is the binary one, decoded.
+  `SGPU_ASSERT(ReplacementOneHot, rep_oh_q == (Entries'(1) << rep_q))
   // A lookup is never reported fresh while a fill waits to be written: its compare cannot have
   // seen it, and the caller would walk for a page the TLB is about to hold.
   `SGPU_ASSERT(FreshMeansNoFillPending, lk_fresh_o |-> !fw_valid_q)
