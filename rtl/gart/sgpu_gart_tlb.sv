@@ -226,30 +226,55 @@ module sgpu_gart_tlb #(
   // Sweep //
   ///////////
 
+  // Each entry's range check is made the cycle before its turn and registered (sw_hit_q), so
+  // the clear is one level of registers and the range compare, behind a 32-way read of idx_q,
+  // is not in front of the valid bits (nor, through them, of the lookup's hit): the range is
+  // registered as two bounds of IdxWidth + 1 bits, [sw_lo_q, sw_hi_q), clamped to the index
+  // space, so the check is two short compares in parallel where it was a subtraction in series
+  // with a compare. Entry 0's check is made as the sweep starts, against the request itself
+  // (inv_i is the caller's register) and against the entry as it will be after this cycle's
+  // write: a fill's write may still land in the sweep's first cycle (see the header), the
+  // written PTE's page checked beside the entry's (timing pass 19; asserted: SweepHitIsCheck).
+  localparam int unsigned BndWidth = IdxWidth + 1;
+  localparam logic [63:0] IdxSpan  = 64'(1) << IdxWidth;
+  typedef logic [BndWidth-1:0] bnd_t;
+
   logic                sw_busy_q, sw_busy_d;
-  logic [PtrWidth-1:0] sw_ptr_q, sw_ptr_d;
-  logic [31:0]         sw_first_q, sw_first_d, sw_count_q, sw_count_d;
-  logic                sw_in_range;
+  logic [Entries-1:0]  sw_oh_q, sw_oh_d;      // the entry checked this cycle, one-hot
+  logic [PtrWidth-1:0] sw_nxt_q, sw_nxt_d;    // the entry checked next
+  bnd_t                sw_lo_q, sw_lo_d, sw_hi_q, sw_hi_d;
+  logic                sw_hit_q, sw_hit_d;    // the entry checked this cycle is in the range
+  logic [63:0]         inv_end;
+  logic                inv_hit_old, inv_hit_new;
 
   assign inv_ready_o = !sw_busy_q;
-  // idx in [first, first + count), without overflow: idx - first wraps when idx < first.
-  assign sw_in_range = (32'(idx_q[sw_ptr_q]) >= sw_first_q) &&
-                       (32'(idx_q[sw_ptr_q]) - sw_first_q < sw_count_q);
+
+  function automatic logic in_bounds(logic [IdxWidth-1:0] idx, bnd_t lo, bnd_t hi);
+    return (BndWidth'(idx) >= lo) && (BndWidth'(idx) < hi);
+  endfunction
+
+  // The request's range [first, first + count) without overflow, for entry 0's check.
+  assign inv_end     = 64'(inv_i.first) + 64'(inv_i.count);
+  assign inv_hit_old = (32'(idx_q[0]) >= inv_i.first) && (64'(idx_q[0]) < inv_end);
+  assign inv_hit_new = (32'(fc_idx_q) >= inv_i.first) && (64'(fc_idx_q) < inv_end);
 
   always_comb begin
     valid_d    = valid_q;
     sw_busy_d  = sw_busy_q;
-    sw_ptr_d   = sw_ptr_q;
-    sw_first_d = sw_first_q;
-    sw_count_d = sw_count_q;
+    sw_oh_d    = sw_oh_q;
+    sw_nxt_d   = sw_nxt_q;
+    sw_lo_d    = sw_lo_q;
+    sw_hi_d    = sw_hi_q;
+    sw_hit_d   = in_bounds(idx_q[sw_nxt_q], sw_lo_q, sw_hi_q);
     inv_done_o = 1'b0;
 
     if (fw_valid_q) valid_d = valid_d | fill_we;
 
     if (sw_busy_q) begin
-      if (sw_in_range) valid_d[sw_ptr_q] = 1'b0;
-      sw_ptr_d = sw_ptr_q + 1'b1;
-      if (sw_ptr_q == PtrWidth'(Entries - 1)) begin
+      if (sw_hit_q) valid_d = valid_d & ~sw_oh_q;
+      sw_oh_d  = sw_oh_q << 1;
+      sw_nxt_d = sw_nxt_q + 1'b1;
+      if (sw_oh_q[Entries-1]) begin
         sw_busy_d  = 1'b0;
         inv_done_o = 1'b1;
       end
@@ -258,30 +283,38 @@ module sgpu_gart_tlb #(
         valid_d    = '0;
         inv_done_o = 1'b1;
       end else begin
-        sw_busy_d  = 1'b1;
-        sw_ptr_d   = '0;
-        sw_first_d = inv_i.first;
-        sw_count_d = inv_i.count;
+        sw_busy_d = 1'b1;
+        sw_oh_d   = Entries'(1);
+        sw_nxt_d  = PtrWidth'(1);
+        sw_lo_d   = (64'(inv_i.first) >= IdxSpan) ? BndWidth'(IdxSpan) : BndWidth'(inv_i.first);
+        sw_hi_d   = (inv_end >= IdxSpan) ? BndWidth'(IdxSpan) : BndWidth'(inv_end);
+        sw_hit_d  = (fw_valid_q && fill_we[0]) ? inv_hit_new : inv_hit_old;
       end
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      valid_q    <= '0;
-      rep_q      <= '0;
-      sw_busy_q  <= 1'b0;
-      sw_ptr_q   <= '0;
-      sw_first_q <= '0;
-      sw_count_q <= '0;
+      valid_q   <= '0;
+      rep_q     <= '0;
+      sw_busy_q <= 1'b0;
+      sw_oh_q   <= '0;
+      sw_nxt_q  <= '0;
+      sw_hit_q  <= 1'b0;
     end else begin
-      valid_q    <= valid_d;
-      rep_q      <= rep_d;
-      sw_busy_q  <= sw_busy_d;
-      sw_ptr_q   <= sw_ptr_d;
-      sw_first_q <= sw_first_d;
-      sw_count_q <= sw_count_d;
+      valid_q   <= valid_d;
+      rep_q     <= rep_d;
+      sw_busy_q <= sw_busy_d;
+      sw_oh_q   <= sw_oh_d;
+      sw_nxt_q  <= sw_nxt_d;
+      sw_hit_q  <= sw_hit_d;
     end
+  end
+
+  // The bounds: only read while the sweep runs.
+  always_ff @(posedge clk_i) begin
+    sw_lo_q <= sw_lo_d;
+    sw_hi_q <= sw_hi_d;
   end
 
   // Entry contents: only read while the entry is valid, so they need no reset.
@@ -328,6 +361,29 @@ module sgpu_gart_tlb #(
   // A lookup is never reported fresh while a fill waits to be written: its compare cannot have
   // seen it, and the caller would walk for a page the TLB is about to hold.
   `SGPU_ASSERT(FreshMeansNoFillPending, lk_fresh_o |-> !fw_valid_q)
+  // The sweep's registered check is the check of the entry it clears, as it was made before
+  // timing pass 19: idx in [first, first + count), compared in the sweep's cycle.
+`ifndef SYNTHESIS
+  logic [PtrWidth-1:0] ref_ptr_q;
+  logic [31:0]         ref_first_q, ref_count_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ref_ptr_q   <= '0;
+      ref_first_q <= '0;
+      ref_count_q <= '0;
+    end else if (sw_busy_q) begin
+      ref_ptr_q <= ref_ptr_q + 1'b1;
+    end else if (inv_valid_i && !inv_i.all) begin
+      ref_ptr_q   <= '0;
+      ref_first_q <= inv_i.first;
+      ref_count_q <= inv_i.count;
+    end
+  end
+  logic [31:0] ref_idx;
+  assign ref_idx = 32'(idx_q[ref_ptr_q]);
+  `SGPU_ASSERT(SweepHitIsCheck, sw_busy_q |-> sw_oh_q == (Entries'(1) << ref_ptr_q)
+      && sw_hit_q == (ref_idx >= ref_first_q && ref_idx - ref_first_q < ref_count_q))
+`endif
   // The caller never fills while a sweep runs (a stale PTE could survive it).
   `SGPU_ASSERT(NoFillDuringSweep, !((fill_valid_i || fw_valid_q) && sw_busy_q))
 
