@@ -67,6 +67,8 @@ module sgpu_gart_tlb #(
 );
 
   localparam int unsigned PtrWidth = $clog2(Entries);
+  // The lookup's and the fill's ORs over the entries are registered by groups of eight.
+  localparam int unsigned Groups   = Entries / 8;
 
   logic [Entries-1:0]  valid_q, valid_d;
   logic [IdxWidth-1:0] idx_q      [Entries];
@@ -80,15 +82,23 @@ module sgpu_gart_tlb #(
 
   // The compare is registered so that it is not in series with the caller's decision: both
   // candidates for the next cycle's page (a new request, the held one) are compared against the
-  // entries in this cycle, and the take signal only selects which match vector is kept.
-  // Staleness: a sweep that clears an entry is seen through valid_q (the kept vector is ANDed
-  // with it, so an invalidation takes effect exactly as with a combinational compare); a fill
-  // may rewrite an entry, so the cycle after a fill arrived or was written the result is not
-  // fresh and the caller waits (the compare after the write sees the filled entries).
-  logic [Entries-1:0]  lk_match_new, lk_match_cur, lk_match_q, lk_match;
-  logic [PtrWidth-1:0] lk_sel;
+  // entries in this cycle, and everything the lookup answers is formed for each of them and
+  // registered: the hit and the matching entry's writable and snoop bits as ORs over groups of
+  // eight entries, the matching entry's number for the PPN's LUT-RAM. Whether the caller takes
+  // a new request (lk_take_i, its ready, behind this lookup's hit) is registered too and selects
+  // between the two in the next cycle. So the take reaches only one flip-flop, and the answers
+  // are one selection and one or two levels of OR from registers (timing pass 19; before it the
+  // take selected the match vector into the register, and the hit was a 32-way OR of it).
+  // Staleness: an entry the sweep clears, or an invalidation of everything, at the end of this
+  // cycle is taken out of the hit as it is registered (lk_clear), so an invalidation takes
+  // effect exactly as with a combinational compare; a fill may rewrite an entry (its page, its
+  // bits, its PPN), so the cycle after a fill arrived or was written the result is not fresh and
+  // the caller waits (the compare after the write sees the filled entries).
+  logic [Entries-1:0]  lk_match_new, lk_match_cur, lk_clear;
   logic                fill_q;
   logic                fw_valid_q;  // a fill is written this cycle (see Fill)
+  logic                sw_busy_q, sw_hit_q;
+  logic [Entries-1:0]  sw_oh_q;
 
   always_comb begin
     for (int i = 0; i < Entries; i++) begin
@@ -97,22 +107,9 @@ module sgpu_gart_tlb #(
     end
   end
 
-  // The take selects with an AND-OR, not a multiplexer: Yosys's opt_share turns a multiplexer of
-  // two compares into one compare of the multiplexed page, which puts the take (the caller's
-  // ready, behind this TLB's hit and its arbiter's grant) in front of the 32 compares instead of
-  // after them (timing pass 6b, docs/fpga.md).
-  logic [Entries-1:0] lk_match_kept;
-  assign lk_match_kept = ({Entries{lk_take_i}} & lk_match_new) | ({Entries{!lk_take_i}} & lk_match_cur);
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      lk_match_q <= '0;
-      fill_q     <= 1'b0;
-    end else begin
-      lk_match_q <= lk_match_kept;
-      fill_q     <= fill_valid_i || fw_valid_q;
-    end
-  end
+  // The entries whose valid bit is cleared at the end of this cycle (see Sweep).
+  assign lk_clear = ({Entries{sw_busy_q && sw_hit_q}} & sw_oh_q)
+                    | {Entries{!sw_busy_q && inv_valid_i && inv_i.all}};
 
   // The number of the one set bit of a vector with at most one bit set: bit b of the number is
   // the OR of the entries whose number has bit b set. Written as one reduction OR per bit so
@@ -128,22 +125,54 @@ module sgpu_gart_tlb #(
     return index;
   endfunction
 
-  // At most one entry matches (OneEntryPerPage), so the matching entry's number is the OR of
-  // the numbers of the entries that match: a tree, not a priority chain through every entry.
-  // The one-bit fields are read the same way, as the OR of the matching entries' bits, with no
-  // encode and decode of the number in between (only the PPN, held in LUT-RAM, needs it). With
-  // no match they read 0 where the indexed read gave entry 0's bit; the caller uses them only
-  // on a hit.
-  always_comb begin
-    lk_match = lk_match_q & valid_q;
-    lk_sel   = onehot_index(lk_match_q);
+  function automatic logic [Groups-1:0] group_or(logic [Entries-1:0] v);
+    logic [Groups-1:0] grp;
+    for (int g = 0; g < Groups; g++) grp[g] = |v[8*g +: 8];
+    return grp;
+  endfunction
+
+  // What the lookup answers, for one candidate page. At most one entry matches
+  // (OneEntryPerPage), so the matching entry's number is the OR of the numbers of the entries
+  // that match (a tree, not a priority chain) and its one-bit fields are the OR of the matching
+  // entries' bits, with no encode and decode of the number in between (only the PPN, held in
+  // LUT-RAM, needs it). With no match they read 0; the caller uses them only on a hit.
+  typedef struct packed {
+    logic [Groups-1:0]   hit;
+    logic [Groups-1:0]   writable;
+    logic [Groups-1:0]   snoop;
+    logic [PtrWidth-1:0] sel;
+  } lk_ans_t;
+
+  function automatic lk_ans_t lk_answer(logic [Entries-1:0] match, logic [Entries-1:0] clear);
+    return '{hit:      group_or(match & ~clear),
+             writable: group_or(match & writable_q),
+             snoop:    group_or(match & snoop_q),
+             sel:      onehot_index(match)};
+  endfunction
+
+  lk_ans_t lk_new_q, lk_cur_q, lk_ans;
+  logic    lk_take_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      lk_new_q  <= '0;
+      lk_cur_q  <= '0;
+      lk_take_q <= 1'b0;
+      fill_q    <= 1'b0;
+    end else begin
+      lk_new_q  <= lk_answer(lk_match_new, lk_clear);
+      lk_cur_q  <= lk_answer(lk_match_cur, lk_clear);
+      lk_take_q <= lk_take_i;
+      fill_q    <= fill_valid_i || fw_valid_q;
+    end
   end
 
+  assign lk_ans        = lk_take_q ? lk_new_q : lk_cur_q;
   assign lk_fresh_o    = !fill_q;
-  assign lk_hit_o      = |lk_match;
-  assign lk_ppn_o      = ppn_q[lk_sel];
-  assign lk_writable_o = |(lk_match_q & writable_q);
-  assign lk_snoop_o    = |(lk_match_q & snoop_q);
+  assign lk_hit_o      = |lk_ans.hit;
+  assign lk_ppn_o      = ppn_q[lk_ans.sel];
+  assign lk_writable_o = |lk_ans.writable;
+  assign lk_snoop_o    = |lk_ans.snoop;
 
   //////////
   // Fill //
@@ -162,8 +191,6 @@ module sgpu_gart_tlb #(
   // that entry is masked out of the compare. So the write's enables are one level of registers
   // (fill_we) and the OR of the match, registered by groups, two (timing pass 19: the corrected
   // vector was formed in the write cycle, its 32-way OR in front of every enable and valid bit).
-  localparam int unsigned Groups = Entries / 8;
-
   logic [Entries-1:0]  fm_d, fm_q;
   logic [Groups-1:0]   fgrp_d, fgrp_q;
   logic [IdxWidth-1:0] fc_idx_q;
@@ -239,11 +266,11 @@ module sgpu_gart_tlb #(
   localparam logic [63:0] IdxSpan  = 64'(1) << IdxWidth;
   typedef logic [BndWidth-1:0] bnd_t;
 
-  logic                sw_busy_q, sw_busy_d;
-  logic [Entries-1:0]  sw_oh_q, sw_oh_d;      // the entry checked this cycle, one-hot
+  logic                sw_busy_d;
+  logic [Entries-1:0]  sw_oh_d;               // sw_oh_q: the entry checked this cycle, one-hot
   logic [PtrWidth-1:0] sw_nxt_q, sw_nxt_d;    // the entry checked next
   bnd_t                sw_lo_q, sw_lo_d, sw_hi_q, sw_hi_d;
-  logic                sw_hit_q, sw_hit_d;    // the entry checked this cycle is in the range
+  logic                sw_hit_d;              // sw_hit_q: the entry checked this cycle is in range
   logic [63:0]         inv_end;
   logic                inv_hit_old, inv_hit_new;
 
@@ -361,6 +388,24 @@ module sgpu_gart_tlb #(
   // A lookup is never reported fresh while a fill waits to be written: its compare cannot have
   // seen it, and the caller would walk for a page the TLB is about to hold.
   `SGPU_ASSERT(FreshMeansNoFillPending, lk_fresh_o |-> !fw_valid_q)
+  // The lookup's registered answers are those of the match vector kept as before timing pass
+  // 19 (the take selecting the compare into a register, ANDed with the valid bits as read):
+  // the hit whenever the result is fresh, the entry's fields on a fresh hit.
+`ifndef SYNTHESIS
+  logic [Entries-1:0] ref_match_q, ref_match;
+  logic [PtrWidth-1:0] ref_sel;
+  sgpu_pkg::pfn_t      ref_ppn;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) ref_match_q <= '0;
+    else         ref_match_q <= lk_take_i ? lk_match_new : lk_match_cur;
+  end
+  assign ref_match = ref_match_q & valid_q;
+  assign ref_sel   = onehot_index(ref_match_q);
+  assign ref_ppn   = ppn_q[ref_sel];
+  `SGPU_ASSERT(LookupHitIsMatch, lk_fresh_o |-> lk_hit_o == (|ref_match))
+  `SGPU_ASSERT(LookupEntryIsMatch, (lk_fresh_o && lk_hit_o) |-> lk_ppn_o == ref_ppn
+      && lk_writable_o == (|(ref_match_q & writable_q)) && lk_snoop_o == (|(ref_match_q & snoop_q)))
+`endif
   // The sweep's registered check is the check of the entry it clears, as it was made before
   // timing pass 19: idx in [first, first + count), compared in the sweep's cycle.
 `ifndef SYNTHESIS
