@@ -277,7 +277,14 @@ module sgpu_gart #(
   decision_t dec;
   assign dec       = decision_t'(({$bits(decision_t){tlb_hit}} & g_dec[1].d)
                                  | ({$bits(decision_t){!tlb_hit}} & g_dec[0].d));
-  assign decided   = dec.decided;
+  // Whether cur is decided, written out with the TLB's hit last (the decision's table above,
+  // with the hit fixed, gives the same): decided from registers alone, or by the table bound
+  // (a live compare), or by a fresh hit. So the hit (two levels from the TLB's registers) and
+  // the bound reach the port's ready, the arbiter's request slice and the TLB's take through
+  // one level (timing pass 19; asserted: DecidedIsDecision).
+  logic dec_regs;
+  assign dec_regs  = !enable_i || !in_ap || (res_valid_q && (!res_err_q || tlb_fresh));
+  assign decided   = dec_regs || !in_table || (tlb_fresh && tlb_hit);
   assign need_walk = dec.need_walk;
   assign fault     = dec.fault;
   assign ppn       = dec.ppn;
@@ -430,20 +437,29 @@ module sgpu_gart #(
   logic       fl_valid_q;
   fault_rec_t fl_rec_q;  // the record this cycle's translation would make (valid, not more)
 
+  // The clear is registered too (clr_q) and applied to rec_q as it is read, so fault_clear_i
+  // (a register write decoded in the register block) ends in one flip-flop instead of the
+  // record's valid and more bits behind the merge: rec_q is the record before the previous
+  // cycle's clear, rec_base the record as of it (timing pass 19; the port is unchanged, asserted
+  // by RecordIsOnTime).
+  logic       clr_q;
+  fault_rec_t rec_base;
+
   always_comb begin
-    rec_now = rec_q;
+    rec_base = rec_q;
+    if (clr_q) begin
+      rec_base.valid = 1'b0;
+      rec_base.more  = 1'b0;
+    end
+    rec_now = rec_base;
     if (fl_valid_q) begin
-      if (!rec_q.valid) begin
+      if (!rec_base.valid) begin
         rec_now = fl_rec_q;
       end else begin
         rec_now.more = 1'b1;
       end
     end
     rec_d = rec_now;
-    if (fault_clear_i) begin
-      rec_d.valid = 1'b0;
-      rec_d.more  = 1'b0;
-    end
   end
 
   // The event is the registered fault too: it pulses in the cycle the port first shows the
@@ -601,10 +617,11 @@ module sgpu_gart #(
 
     // Invalidation: accept, then sweep when no walk is in flight. Whatever was walked before is
     // forgotten: captured PTEs, history and a pending prefetch.
-    if (inv_valid_i && inv_ready_o) begin
-      inv_pend_d = 1'b1;
-      inv_d      = inv_i;
-    end
+    // The request is taken in every cycle none is pending (it is read only while one is), so the
+    // valid from the register block and the CP ends in inv_pend_q alone, not in the request's
+    // 65 load enables (timing pass 19).
+    if (!inv_pend_q) inv_d = inv_i;
+    if (inv_valid_i && inv_ready_o) inv_pend_d = 1'b1;
     if (tlb_inv_valid) begin
       inv_pend_d    = 1'b0;
       res_valid_d   = 1'b0;
@@ -627,6 +644,7 @@ module sgpu_gart #(
       wk_got_q       <= '0;
       fl_valid_q     <= 1'b0;
       rec_q          <= '{reason: GartFaultNone, default: '0};
+      clr_q          <= 1'b0;
       perf_lookups_q <= '0;
       perf_misses_q  <= '0;
       perf_walks_q   <= '0;
@@ -641,6 +659,7 @@ module sgpu_gart #(
       inv_pend_q     <= inv_pend_d;
       wk_got_q       <= wk_got_d;
       rec_q          <= rec_d;
+      clr_q          <= fault_clear_i;
       fl_valid_q     <= resolve_fault;
       perf_lookups_q <= perf_lookups_d;
       perf_misses_q  <= perf_misses_d;
@@ -716,6 +735,9 @@ module sgpu_gart #(
   // Invariants //
   ////////////////
 
+  `SGPU_ASSERT(DecidedIsDecision, decided == dec.decided)
+  `SGPU_ASSERT(InvalidationIsAccepted, (inv_valid_i && inv_ready_o) |=> inv_q == $past(inv_i))
+  `SGPU_ASSERT(InvalidationIsHeld, inv_pend_q |=> $stable(inv_q))
   `SGPU_ASSERT(RspHeldUntilTaken, (rsp_valid_q && !xlate_rsp_ready_i)
                                   |=> (rsp_valid_q && $stable(xlate_rsp_o)))
   `SGPU_ASSERT(NoWalkDuringInvalidation, wk_go |-> !walk_block)
