@@ -277,7 +277,14 @@ module sgpu_gart #(
   decision_t dec;
   assign dec       = decision_t'(({$bits(decision_t){tlb_hit}} & g_dec[1].d)
                                  | ({$bits(decision_t){!tlb_hit}} & g_dec[0].d));
-  assign decided   = dec.decided;
+  // Whether cur is decided, written out with the TLB's hit last (the decision's table above,
+  // with the hit fixed, gives the same): decided from registers alone, or by the table bound
+  // (a live compare), or by a fresh hit. So the hit (two levels from the TLB's registers) and
+  // the bound reach the port's ready, the arbiter's request slice and the TLB's take through
+  // one level (timing pass 19; asserted: DecidedIsDecision).
+  logic dec_regs;
+  assign dec_regs  = !enable_i || !in_ap || (res_valid_q && (!res_err_q || tlb_fresh));
+  assign decided   = dec_regs || !in_table || (tlb_fresh && tlb_hit);
   assign need_walk = dec.need_walk;
   assign fault     = dec.fault;
   assign ppn       = dec.ppn;
@@ -430,20 +437,29 @@ module sgpu_gart #(
   logic       fl_valid_q;
   fault_rec_t fl_rec_q;  // the record this cycle's translation would make (valid, not more)
 
+  // The clear is registered too (clr_q) and applied to rec_q as it is read, so fault_clear_i
+  // (a register write decoded in the register block) ends in one flip-flop instead of the
+  // record's valid and more bits behind the merge: rec_q is the record before the previous
+  // cycle's clear, rec_base the record as of it (timing pass 19; the port is unchanged, asserted
+  // by RecordIsOnTime).
+  logic       clr_q;
+  fault_rec_t rec_base;
+
   always_comb begin
-    rec_now = rec_q;
+    rec_base = rec_q;
+    if (clr_q) begin
+      rec_base.valid = 1'b0;
+      rec_base.more  = 1'b0;
+    end
+    rec_now = rec_base;
     if (fl_valid_q) begin
-      if (!rec_q.valid) begin
+      if (!rec_base.valid) begin
         rec_now = fl_rec_q;
       end else begin
         rec_now.more = 1'b1;
       end
     end
     rec_d = rec_now;
-    if (fault_clear_i) begin
-      rec_d.valid = 1'b0;
-      rec_d.more  = 1'b0;
-    end
   end
 
   // The event is the registered fault too: it pulses in the cycle the port first shows the
@@ -457,7 +473,19 @@ module sgpu_gart #(
   // Performance //
   //////////////////
 
-  logic [31:0] perf_lookups_q, perf_misses_q, perf_walks_q;
+  logic [31:0] perf_lookups_q, perf_lookups_d, perf_misses_q, perf_misses_d;
+  logic [31:0] perf_walks_q, perf_walks_d;
+
+  // Each counter's event selects its incremented value, not an addend: the event (behind the
+  // TLB's hit) then ends at the flip-flops' enables instead of entering a 32-bit carry chain.
+  always_comb begin
+    perf_lookups_d = perf_lookups_q;
+    perf_misses_d  = perf_misses_q;
+    perf_walks_d   = perf_walks_q;
+    if (resolve && ap_lookup)                      perf_lookups_d = perf_lookups_q + 1'b1;
+    if (cur_valid_q && need_walk && !cur_missed_q) perf_misses_d  = perf_misses_q + 1'b1;
+    if (wk_go)                                     perf_walks_d   = perf_walks_q + 1'b1;
+  end
 
   assign perf_lookups_o = perf_lookups_q;
   assign perf_misses_o  = perf_misses_q;
@@ -470,20 +498,31 @@ module sgpu_gart #(
   line_t next_line;
   assign next_line = ap_line + 1'b1;
 
-  // next_line against the history as it will be after this cycle's walk start (hist0_d and
-  // hist1_d below), compared from registers: each candidate line is compared in parallel and
-  // the walk start only selects, so the compare is not in series with the walk decision
-  // (need_walk, the walker's ready).
-  logic pf_hist0_eq, pf_hist1_eq, pf_start_eq, pf_seen0, pf_seen1;
-  assign pf_hist0_eq = hist0_valid_q && (hist0_q == next_line);
-  assign pf_hist1_eq = hist1_valid_q && (hist1_q == next_line);
-  assign pf_start_eq = wk_start_demand ? (ap_line == next_line) : (pf_line_q == next_line);
-  assign pf_seen0    = wk_go ? pf_start_eq : pf_hist0_eq;
-  assign pf_seen1    = wk_go ? pf_hist0_eq : pf_hist1_eq;
+  // The prefetch's decision, made as cur is answered, from registers and the answer alone:
+  // cur's next line is kept with it (cur_nl_q, cur_nl_nz_q: formed as the request is taken, so
+  // no adder is in front of the compares), and in a cycle that answers cur no demand walk starts
+  // (an answer and need_walk exclude each other), so the walk that starts, if any, is the
+  // pending prefetch's (pf_go, from registers): the history as it will be after this cycle's
+  // walk start is the history or the pending line and hist0, selected by registers, not by the
+  // walk start behind the TLB's hit (timing pass 19; asserted: PrefetchDecision).
+  line_t cur_nl_q, cur_nl_d;
+  logic  cur_nl_nz_q, cur_nl_nz_d;
+  logic  pf_go, pf_hist0_eq, pf_hist1_eq, pf_line_eq, pf_seen, pf_want;
+  assign pf_go       = pf_pend_q && !walk_block && wk_req_ready;
+  assign pf_hist0_eq = hist0_valid_q && (hist0_q == cur_nl_q);
+  assign pf_hist1_eq = hist1_valid_q && (hist1_q == cur_nl_q);
+  assign pf_line_eq  = pf_line_q == cur_nl_q;
+  assign pf_seen     = pf_go ? (pf_line_eq || pf_hist0_eq) : (pf_hist0_eq || pf_hist1_eq);
+  // The next line inside the table: {line, 000} < eff_size, where the clamp to the aperture
+  // cannot shorten it ({line, 000} has ApIdxWidth bits).
+  assign pf_want     = ap_lookup && (33'({cur_nl_q, 3'b000}) < 33'(table_size_i)) && cur_nl_nz_q
+                       && !pf_seen;
 
   always_comb begin
     cur_valid_d  = cur_valid_q;
     cur_vpn_d    = cur_vpn_q;
+    cur_nl_d     = cur_nl_q;
+    cur_nl_nz_d  = cur_nl_nz_q;
     cur_in_ap_d  = cur_in_ap_q;
     cur_in_ms_d  = cur_in_ms_q;
     cur_in_sys_d = cur_in_sys_q;
@@ -553,10 +592,9 @@ module sgpu_gart #(
       rsp_snoop_d = snoop;
       cur_valid_d = 1'b0;
       // Prefetch the next line of the table unless it was walked lately.
-      if (ap_lookup && (33'({next_line, 3'b000}) < eff_size) && (next_line != '0)
-          && !pf_seen0 && !pf_seen1) begin
+      if (pf_want) begin
         pf_pend_d = 1'b1;
-        pf_line_d = next_line;
+        pf_line_d = cur_nl_q;
       end
     end
 
@@ -564,6 +602,8 @@ module sgpu_gart #(
     if (xlate_req_valid_i && xlate_req_ready_o) begin
       cur_valid_d  = 1'b1;
       cur_vpn_d    = xlate_req_i.vpn;
+      cur_nl_d     = line_t'(xlate_req_i.vpn[ApIdxWidth-1:LineShift]) + 1'b1;
+      cur_nl_nz_d  = ~&xlate_req_i.vpn[ApIdxWidth-1:LineShift];
       cur_in_ap_d  = seg_ap(xlate_req_i.vpn);
       cur_in_ms_d  = seg_ms(xlate_req_i.vpn);
       cur_in_sys_d = seg_sys(xlate_req_i.vpn);
@@ -577,10 +617,11 @@ module sgpu_gart #(
 
     // Invalidation: accept, then sweep when no walk is in flight. Whatever was walked before is
     // forgotten: captured PTEs, history and a pending prefetch.
-    if (inv_valid_i && inv_ready_o) begin
-      inv_pend_d = 1'b1;
-      inv_d      = inv_i;
-    end
+    // The request is taken in every cycle none is pending (it is read only while one is), so the
+    // valid from the register block and the CP ends in inv_pend_q alone, not in the request's
+    // 65 load enables (timing pass 19).
+    if (!inv_pend_q) inv_d = inv_i;
+    if (inv_valid_i && inv_ready_o) inv_pend_d = 1'b1;
     if (tlb_inv_valid) begin
       inv_pend_d    = 1'b0;
       res_valid_d   = 1'b0;
@@ -603,6 +644,7 @@ module sgpu_gart #(
       wk_got_q       <= '0;
       fl_valid_q     <= 1'b0;
       rec_q          <= '{reason: GartFaultNone, default: '0};
+      clr_q          <= 1'b0;
       perf_lookups_q <= '0;
       perf_misses_q  <= '0;
       perf_walks_q   <= '0;
@@ -617,16 +659,19 @@ module sgpu_gart #(
       inv_pend_q     <= inv_pend_d;
       wk_got_q       <= wk_got_d;
       rec_q          <= rec_d;
+      clr_q          <= fault_clear_i;
       fl_valid_q     <= resolve_fault;
-      perf_lookups_q <= perf_lookups_q + 32'(resolve && ap_lookup);
-      perf_misses_q  <= perf_misses_q + 32'(cur_valid_q && need_walk && !cur_missed_q);
-      perf_walks_q   <= perf_walks_q + 32'(wk_go);
+      perf_lookups_q <= perf_lookups_d;
+      perf_misses_q  <= perf_misses_d;
+      perf_walks_q   <= perf_walks_d;
     end
   end
 
   // Payload registers: only read while their valid bit says so.
   always_ff @(posedge clk_i) begin
     cur_vpn_q   <= cur_vpn_d;
+    cur_nl_q    <= cur_nl_d;
+    cur_nl_nz_q <= cur_nl_nz_d;
     cur_in_ap_q  <= cur_in_ap_d;
     cur_in_ms_q  <= cur_in_ms_d;
     cur_in_sys_q <= cur_in_sys_d;
@@ -690,6 +735,9 @@ module sgpu_gart #(
   // Invariants //
   ////////////////
 
+  `SGPU_ASSERT(DecidedIsDecision, decided == dec.decided)
+  `SGPU_ASSERT(InvalidationIsAccepted, (inv_valid_i && inv_ready_o) |=> inv_q == $past(inv_i))
+  `SGPU_ASSERT(InvalidationIsHeld, inv_pend_q |=> $stable(inv_q))
   `SGPU_ASSERT(RspHeldUntilTaken, (rsp_valid_q && !xlate_rsp_ready_i)
                                   |=> (rsp_valid_q && $stable(xlate_rsp_o)))
   `SGPU_ASSERT(NoWalkDuringInvalidation, wk_go |-> !walk_block)
@@ -705,11 +753,17 @@ module sgpu_gart #(
       wk_req_addr == line_addr(wk_start_line)
       && wk_req_ptes == ((wk_rem_chosen >= 33'd8) ? 4'd8 : wk_rem_chosen[3:0]))
   `SGPU_ASSERT(InTableIsClampedCompare, in_table == (33'(ap_idx) < eff_size))
-  // The prefetch's history compare, made from registers, equals the compare with the history
-  // after this cycle's walk start (the invalidation clears the history after the compare).
-  `SGPU_ASSERT(PrefetchHistoryCompare, !tlb_inv_valid |->
-      pf_seen0 == (hist0_valid_d && hist0_d == next_line)
-      && pf_seen1 == (hist1_valid_d && hist1_d == next_line))
+  // The prefetch's decision, from registers and the answer, is the one made before timing pass
+  // 19: next_line against the history as it will be after this cycle's walk start, and inside
+  // the clamped table.
+  logic ref_seen0, ref_seen1;
+  assign ref_seen0 = hist0_valid_d && hist0_d == next_line;
+  assign ref_seen1 = hist1_valid_d && hist1_d == next_line;
+  `SGPU_ASSERT(NextLineIsKept, cur_valid_q |-> cur_nl_q == next_line
+                                              && cur_nl_nz_q == (next_line != '0))
+  `SGPU_ASSERT(AnswerStartsNoDemandWalk, resolve |-> wk_go == pf_go)
+  `SGPU_ASSERT(PrefetchDecision, (resolve && !tlb_inv_valid) |-> pf_want == (ap_lookup
+      && (33'({next_line, 3'b000}) < eff_size) && (next_line != '0) && !ref_seen0 && !ref_seen1))
 
 `ifndef SYNTHESIS
   // The record as it was kept before timing pass 6d: captured in the fault's cycle. The port

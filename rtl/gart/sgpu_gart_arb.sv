@@ -130,9 +130,25 @@ module sgpu_gart_arb #(
 
   assign req_hs = gnt_valid && own_in_ready && slice_in_ready;
 
+  // The grant one-hot as well, for the handshakes and the credit counts: each client's grant is
+  // its own request with none of higher priority from next_q, a function of the requests and
+  // next_q alone, so a client's valid reaches its ready, its credit count and next_q through
+  // that and one selection, not through the encoded grant and a compare of it (timing pass 19;
+  // asserted: OneHotGrant). The encoded grant still selects the request's payload.
+  logic [Clients-1:0] gnt_oh, hs_oh;
+
   always_comb begin
-    cl_req_ready_o = '0;
-    cl_req_ready_o[gnt] = gnt_valid && own_in_ready && slice_in_ready;
+    for (int unsigned c = 0; c < Clients; c++) begin
+      gnt_oh[c] = asking[c];
+      for (int unsigned k = 0; k < Clients; k++) begin
+        // k is ahead of c in the round robin from next_q: next_q <= k < c, cyclically.
+        if (k != c && ((32'(next_q) <= k && k < c) || (c < 32'(next_q) && (k < c || k >= 32'(next_q))))) begin
+          if (asking[k]) gnt_oh[c] = 1'b0;
+        end
+      end
+    end
+    hs_oh          = gnt_oh & {Clients{own_in_ready && slice_in_ready}};
+    cl_req_ready_o = hs_oh;
   end
 
   // RegOut: the GART's request (its TLB compare, its current page) starts from flip-flops.
@@ -200,7 +216,7 @@ module sgpu_gart_arb #(
   always_comb begin
     // The handshakes select among the counts' next values, formed from cnt_q alone.
     for (int unsigned c = 0; c < Clients; c++) begin
-      unique case ({req_hs && gnt == idx_t'(c), cl_rsp_valid_o[c] && cl_rsp_ready_i[c]})
+      unique case ({hs_oh[c], cl_rsp_valid_o[c] && cl_rsp_ready_i[c]})
         2'b10:   cnt_d[c] = cnt_q[c] + 1'b1;
         2'b01:   cnt_d[c] = cnt_q[c] - 1'b1;
         default: cnt_d[c] = cnt_q[c];
@@ -208,9 +224,12 @@ module sgpu_gart_arb #(
     end
   end
 
+  // The client after the granted one, as an OR over the one-hot handshake (at most one is set).
   always_comb begin
-    next_d = next_q;
-    if (req_hs) next_d = (32'(gnt) + 1 == Clients) ? '0 : gnt + 1'b1;
+    next_d = req_hs ? '0 : next_q;
+    for (int unsigned c = 0; c < Clients; c++) begin
+      if (hs_oh[c]) next_d = next_d | idx_t'((c + 1) % Clients);
+    end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -234,6 +253,8 @@ module sgpu_gart_arb #(
       && (32'(gnt) >= 32'(next_q) ? (asking & ((Clients'(1) << gnt) - (Clients'(1) << next_q))) == '0
                                    : (asking & ~((Clients'(1) << next_q) - Clients'(1))) == '0
                                      && (asking & ((Clients'(1) << gnt) - Clients'(1))) == '0))
+  // The one-hot grant is the encoded one, decoded.
+  `SGPU_ASSERT(OneHotGrant, gnt_oh == (gnt_valid ? (Clients'(1) << gnt) : '0))
   `SGPU_ASSERT(ResponseHasOwner, xlate_rsp_valid_i |-> own_valid)
   // Credits: an answer always finds room.
   `SGPU_ASSERT(AnswerHasRoom, xlate_rsp_valid_i |-> buf_in_ready[own_head])

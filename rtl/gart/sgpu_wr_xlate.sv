@@ -141,20 +141,28 @@ module sgpu_wr_xlate (
     if (inv_busy_i && !c_once_q) c_valid_d = 1'b0;
     if (c_once_q && !(req_valid_i && hit && !out_ready_i)) c_valid_d = 1'b0;
 
-    if (miss) begin
-      pend_d   = 1'b1;
+    // The page, privilege and first byte are taken from the write offered in every cycle that
+    // no request is registered or owed, so the miss (behind the 52-bit page compare) ends in
+    // pend_q alone, not in their 117 load enables: in the cycle of the miss they are the miss's,
+    // and they are read only while the request is registered or owed (timing pass 19).
+    if (!pend_q && !wait_q) begin
       w_vpn_d  = req_vpn;
       w_priv_d = req_priv_i;
       w_addr_d = req_first_byte;
     end
+    if (miss) pend_d = 1'b1;
 
     // GART_CTRL.enable and the overlap with an invalidation count from the acceptance, as the
-    // GART translates from then on.
+    // GART translates from then on: both are taken in every cycle the request waits, the last
+    // time in the cycle it is accepted, so the arbiter's ready (behind the other clients'
+    // requests) ends in pend_q and wait_q alone (timing pass 19).
+    if (pend_q) begin
+      stale_d = inv_busy_i;
+      w_en_d  = enable_i;
+    end
     if (req_hs) begin
-      pend_d   = 1'b0;
-      wait_d   = 1'b1;
-      stale_d  = inv_busy_i;
-      w_en_d   = enable_i;
+      pend_d = 1'b0;
+      wait_d = 1'b1;
     end
 
     if (rsp_hs) begin
@@ -211,6 +219,10 @@ module sgpu_wr_xlate (
   `SGPU_ASSERT(OneRequestAtATime, wait_q |-> !xlate_req_valid_o)
   `SGPU_ASSERT(RequestHeld, xlate_req_valid_o && !xlate_req_ready_i |=> xlate_req_valid_o)
   `SGPU_ASSERT(NoAnswerUnasked, xlate_rsp_valid_i |-> wait_q)
+  // The registered request is the write that missed (taken while idle), and stays so.
+  `SGPU_ASSERT(RequestIsMiss, miss |=> w_vpn_q == $past(req_vpn) && w_priv_q == $past(req_priv_i)
+                                        && w_addr_q == $past(req_first_byte))
+  `SGPU_ASSERT(RequestIsHeld, (pend_q || wait_q) |=> $stable({w_vpn_q, w_priv_q, w_addr_q}))
 
 endmodule
 
