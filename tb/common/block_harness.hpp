@@ -29,10 +29,13 @@ struct BlockHarness {
   BlockHarness(const BlockHarness&) = delete;
   BlockHarness& operator=(const BlockHarness&) = delete;
 
-  /// Settles the inputs as set in reset, then releases it.
+  /// Holds reset over one rising edge with the inputs as the test set them, then releases it.
+  /// The edge matters: a model whose rst_ni starts low sees no falling edge of it, so the
+  /// asynchronous resets act only when a clock edge finds rst_ni low.
   void reset() {
     dut->rst_ni = 0;
     dut->eval();
+    clock();
     dut->rst_ni = 1;
     dut->eval();
   }
