@@ -293,9 +293,7 @@ module sgpu_dma_rd #(
   sgpu_pkg::pfn_t           wk_cur_vpn;
   logic                     wk_seg_last, wk_go;
   seg_t                     wk_seg;
-  logic                     xreq_valid_q, xreq_valid_d;
-  sgpu_pkg::pfn_t           xreq_vpn_q, xreq_vpn_d;
-  tag_t                     xreq_tag_q, xreq_tag_d;
+  logic                     xq_in_ready, xq_valid;
   logic                     xp_in_ready, xp_valid;
   seg_t                     xp_head;
 
@@ -327,7 +325,10 @@ module sgpu_dma_rd #(
 
   assign wk_cur_vpn  = wk_active_q ? wk_vpn_q : rq_head.addr[AddrWidth-1:PageShift];
   assign wk_seg_last = wk_active_q ? wk_last_q : hd_last;
-  assign wk_go       = rq_valid && !stop && xp_in_ready && (!xreq_valid_q || xlate_req_ready_i);
+  // The translation request goes into a two-entry FIFO whose ready is a register, so the
+  // translator's ready (late: behind the arbiter's grant among the other clients' valids) is
+  // not in the walk's go, the request FIFO's pop nor the walk registers.
+  assign wk_go       = rq_valid && !stop && xp_in_ready && xq_in_ready;
   assign rq_pop      = wk_go && wk_seg_last;
 
   always_comb begin
@@ -356,13 +357,7 @@ module sgpu_dma_rd #(
     wk_vpn_d     = wk_vpn_q;
     wk_left_d    = wk_left_q;
     wk_last_d    = wk_last_q;
-    xreq_valid_d = xreq_valid_q && !xlate_req_ready_i;
-    xreq_vpn_d   = xreq_vpn_q;
-    xreq_tag_d   = xreq_tag_q;
     if (wk_go) begin
-      xreq_valid_d = 1'b1;
-      xreq_vpn_d   = wk_cur_vpn;
-      xreq_tag_d   = rq_head.tag;
       wk_active_d  = !wk_seg_last;
       // The next segment starts on the next page (it matters only if this one is not the last).
       wk_vpn_d     = wk_cur_vpn + 1'b1;
@@ -373,10 +368,34 @@ module sgpu_dma_rd #(
     if (abort_q) wk_active_d = 1'b0;
   end
 
-  // A translation request, once raised, is held until accepted (even during abort).
-  assign xlate_req_valid_o = xreq_valid_q;
-  assign xlate_req_o       = '{vpn: xreq_vpn_q, write: 1'b0};
-  assign xlate_req_tag_o   = xreq_tag_q;
+  // A translation request, once raised, is held until accepted (even during abort: the FIFO is
+  // not cleared). The request leaves the cycle after the walk's go, as from the single request
+  // register this replaces; while the translator stalls, the walk may run one segment further
+  // ahead (the FIFO's second entry), within XlateDepth. The head is the LUT-RAM's read, not a
+  // register: a head register would load on the translator's (late) ready.
+  sgpu_pkg::pfn_t xq_vpn;
+  tag_t           xq_tag;
+
+  sgpu_fifo #(
+    .Width($bits(sgpu_pkg::pfn_t) + TagWidth),
+    .Depth(2),
+    .RegOut(1'b0)
+  ) u_xreq_fifo (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .clear_i    (1'b0),
+    .in_valid_i (wk_go),
+    .in_ready_o (xq_in_ready),
+    .in_data_i  ({wk_cur_vpn, rq_head.tag}),
+    .out_valid_o(xq_valid),
+    .out_ready_i(xlate_req_ready_i),
+    .out_data_o ({xq_vpn, xq_tag}),
+    .count_o    ()
+  );
+
+  assign xlate_req_valid_o = xq_valid;
+  assign xlate_req_o       = '{vpn: xq_vpn, write: 1'b0};
+  assign xlate_req_tag_o   = xq_tag;
 
   // Segments whose translation was requested and not yet answered, in order.
   sgpu_fifo #(
@@ -754,7 +773,7 @@ module sgpu_dma_rd #(
   // Abort //
   ///////////
 
-  assign drained = outst_zero_q && !xp_valid && !xreq_valid_q;
+  assign drained = outst_zero_q && !xp_valid && !xq_valid;
 
   always_comb begin
     abort_d = abort_q || abort_i;
@@ -773,7 +792,6 @@ module sgpu_dma_rd #(
       abort_q       <= 1'b0;
       seq_q         <= '0;
       wk_active_q   <= 1'b0;
-      xreq_valid_q  <= 1'b0;
       is_started_q  <= 1'b0;
       drop_rest_q   <= 1'b0;
       free_q        <= CreditWidth'(BufferBeats);
@@ -786,7 +804,6 @@ module sgpu_dma_rd #(
       abort_q       <= abort_d;
       seq_q         <= seq_d;
       wk_active_q   <= wk_active_d;
-      xreq_valid_q  <= xreq_valid_d;
       is_started_q  <= is_started_d;
       drop_rest_q   <= drop_rest_d;
       free_q        <= free_d;
@@ -804,8 +821,6 @@ module sgpu_dma_rd #(
     wk_vpn_q      <= wk_vpn_d;
     wk_left_q     <= wk_left_d;
     wk_last_q     <= wk_last_d;
-    xreq_vpn_q    <= xreq_vpn_d;
-    xreq_tag_q    <= xreq_tag_d;
     is_addr_q     <= is_addr_d;
     is_left_q     <= is_left_d;
     is_left_final_q <= is_left_final_d;
