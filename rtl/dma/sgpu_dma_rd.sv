@@ -157,6 +157,7 @@ module sgpu_dma_rd #(
     len_t            len;
     tag_t            tag;
     seq_t            seq;
+    logic            one_seg;  ///< ReqRegOut: the request ends in its first page (else unused)
   } queued_req_t;
 
   /// The part of a request inside one page.
@@ -230,6 +231,32 @@ module sgpu_dma_rd #(
   logic        req_hs;
   seq_t        seq_q, seq_d;
 
+  // The first segment is the last: len <= PageBytes - offset, i.e. len + offset < PageBytes + 1
+  // (one adder and a compare with a constant, no subtraction in front of a compare; compares
+  // here are strict: Yosys forms a <= b as a < b or a == b, and the equality is a tree of LUTs
+  // beside the carry chain), and the length's high bits are zero. Their zero test is on the
+  // carry chain (adding all ones carries out iff they are not zero): a chain, which synthesis
+  // does not stretch into a row of LUTs where the path has slack, not a tree of LUTs.
+  localparam int unsigned LenHiWidth = LenWidth - PageShift - 2;
+  function automatic logic len_small(logic [LenHiWidth-1:0] len_hi);  // len < 4 * PageBytes
+    logic [LenHiWidth:0] hi_sum;
+    hi_sum = {1'b0, len_hi} + {1'b0, {LenHiWidth{1'b1}}};
+    return !hi_sum[LenHiWidth];
+  endfunction
+  function automatic logic first_seg_last(logic [PageShift-1:0] offset, len_t len);
+    return len_small(len[LenWidth-1:PageShift+2]) && !len[PageShift+1] &&
+           ((PageShift + 2)'(len[PageShift:0]) + (PageShift + 2)'(offset)
+            < (PageShift + 2)'(sgpu_pkg::PageBytes + 1));
+  endfunction
+
+  // With the head in a register, whether the request's first segment is its last is computed
+  // on the way in (from the requester's registers) and queued with it: the walk's pop, which
+  // selects the head register's next value, then starts from a flip-flop, not from the adder
+  // and compare behind the head. Without ReqRegOut the requester's payload is late, so it is
+  // computed behind the LUT-RAM's read as before.
+  logic rq_in_one_seg;
+  assign rq_in_one_seg = ReqRegOut ? first_seg_last(req_i.addr[PageShift-1:0], req_i.len) : 1'b0;
+
   assign req_ready_o = !abort_q && rq_in_ready && tag_in_ready;
   assign req_hs      = req_valid_i && req_ready_o;
 
@@ -243,7 +270,7 @@ module sgpu_dma_rd #(
     .clear_i    (abort_q),
     .in_valid_i (req_hs),
     .in_ready_o (rq_in_ready),
-    .in_data_i  ({req_i.addr, req_i.len, req_i.tag, seq_q}),
+    .in_data_i  ({req_i.addr, req_i.len, req_i.tag, seq_q, rq_in_one_seg}),
     .out_valid_o(rq_valid),
     .out_ready_i(rq_pop),
     .out_data_o (rq_head),
@@ -305,16 +332,11 @@ module sgpu_dma_rd #(
   // The zero test of the length's high bits is on the carry chain (adding all ones carries out
   // iff they are not zero): a chain, which synthesis does not stretch into a row of LUTs where
   // the path has slack, not a tree of LUTs.
-  localparam int unsigned LenHiWidth = LenWidth - PageShift - 2;
-  logic [LenHiWidth:0] hd_len_hi_sum;
-  assign hd_len_hi_sum = {1'b0, rq_head.len[LenWidth-1:PageShift+2]} + {1'b0, {LenHiWidth{1'b1}}};
-  assign hd_len_small  = !hd_len_hi_sum[LenHiWidth];
-  // len <= room, i.e. len + offset < PageBytes + 1: one adder and a compare with a constant, no
-  // subtraction in front of a compare. (Compares here are strict: Yosys forms a <= b as a < b or
-  // a == b, and the equality is a tree of LUTs beside the carry chain.)
-  assign hd_last      = hd_len_small && !rq_head.len[PageShift+1] &&
-                        ((PageShift + 2)'(rq_head.len[PageShift:0]) + (PageShift + 2)'(hd_offset)
-                         < (PageShift + 2)'(sgpu_pkg::PageBytes + 1));
+  // (len_small and first_seg_last above.)
+  logic hd_last_calc;
+  assign hd_len_small = len_small(rq_head.len[LenWidth-1:PageShift+2]);
+  assign hd_last_calc = first_seg_last(hd_offset, rq_head.len);
+  assign hd_last      = ReqRegOut ? rq_head.one_seg : hd_last_calc;
   // What the walk continues with after it (used only when it is not the last): len - room, as
   // one adder (room = PageBytes - offset, and -PageBytes + offset is {ones, offset}); the
   // segment after it is the last if len - room <= PageBytes, i.e. len + offset < 2 * PageBytes + 1.
@@ -512,15 +534,29 @@ module sgpu_dma_rd #(
   assign outst_ok   = outst_q < OutstWidth'(MaxOutstanding);
   assign ar_free    = !arvalid_q || axi_rd_rsp_i.ar_ready;
 
+  // The issuer's decisions. The credit check (a compare on the carry chain behind the segment
+  // FIFO's head and the free-beat register, then two selects) is the latest of their inputs, so
+  // every decision is formed without it and it enters at the last AND: it is one LUT in front
+  // of the segment FIFO's pop (whose head register it selects) and of the issue (the AR, the
+  // issue registers and the counts). The same decisions as the priority of the cases: a
+  // request that already ended drops its remaining segments; a cancelled, faulted or empty
+  // segment ends its request unread; otherwise a burst is issued when the AR is free, the
+  // credits and the outstanding count allow and the descriptor FIFO has room.
+  logic is_go, is_drop, is_cut, is_issue_nc;
+  assign is_go       = sf_valid && !stop;
+  assign is_drop     = is_go && drop_rest_q;
+  assign is_cut      = cancel_hit || sf_head.ends;
+  assign is_end      = is_go && !drop_rest_q && is_cut && desc_in_ready;
+  assign is_issue_nc = is_go && !drop_rest_q && !is_cut && ar_free && outst_ok && desc_in_ready;
+  assign is_issue    = is_issue_nc && credit_ok;
+  assign sf_pop      = is_drop || is_end || (is_issue_nc && is_burst_final && credit_ok);
+
   always_comb begin
     is_started_d = is_started_q;
     is_addr_d    = is_addr_q;
     is_left_d    = is_left_q;
     is_left_final_d = is_left_final_q;
     drop_rest_d  = drop_rest_q;
-    sf_pop       = 1'b0;
-    is_issue     = 1'b0;
-    is_end       = 1'b0;
     // The descriptor's fields are formed whatever the decision (they matter only when it is
     // pushed): an end when the head ends its request here, with a translation fault unless it
     // is empty or cancelled; otherwise a read (whose err is DmaOk, unused).
@@ -537,32 +573,22 @@ module sgpu_dma_rd #(
       seq:      sf_head.seg.seq
     };
 
-    if (sf_valid && !stop) begin
-      if (drop_rest_q) begin
-        // The request already ended (fault or cancel): drop its remaining segments.
-        sf_pop = 1'b1;
-        if (sf_head.seg.last) drop_rest_d = 1'b0;
-      end else if (cancel_hit || sf_head.ends) begin
-        // End the request here without reading this page.
-        if (desc_in_ready) begin
-          is_end       = 1'b1;
-          sf_pop       = 1'b1;
-          is_started_d = 1'b0;
-          drop_rest_d  = !sf_head.seg.last;
-        end
-      end else if (ar_free && credit_ok && outst_ok && desc_in_ready) begin
-        is_issue = 1'b1;
-        if (is_burst_final) begin
-          sf_pop       = 1'b1;
-          is_started_d = 1'b0;
-        end else begin
-          is_started_d = 1'b1;
-          is_addr_d    = is_cur_addr + AddrWidth'({is_burst_beats, lane_t'(0)});
-          is_left_d    = is_cur_left - is_burst_beats;
-          // is_left_d <= BurstBeats, without the subtraction in front of the compare.
-          is_left_final_d = (SegBeatsWidth + 1)'(is_cur_left) <
-                            (SegBeatsWidth + 1)'(2 * BurstBeats + 1);
-        end
+    if (is_drop && sf_head.seg.last) drop_rest_d = 1'b0;
+    if (is_end) begin
+      // End the request here without reading this page.
+      is_started_d = 1'b0;
+      drop_rest_d  = !sf_head.seg.last;
+    end
+    if (is_issue) begin
+      if (is_burst_final) begin
+        is_started_d = 1'b0;
+      end else begin
+        is_started_d = 1'b1;
+        is_addr_d    = is_cur_addr + AddrWidth'({is_burst_beats, lane_t'(0)});
+        is_left_d    = is_cur_left - is_burst_beats;
+        // is_left_d <= BurstBeats, without the subtraction in front of the compare.
+        is_left_final_d = (SegBeatsWidth + 1)'(is_cur_left) <
+                          (SegBeatsWidth + 1)'(2 * BurstBeats + 1);
       end
     end
     if (abort_q) begin
@@ -868,6 +894,9 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(XlateRspExpected, xlate_rsp_valid_i |-> xp_valid)
   // The precomputed burst decisions equal the compares they replace.
   `SGPU_ASSERT(NoIssueDuringAbort, is_issue |-> !abort_q)
+  // The decisions formed with the credit check last are the cases' one outcome each.
+  `SGPU_ASSERT(IssueDecisionsExclusive, $onehot0({is_drop, is_end, is_issue}))
+  `SGPU_ASSERT(PopIsDecision, sf_pop == (is_drop || is_end || (is_issue && is_burst_final)))
   // The descriptor formed before the decision is the one each branch describes.
   `SGPU_ASSERT(DescEndFields, is_end |-> is_desc.kind == DescEnd && is_desc.err ==
       ((cancel_hit || sf_head.empty) ? DmaOk : DmaXlateFault))
@@ -900,6 +929,10 @@ module sgpu_dma_rd #(
       |-> wk_last_q == (wk_left_q <= len_t'(sgpu_pkg::PageBytes)))
   `SGPU_ASSERT(WalkLeftNonZero, wk_active_q |-> wk_left_q != '0)
   `SGPU_ASSERT(LenSmallCarry, hd_len_small == (rq_head.len[LenWidth-1:PageShift+2] == '0))
+  // The queued "first segment is the last" equals the compare of the head it replaces.
+  `SGPU_ASSERT(OneSegQueued, rq_valid |-> hd_last == hd_last_calc)
+  `SGPU_ASSERT(FirstSegLast, rq_valid |-> hd_last_calc ==
+      ((LenWidth + 1)'(rq_head.len) <= (LenWidth + 1)'(hd_room)))
   // Every burst stays inside one 4 KiB page.
   `SGPU_ASSERT(BurstInPage, is_issue
       |-> (PageShift - LaneBits + 1)'(is_cur_addr[PageShift-1:LaneBits])
