@@ -659,6 +659,23 @@ module sgpu_cp
   `SGPU_ASSERT_STATIC(g_bad_copy_layout, PldCopyBytes >= PldCopySrcHi + 2,
                       "READ_PHYSICAL's bound needs its source a cycle before its bytes dword")
 
+  // A payload write's data halves no longer wait for the pair (sgpu_cp_wr): its strobes, and
+  // the bytes they enable, are the word that the pair, the address high dword or a single dword
+  // made (which carried zero in the half not written).
+  logic        wr_dst4;
+  logic [31:0] wr_dword_ref, wr_lo_ref, wr_hi_ref;
+  logic [7:0]  wr_strb_ref;
+  assign wr_dst4      = pkt.args.copy.dst[2];
+  assign wr_dword_ref = (dec.info.pkt_class == PktClassMap && !wr_dst4)
+                        ? {dw[31:12], 9'h000, pkt.args.range.pte_flags[2:0]} : dw;
+  assign wr_lo_ref    = wr_hi ? dw2 : wr_dword_ref;
+  assign wr_hi_ref    = (wr_hi || wr_pair) ? dw2 : wr_dword_ref;
+  assign wr_strb_ref  = (wr_pair && !wr_hi) ? 8'hff : wr_dst4 ? 8'hf0 : 8'h0f;
+  `SGPU_ASSERT(PayloadWordIsFormed, fsm == StPktBody && wr_offer_valid
+      |-> wr_offer.strb == wr_strb_ref
+          && (!wr_offer.strb[0] || wr_offer.data[31:0] == wr_lo_ref)
+          && (!wr_offer.strb[4] || wr_offer.data[63:32] == wr_hi_ref))
+
   // Only the routing of the candidates is used; their header checks are u_decode's.
   logic unused_dec;
   assign unused_dec = ^{dec_hdr[0], dec_hdr[1], dec_inc[0], dec_inc[1]};

@@ -99,17 +99,15 @@ module sgpu_cp_wr
     wr_o    = '0;
     unique case (src)
       WrData: begin
+        // The data lanes do not wait for the pair (a decision of the controller's, behind the
+        // decoder's routing): each half carries the dword it would hold in any of the three
+        // cases, and only the strobes tell which: the low half is written by an 8-byte aligned
+        // single dword, a pair's first or the data dword behind the address high dword; the
+        // high half by a 4-byte aligned single or hi's, or a pair's second. A half whose strobes
+        // are off carries a dword that is not written (it was zero).
         wr_o.addr = {hi_i ? dw_i : dst[63:32], dst[31:3], 3'b000};
-        if (hi_i) begin
-          wr_o.data = dst[2] ? {dw2_i, 32'h0} : {32'h0, dw2_i};
-          wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
-        end else if (pair_i) begin
-          wr_o.data = {dw2_i, dword};
-          wr_o.strb = 8'hff;
-        end else begin
-          wr_o.data = dst[2] ? {dword, 32'h0} : {32'h0, dword};
-          wr_o.strb = dst[2] ? 8'hf0 : 8'h0f;
-        end
+        wr_o.data = {(hi_i || !dst[2]) ? dw2_i : dword, hi_i ? dw2_i : dword};
+        wr_o.strb = {{4{dst[2] || (pair_i && !hi_i)}}, {4{!dst[2]}}};
       end
       WrUnmap: begin
         wr_o.addr = args_i.range.pte_addr;
