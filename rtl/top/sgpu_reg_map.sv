@@ -75,12 +75,13 @@ module sgpu_reg_map #(
 
   // The register block takes its requests from sgpu_regs_axil (PeakRDL's passthrough CPU
   // interface): address, data and the read/write choice leave flip-flops (timing pass 14).
-  logic        cpuif_req, cpuif_req_is_wr, cpuif_req_stall_wr, cpuif_req_stall_rd;
-  logic        cpuif_rd_ack, cpuif_rd_err, cpuif_wr_ack, cpuif_wr_err;
-  logic [11:0] cpuif_addr;
-  logic [31:0] cpuif_wr_data, cpuif_wr_biten, cpuif_rd_data;
+  localparam int unsigned RegAddrWidth = sgpu_regs_pkg::SGPU_REGS_MIN_ADDR_WIDTH;
+  logic                    cpuif_req, cpuif_req_is_wr, cpuif_req_stall_wr, cpuif_req_stall_rd;
+  logic                    cpuif_rd_ack, cpuif_rd_err, cpuif_wr_ack, cpuif_wr_err;
+  logic [RegAddrWidth-1:0] cpuif_addr;
+  logic [31:0]             cpuif_wr_data, cpuif_wr_biten, cpuif_rd_data;
 
-  sgpu_regs_axil #(.AddrWidth(12)) u_axil (
+  sgpu_regs_axil #(.AddrWidth(RegAddrWidth)) u_axil (
     .clk_i, .rst_ni,
     .s_axil_awvalid, .s_axil_awready, .s_axil_awaddr,
     .s_axil_wvalid,  .s_axil_wready,  .s_axil_wdata, .s_axil_wstrb,

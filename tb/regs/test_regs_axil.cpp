@@ -27,7 +27,7 @@ namespace {
 
 constexpr unsigned kWords = 1024;        // the 4 KiB map
 constexpr unsigned kUnmappedFrom = 768;  // words at or above answer with an error
-constexpr unsigned kMaxPending = 4;      // sgpu_regs_axil's default
+constexpr unsigned kMaxPending = SGPU_REGS_AXIL_MAX_PENDING;  // the model's MaxPending (CMake)
 
 std::uint32_t biten(unsigned strb) {
   std::uint32_t m = 0;
