@@ -24,7 +24,11 @@ module sgpu_fifo #(
   /// is only passed on). 1..Width.
   parameter int unsigned RegOutWidth = Width,
   /// Dependent parameter, do not override.
-  parameter int unsigned CountWidth = $clog2(Depth + 1)
+  parameter int unsigned CountWidth = $clog2(Depth + 1),
+  /// Dependent parameter, do not override: bits of an entry in the head register (RegOut) and
+  /// in mem_q; the rest, if any, in mem_hi_q.
+  parameter int unsigned HeadWidth = (RegOut && RegOutWidth >= 1 && RegOutWidth < Width)
+                                   ? RegOutWidth : Width
 ) (
   input  wire logic                  clk_i,
   input  wire logic                  rst_ni,
@@ -40,13 +44,17 @@ module sgpu_fifo #(
   output      logic [Width-1:0]      out_data_o,
 
   /// Entries currently held.
-  output      logic [CountWidth-1:0] count_o
+  output      logic [CountWidth-1:0] count_o,
+
+  /// The head's next value (its low HeadWidth bits: RegOutWidth with RegOut, else Width) if the
+  /// head leaves this cycle (head_pop_o) or stays (head_stay_o; the input while the FIFO is
+  /// empty): a user can form a compare of the next head a cycle ahead from both and select it
+  /// with its own pop, to register it beside the head. Optional (lint.vlt): most leave them out.
+  output      logic [HeadWidth-1:0]  head_pop_o,
+  output      logic [HeadWidth-1:0]  head_stay_o
 );
 
   localparam int unsigned PtrWidth = (Depth > 1) ? $clog2(Depth) : 1;
-  /// Bits of an entry in the head register (RegOut) and in mem_q; the rest, if any, in mem_hi_q.
-  localparam int unsigned HeadWidth = (RegOut && RegOutWidth >= 1 && RegOutWidth < Width)
-                                    ? RegOutWidth : Width;
 
   logic [HeadWidth-1:0] mem_q [Depth];
   logic [PtrWidth-1:0] rd_ptr_q, rd_ptr_d, wr_ptr_q, wr_ptr_d;
@@ -84,6 +92,8 @@ module sgpu_fifo #(
     assign head_pop  = one_q ? in_data_i[HeadWidth-1:0] : mem_q[rd_next];
     assign head_stay = valid_q ? head_q : in_data_i[HeadWidth-1:0];
     assign head_d    = pop ? head_pop : head_stay;
+    assign head_pop_o  = head_pop;
+    assign head_stay_o = head_stay;
     // Not reset: read only while out_valid_o, and loaded whenever the FIFO is empty.
     always_ff @(posedge clk_i) begin
       head_q <= head_d;
@@ -117,6 +127,9 @@ module sgpu_fifo #(
     `SGPU_ASSERT(OneRegistered, one_q == (count_q == CountWidth'(1)))
   end else begin : g_mem_out
     assign out_data_o = mem_q[rd_ptr_q];
+    // The head after this cycle, as with RegOut (a second read of the memory, if used).
+    assign head_pop_o  = (count_q == CountWidth'(1)) ? in_data_i : mem_q[rd_next];
+    assign head_stay_o = valid_q ? mem_q[rd_ptr_q] : in_data_i;
   end
 
   always_comb begin

@@ -440,7 +440,7 @@ module sgpu_dma_rd #(
   );
 
   logic  sf_in_ready, sf_valid, sf_pop;
-  xseg_t sf_head, sf_in;
+  xseg_t sf_head, sf_in, sf_head_pop, sf_head_stay;
 
   // The segment's beat count, whether one burst covers it, whether it ends the request unread
   // and the lane of its last byte are computed on the way into the segment FIFO (from the
@@ -482,8 +482,27 @@ module sgpu_dma_rd #(
     .out_valid_o(sf_valid),
     .out_ready_i(sf_pop),
     .out_data_o (sf_head),
-    .count_o    ()
+    .count_o    (),
+    .head_pop_o (sf_head_pop),
+    .head_stay_o(sf_head_stay)
   );
+
+  // Whether the head segment belongs to the request the realigner cancels, registered beside
+  // the head: both sequence numbers' next values are known a cycle ahead (the head's for a pop
+  // and without one, the realigner's from its registers), so the compare is formed before the
+  // register and the pop only selects it. The issuer's end decision and the pop then start from
+  // a flip-flop, not from a compare of two sequence numbers.
+  logic sf_cancel_q, sf_cancel_d;  // cancel_seq == sf_head.seg.seq
+  seq_t cancel_seq_next;
+  assign sf_cancel_d = sf_pop ? (cancel_seq_next == sf_head_pop.seg.seq)
+                              : (cancel_seq_next == sf_head_stay.seg.seq);
+  // Not reset: read only while the head is valid, and loaded with the head every cycle.
+  always_ff @(posedge clk_i) begin
+    sf_cancel_q <= sf_cancel_d;
+  end
+  // Only the next heads' sequence numbers are compared.
+  logic unused_sf_next;
+  assign unused_sf_next = ^{sf_head_pop, sf_head_stay};
 
   //////////////////
   // Burst issuer //
@@ -519,7 +538,7 @@ module sgpu_dma_rd #(
   assign is_burst_final = is_started_q ? is_left_final_q : sf_head.beats_final;
   assign is_burst_beats = is_burst_final ? is_cur_left : SegBeatsWidth'(BurstBeats);
 
-  assign cancel_hit = cancel_valid && (cancel_seq == sf_head.seg.seq);
+  assign cancel_hit = cancel_valid && sf_cancel_q;
   // Room for the next burst, computed for both of its lengths in parallel with the choice. The
   // buffer's free beats are the register (not the reserved ones), so the check of a final burst
   // is one compare, no adder, behind the segment FIFO's head; the started segment's compare is
@@ -712,6 +731,7 @@ module sgpu_dma_rd #(
     .beat_last_i   (rb_head.last),
     .cancel_valid_o(cancel_valid),
     .cancel_seq_o  (cancel_seq),
+    .cancel_seq_next_o(cancel_seq_next),
     .out_valid_o   (of_valid),
     .out_ready_i   (of_pop),
     .out_o         (of_head)
@@ -903,6 +923,9 @@ module sgpu_dma_rd #(
   `SGPU_ASSERT(DescReadFields, is_issue |-> is_desc.kind == DescRead && is_desc.err == DmaOk)
   `SGPU_ASSERT(BurstFinalPrecomputed, sf_valid
       |-> is_burst_final == (is_cur_left <= SegBeatsWidth'(BurstBeats)))
+  // The registered cancel compare equals the compare of the head it replaces.
+  `SGPU_ASSERT(CancelHitRegistered, sf_valid
+      |-> cancel_hit == (cancel_valid && (cancel_seq == sf_head.seg.seq)))
   // The segment's precomputed facts equal what they replace, from the head's own fields.
   `SGPU_ASSERT(SegEmptyPrecomputed, sf_valid |-> sf_head.empty == (sf_head.seg.bytes == '0))
   `SGPU_ASSERT(SegEndsPrecomputed, sf_valid |-> sf_head.ends == (sf_head.fault || sf_head.empty))

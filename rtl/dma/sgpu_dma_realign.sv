@@ -45,6 +45,9 @@ module sgpu_dma_realign
   /// The request with this sequence number failed: issue nothing more of it.
   output      logic                 cancel_valid_o,
   output      logic [SeqWidth-1:0]  cancel_seq_o,
+  /// cancel_seq_o's next value (from registers: the issuer registers its compare with its
+  /// segment FIFO's next head beside that head).
+  output      logic [SeqWidth-1:0]  cancel_seq_next_o,
 
   /// Output entries towards the consumer.
   output      logic                 out_valid_o,
@@ -82,6 +85,11 @@ module sgpu_dma_realign
 
   assign cancel_valid_o = drop_q;
   assign cancel_seq_o   = drop_seq_q;
+  // Outside a drop the sequence number follows the descriptor's, so a drop starts with it (as
+  // when it was loaded only then) and its next value is a choice between two registers, not
+  // behind the beat's error and the output FIFO's room. Read only with cancel_valid_o.
+  assign drop_seq_d        = drop_q ? drop_seq_q : desc_i.seq;
+  assign cancel_seq_next_o = drop_seq_d;
 
   /// Byte enables of the low `n` lanes (n = 0..BusBytes).
   function automatic logic [BusBytes-1:0] low_lanes(logic [LaneBits:0] n);
@@ -144,7 +152,6 @@ module sgpu_dma_realign
     flush_bytes_d = flush_bytes_q;
     drop_d        = drop_q;
     err_d         = err_q;
-    drop_seq_d    = drop_seq_q;
     of_push       = 1'b0;
     of_entry      = status_entry(DmaOk);
     beat_pop_o        = 1'b0;
@@ -179,10 +186,7 @@ module sgpu_dma_realign
           ra_advance = 1'b1;
           of_push    = ra_final;
           drop_d     = !ra_final;
-          if (!drop_q) begin
-            err_d      = ra_beat_err_code;
-            drop_seq_d = desc_i.seq;
-          end
+          if (!drop_q) err_d = ra_beat_err_code;
         end
       end else if (ra_aligned) begin
         // Aligned request: beats pass straight through.
@@ -301,6 +305,15 @@ module sgpu_dma_realign
     drop_seq_q    <= drop_seq_d;
   end
 
+  // A drop names the request of the descriptor that started it: the register equals one loaded
+  // only as the drop starts (as before it followed the descriptor).
+`ifndef SYNTHESIS
+  seq_t sim_drop_seq_q;
+  always_ff @(posedge clk_i) begin
+    if (!drop_q && drop_d) sim_drop_seq_q <= desc_i.seq;
+  end
+  `SGPU_ASSERT(DropSeqStarted, drop_q |-> drop_seq_q == sim_drop_seq_q)
+`endif
   // The registered facts equal the compares they replace.
   `SGPU_ASSERT(CntZeroRegistered, cnt_zero_q == (beat_cnt_q == '0))
   `SGPU_ASSERT(BurstEndRegistered, desc_valid_i && desc_i.kind == DescRead
