@@ -350,10 +350,13 @@ module sgpu_cp
   // dword (UNMAP), a dword or two later. Its compare with GART_TABLE_SIZE is registered too
   // (map_oor_q), so the check starts from a flip-flop: the CP sees GART_TABLE_SIZE as it was a
   // cycle before.
-  logic [32:0] range_end_q, range_end_d;
-  logic        map_oor_q;
-  assign range_end_d = (fsm == StPktBody && dw_valid && route_q.slot == SlotSrcHi)
-                       ? 33'(pkt.args.range.first_page) + 33'(dw) : range_end_q;
+  // The compare is made on both candidates, the new sum and the held end, and the load selects
+  // the answer: the load's decode is not in front of the compare's carry chain.
+  logic [32:0] range_end_q, range_end_d, range_sum;
+  logic        map_oor_q, range_load;
+  assign range_load  = fsm == StPktBody && dw_valid && route_q.slot == SlotSrcHi;
+  assign range_sum   = 33'(pkt.args.range.first_page) + 33'(dw);
+  assign range_end_d = range_load ? range_sum : range_end_q;
 
   // MAP's length check (2 * count + 4 == dwords) compares count with dwords - 4, formed as the
   // header is loaded into the packet register.
@@ -363,7 +366,8 @@ module sgpu_cp
   always_ff @(posedge clk_i) begin
     map_len_q   <= map_len_d;
     range_end_q <= range_end_d;
-    map_oor_q   <= range_end_d > 33'(cfg_i.gart_table_size);
+    map_oor_q   <= range_load ? range_sum > 33'(cfg_i.gart_table_size)
+                              : range_end_q > 33'(cfg_i.gart_table_size);
     wphys_cz_q  <= wphys_cz_d;
   end
 
@@ -372,10 +376,47 @@ module sgpu_cp
   // selects its next head: hdr_chk_q is always the table check of the head dword. Only the
   // entry's privilege and the overrun compare with the buffer's rest (both registers) are left
   // to the execute stage.
+  //
+  // The check is written per opcode (hdr_check_flat) rather than as the table's row and a
+  // compare with its bounds (hdr_table_check): the row's min/max are then constants, so the
+  // length and flag checks are compares with constants beside the opcode's decode, not compares
+  // behind it (the dword may be the incoming beat's, a LUT-RAM read). Asserted equal below.
+  function automatic cp_hdr_chk_t hdr_check_flat(pkt_header_t h);
+    pkt_info_t   row;
+    logic        hit;
+    logic [3:0]  pkt_class;
+    cp_hdr_chk_t c;
+    c         = '{pkt_class: PktClassNop, default: '0};
+    pkt_class = '0;
+    for (int unsigned op = 0; op < 256; op++) begin
+      row = pkt_info(opcode_e'(op));
+      hit = h.opcode == opcode_e'(op);
+      if (row.known) begin
+        c.known      |= hit;
+        c.privileged |= hit && row.privileged;
+        pkt_class    |= {4{hit}} & row.pkt_class;
+        c.length_ok  |= hit && h.dwords >= row.min_dwords && h.dwords <= row.max_dwords;
+        c.flags_ok   |= hit && (h.flags & ~row.flags_mask) == '0;
+      end
+    end
+    // An unknown opcode's row is all zero: length [0, 0], no flag allowed, class NOP.
+    c.length_ok |= !c.known && h.dwords == '0;
+    c.flags_ok  |= !c.known && h.flags == '0;
+    c.pkt_class  = pkt_class_e'(pkt_class);
+    return c;
+  endfunction
+
   cp_hdr_chk_t hdr_chk_q, hdr_chk_d;
   cp_hdr_chk_t hdr_chk_by[3];
   for (genvar t = 0; t < 3; t++) begin : g_hdr_chk
-    assign hdr_chk_by[t] = hdr_table_check(pkt_header_t'(dw_next[t]));
+    pkt_header_t hdr_t;
+    cp_hdr_chk_t chk_t, chk_ref;  // chk_ref: the table's check, for the assertion
+    assign hdr_t         = pkt_header_t'(dw_next[t]);
+    assign chk_t         = hdr_check_flat(hdr_t);
+    assign hdr_chk_by[t] = chk_t;
+    assign chk_ref       = hdr_table_check(hdr_t);
+    // The per-opcode check is the table's, for any dword (each candidate, taken or not).
+    `SGPU_ASSERT(HeaderCheckFlatIsTable, chk_t == chk_ref)
   end
   logic [1:0] dw_taken;  // dwords taken this cycle (0, 1, 2): selects the next head
   assign dw_taken  = (dw_valid && dw_ready) ? (dw_two ? 2'd2 : 2'd1) : 2'd0;

@@ -121,7 +121,7 @@ TEST_CASE("the write buffer passes one write per cycle, a cycle later, and refil
     }
     b.clock();
   }
-  // One cycle of stall: the write of that cycle goes into the skid entry and the ready falls for
+  // One cycle of stall: the write of that cycle goes into the second entry and the ready falls for
   // one cycle; then one write per cycle again, none lost.
   b.drive(true, 101, false, false);
   REQUIRE(b.dut->in_ready_o);
