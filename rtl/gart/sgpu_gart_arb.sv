@@ -151,23 +151,66 @@ module sgpu_gart_arb #(
     cl_req_ready_o = hs_oh;
   end
 
-  // RegOut: the GART's request (its TLB compare, its current page) starts from flip-flops.
-  sgpu_fifo #(
-    .Width($bits(sgpu_dma_pkg::xlate_req_t) + $bits(sgpu_gart_pkg::xlate_src_t)),
-    .Depth(2),
-    .RegOut(1'b1)
-  ) u_req_slice (
-    .clk_i      (clk_i),
-    .rst_ni     (rst_ni),
-    .clear_i    (1'b0),
-    .in_valid_i (gnt_valid && own_in_ready),
-    .in_ready_o (slice_in_ready),
-    .in_data_i  ({cl_req_i[gnt], gnt_src}),
-    .out_valid_o(xlate_req_valid_o),
-    .out_ready_i(xlate_req_ready_i),
-    .out_data_o ({xlate_req_o, xlate_src_o}),
-    .count_o    ()
-  );
+  // The request slice: two entries in flip-flops, the head (sl_head_q) always the oldest, the
+  // second (sl_skid_q) behind it; the same cycles at both ports as sgpu_fifo at Depth 2 (ready
+  // while the second entry is free, valid while the head is held, first word falls through a
+  // cycle after the push). Its own registers rather than sgpu_fifo with RegOut: synthesis
+  // folded that FIFO's head register into its memory's read port (a LUT-RAM read behind a
+  // registered address), so the GART's current request (cur_*), its TLB lookup and the port's
+  // ready started behind a LUT-RAM read instead of at flip-flops (timing pass 20). Here the
+  // head's next value is chosen by the pop among registers and the granted request only.
+  typedef struct packed {
+    sgpu_dma_pkg::xlate_req_t  req;
+    sgpu_gart_pkg::xlate_src_t src;
+  } slice_t;
+
+  logic   sl_head_valid_q, sl_head_valid_d, sl_skid_valid_q, sl_skid_valid_d;
+  slice_t sl_head_q, sl_head_d, sl_skid_q, sl_skid_d, sl_in;
+  logic   sl_push, sl_pop;
+
+  assign sl_in          = '{req: cl_req_i[gnt], src: gnt_src};
+  assign slice_in_ready = !sl_skid_valid_q;
+  assign sl_push        = gnt_valid && own_in_ready && slice_in_ready;
+  assign sl_pop         = sl_head_valid_q && xlate_req_ready_i;
+
+  always_comb begin
+    sl_head_valid_d = sl_head_valid_q;
+    sl_skid_valid_d = sl_skid_valid_q;
+    sl_head_d       = sl_head_q;
+    sl_skid_d       = sl_skid_q;
+    // The second entry's payload takes the offer whenever the entry is free, pushed or not (it
+    // is read only while sl_skid_valid_q): its enable is a register, not the grant.
+    if (!sl_skid_valid_q) sl_skid_d = sl_in;
+    if (sl_pop || !sl_head_valid_q) begin
+      // The head moves on: to the second entry if held (nothing is pushed then), else to this
+      // cycle's request (taken whether pushed or not; without a push the head is empty next).
+      sl_head_valid_d = sl_skid_valid_q || sl_push;
+      sl_head_d       = sl_skid_valid_q ? sl_skid_q : sl_in;
+      sl_skid_valid_d = 1'b0;
+    end else if (sl_push) begin
+      sl_skid_valid_d = 1'b1;  // its payload was taken above
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      sl_head_valid_q <= 1'b0;
+      sl_skid_valid_q <= 1'b0;
+    end else begin
+      sl_head_valid_q <= sl_head_valid_d;
+      sl_skid_valid_q <= sl_skid_valid_d;
+    end
+  end
+
+  // Payload registers: only read while their valid bit says so.
+  always_ff @(posedge clk_i) begin
+    sl_head_q <= sl_head_d;
+    sl_skid_q <= sl_skid_d;
+  end
+
+  assign xlate_req_valid_o = sl_head_valid_q;
+  assign xlate_req_o       = sl_head_q.req;
+  assign xlate_src_o       = sl_head_q.src;
 
   sgpu_fifo #(
     .Width(IdxW),
@@ -255,6 +298,10 @@ module sgpu_gart_arb #(
                                      && (asking & ((Clients'(1) << gnt) - Clients'(1))) == '0))
   // The one-hot grant is the encoded one, decoded.
   `SGPU_ASSERT(OneHotGrant, gnt_oh == (gnt_valid ? (Clients'(1) << gnt) : '0))
+  // The slice: the second entry is behind the head, the head is held until taken.
+  `SGPU_ASSERT(SliceSkidBehindHead, sl_skid_valid_q |-> sl_head_valid_q)
+  `SGPU_ASSERT(SliceHeadHeld, sl_head_valid_q && !xlate_req_ready_i |=> sl_head_valid_q
+                              && $stable(sl_head_q))
   `SGPU_ASSERT(ResponseHasOwner, xlate_rsp_valid_i |-> own_valid)
   // Credits: an answer always finds room.
   `SGPU_ASSERT(AnswerHasRoom, xlate_rsp_valid_i |-> buf_in_ready[own_head])

@@ -155,13 +155,23 @@ module sgpu_gart_walker #(
     done_o     = 1'b0;
     done_err_o = 1'b0;
 
+    // The request's address and length are taken in every cycle the walker is free (they are
+    // read only while req_pend_q, which is set only with active_q), so the GART's walk start
+    // (behind its TLB hit and decision) ends in active_q and req_pend_q alone, not in the
+    // payload's 68 load enables (timing pass 20).
+    if (req_ready_o) begin
+      addr_d = req_addr_i;
+      ptes_d = req_ptes_i;
+    end
+    // The PTE count and lane group restart in every cycle the walker is free (no data streams
+    // then: NoDataWhenIdle), not on the take, for the same reason.
+    if (req_ready_o) begin
+      cnt_d = '0;
+      j_d   = '0;
+    end
     if (req_valid_i && req_ready_o) begin
       active_d   = 1'b1;
       req_pend_d = 1'b1;
-      addr_d     = req_addr_i;
-      ptes_d     = req_ptes_i;
-      cnt_d      = '0;
-      j_d        = '0;
     end
     if (dma_data_valid) begin
       cnt_d = cnt_q + 1'b1;
@@ -211,6 +221,12 @@ module sgpu_gart_walker #(
   ////////////////
 
   `SGPU_ASSERT(NoDataWhenIdle, dma_data_valid |-> active_q)
+  // The payload is only read while the request is pending, and that is only while active.
+  `SGPU_ASSERT(PendOnlyActive, req_pend_q |-> active_q)
+  `SGPU_ASSERT(PayloadIsRequest, (req_valid_i && req_ready_o) |=> addr_q == $past(req_addr_i)
+                                   && ptes_q == $past(req_ptes_i))
+  `SGPU_ASSERT(StartsAtZero, (req_valid_i && req_ready_o) |=> cnt_q == '0 && j_q == '0)
+  `SGPU_ASSERT(PayloadHeld, active_q |=> $stable({addr_q, ptes_q}) || !active_q)
   `SGPU_ASSERT(AtMostOneLine, (req_valid_i && req_ready_o) |-> (req_ptes_i >= 4'd1 &&
                                         4'(req_addr_i[5:3]) + req_ptes_i <= 4'd8))
 
