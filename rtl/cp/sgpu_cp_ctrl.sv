@@ -178,7 +178,10 @@ module sgpu_cp_ctrl
   logic [63:0]     fence_done_q, fence_done_d;
   cp_fault_rec_t   fault_q, fault_d;
   logic            fault_late_q, fault_late_d;    // the state's own fault (or the watchdog's) was
-  cp_fault_rec_t   late_rec_q, late_rec_d;        // found last cycle, with its record
+  cp_fault_rec_t   late_rec_q, late_rec_d;        // found last cycle, with its record: the
+  cp_fault_rec_t   wd_rec_q, wd_rec_d;            // state's own (late_rec_q) or the watchdog's
+  logic            late_wd_q, late_wd_d;          // (wd_rec_q, when late_wd_q)
+  cp_fault_rec_t   late_rec;                      // the one recorded
   logic            ring_pref_q, ring_pref_d;      // a ring entry read ahead is requested, its
                                                   // status not taken yet
   logic            ring_drop_q, ring_drop_d;      // StStreamStop drops what was read ahead
@@ -371,6 +374,61 @@ module sgpu_cp_ctrl
   // it. Saving into the free frame in every stream stop is harmless (nothing reads that frame).
   assign stream_save_o   = (state_q == StStreamStop);
   assign stream_start_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
+
+  // The record of the state's own fault and of the watchdog's, formed in parallel with the case
+  // from the same operands, but without the conditions that decide whether the fault is raised
+  // (deep: the header check's overrun compare, the operand checks, the watchdog's priority
+  // behind them). A state's data fields are don't-care when it raises nothing (the record is
+  // only used in the squashed cycle after a fault), so each state's candidates are selected by
+  // registers and the window's count alone; asserted to be the request's fields below.
+  cp_fault_req_t own_rec;        // the state's own fault, if it raises one (valid unused)
+  logic          own_entry_read; // its record names the entry's fence
+  cp_fault_req_t wd_req;         // the watchdog's, if it fires (valid unused)
+  always_comb begin
+    own_rec        = fetch_fault(dma_status_i.err, stream_addr_i);
+    own_entry_read = !reading_ring(state_q);
+    unique case (state_q)
+      StRingData:   own_rec = fetch_fault(dma_status_i.err, entry_addr);
+      StRingStatus: begin
+        own_rec = fetch_fault(dma_status_i.err, entry_addr);
+        if (dma_status_i.err == sgpu_dma_pkg::DmaOk) begin
+          own_rec        = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+          own_entry_read = 1'b1;
+        end
+      end
+      StRingCheck: begin
+        own_rec        = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+        own_entry_read = 1'b1;
+      end
+      StPktHeader: if (dw_valid_i) own_rec = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
+      // The payload checks fault at a dword (WRITE_*, MAP, UNMAP) or at the last dword (the
+      // other classes), never both in one class: the packet's class (a register) picks the one.
+      StPktBody: begin
+        if (dw_valid_i) begin
+          own_rec = (dec_i.info.pkt_class inside {PktClassWrite, PktClassMap, PktClassUnmap})
+                    ? chk_i.dword_fault : chk_i.last_fault;
+        end
+      end
+      StCopyDrain:  own_rec = fault(FaultCopyOverlap, a.dst, 32'(pkt_q.hdr));
+      StCopyWait:   own_rec = fault((copy_status_i.err inside {sgpu_copy_pkg::CopyXlateFault,
+                                                             sgpu_copy_pkg::CopyWrXlateFault})
+                                    ? FaultTranslation : FaultBusError, copy_status_i.addr,
+                                    32'(pkt_q.hdr));
+      StWaitData, StWaitStatus:
+                    own_rec = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                                    32'(pkt_q.hdr));
+      default: ;  // StBufStatus: the fetch fault above; the other states raise none
+    endcase
+    if (reading_ring(state_q)) begin
+      wd_req = fault(FaultWatchdog, entry_addr, '0);
+    end else if (retiring(state_q)) begin
+      wd_req = fault(FaultWatchdog, cfg_i.wb_addr, '0);
+    end else if (between_packets(state_q)) begin
+      wd_req = fault(FaultWatchdog, stream_addr_i, '0);
+    end else begin
+      wd_req = fault(FaultWatchdog, pkt_q.hdr_addr, 32'(pkt_q.hdr));
+    end
+  end
 
   always_comb begin
     state_d        = state_q;
@@ -1032,8 +1090,15 @@ module sgpu_cp_ctrl
     // takes over from the registers. So the checks end at a register, not in the next state, the
     // stream position, the read-ahead and the abort. The squashed cycle finds no fault of its
     // own, and a write's fault now replaces the late one (as it replaces one recorded before).
-    late_rec_d = fault_record(fault_req.reason, fault_req.addr, fault_req.detail,
-                              !reading_ring(state_q) || bad_entry);
+    // Both records are formed without the fault's validity (the checks, the header's overrun
+    // compare, the priority of the watchdog behind them): each state has one fault of its own,
+    // chosen among its candidates by registers and the dword window's count, and the watchdog's
+    // record is the state's alone. Only the one-bit choice between them (late_wd_q) and the
+    // fault's reason wait for the checks; the record is picked from the two registers in the
+    // squashed cycle (asserted equal to the request's record below).
+    late_rec_d = fault_record(own_rec.reason, own_rec.addr, own_rec.detail, own_entry_read);
+    wd_rec_d   = fault_record(FaultWatchdog, wd_req.addr, wd_req.detail, !reading_ring(state_q));
+    late_wd_d  = wd_fault;
 
     // The refused write was taken before anything the CP did since (it is translated from the
     // write buffer), so its fault also replaces one the CP raised meanwhile for a later packet
@@ -1059,7 +1124,7 @@ module sgpu_cp_ctrl
                              !reading_ring(state_q));
     end else if (fault_late_q) begin
       state_d = StFaultDrain;
-      fault_d = late_rec_q;
+      fault_d = late_rec;
     end
     // The squashed cycle's effects that would outlive it are withheld: the fetch request, and
     // the write-back's fence word, which the case takes as issued when the write path is
@@ -1110,6 +1175,8 @@ module sgpu_cp_ctrl
   // While the pulse is on its way the fetch engine does not know yet: it counts as busy, so no
   // drain ends before the engine took the abort. The stop states drop its data and statuses in
   // that cycle as in every other.
+  assign late_rec    = late_wd_q ? wd_rec_q : late_rec_q;
+
   assign dma_busy    = dma_busy_i || dma_abort_q;
   assign dma_abort_o = dma_abort_q;
 
@@ -1207,6 +1274,8 @@ module sgpu_cp_ctrl
     next_q     <= next_d;
     pkt_q      <= pkt_d;
     late_rec_q <= late_rec_d;
+    wd_rec_q   <= wd_rec_d;
+    late_wd_q  <= late_wd_d;
     next_buf_q <= next_buf;
     next_len_q <= next_len;
     next_fit_q <= next_fit;
@@ -1216,7 +1285,8 @@ module sgpu_cp_ctrl
   logic unused;
   assign unused = ^{status_tag.priv, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
                     cfg_i.gart_table_base, cfg_i.gart_table_size,
-                    dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
+                    dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)],
+                    own_rec.valid, wd_req.valid, wd_req.reason};
 
   ////////////////
   // Invariants //
@@ -1306,7 +1376,19 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(SquashedWithoutFence, fault_late_q |-> !fence_out_q)
   `SGPU_ASSERT(SquashedRaisesNoEvent, fault_late_q |-> evt_o == '0)
   `SGPU_ASSERT(SquashedRecordsLate, fault_late_q && !wr_fault.valid && !cmd_i.engine_reset
-      |=> fault_q == $past(late_rec_q) && state_q == StFaultDrain)
+      |=> fault_q == $past(late_rec) && state_q == StFaultDrain)
+  // The records formed without the fault's validity are the request's: the state's own when it
+  // raises one, the watchdog's when it fires.
+  `SGPU_ASSERT(OwnRecordIsRequest, fault_req.valid && !wd_fault
+      |-> own_rec.reason == fault_req.reason && own_rec.addr == fault_req.addr
+          && own_rec.detail == fault_req.detail
+          && own_entry_read == (!reading_ring(state_q) || bad_entry))
+  `SGPU_ASSERT(PayloadFaultsByClass,
+      (dec_i.info.pkt_class inside {PktClassWrite, PktClassMap, PktClassUnmap})
+      ? !chk_i.last_fault.valid : !chk_i.dword_fault.valid)
+  `SGPU_ASSERT(WatchdogRecordIsRequest, wd_fault
+      |-> wd_req.addr == fault_req.addr && wd_req.detail == fault_req.detail
+          && fault_req.reason == FaultWatchdog)
   `SGPU_ASSERT(FenceOutOnlyWhileRetiring, fence_out_q |-> state_q inside {StRetireAck, StReset})
   `SGPU_ASSERT(RetireAckHasFenceOut, state_q == StRetireAck |-> fence_out_q)
   `SGPU_ASSERT(NoWatchdogAfterFenceIssue, state_q == StRetireAck |-> !wd_expired_i)
