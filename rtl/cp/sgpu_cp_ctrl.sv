@@ -223,7 +223,12 @@ module sgpu_cp_ctrl
   logic [64:0]     src_ext, dst_ext;  // the extents of pkt_q two cycles before (sgpu_cp_extent)
   logic            drained;  // nothing of the CP's is in flight anywhere
 
-  assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
+  // The ring's index mask, bit i set below RING_SIZE.log2: a 5-bit compare per bit from the
+  // configuration (a shift and a 32-bit decrement were in front of the entry address, the
+  // head's increment and the read-ahead's room; asserted equal below).
+  always_comb begin
+    for (int unsigned i = 0; i < 32; i++) ring_mask[i] = 5'(i) < cfg_i.ring_log2;
+  end
   assign head_next_o = (head_q + 32'd1) & ring_mask;
   assign ahead_idx   = head_q + {30'd0, next_valid_q, !next_valid_q};
   // The entry at the head while it is read, else the one read ahead: one adder for both.
@@ -1321,6 +1326,7 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
+  `SGPU_ASSERT(RingMaskIsDecrement, ring_mask == (32'd1 << cfg_i.ring_log2) - 32'd1)
   // The call is made as the stream stop ends, never in the cycle a fault squashes (the stop's
   // first, while the abort pulse counts as busy): a call that faults is never made.
   `SGPU_ASSERT(CallWhenStopEnds, stream_op_o == StreamCall
