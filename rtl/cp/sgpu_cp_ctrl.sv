@@ -201,6 +201,16 @@ module sgpu_cp_ctrl
   logic [1:0]      ext_step_q, ext_step_d;        // StCopyCheck's cycle (the extents' stages)
   logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
                                                   // and may go with the first data dword
+  // The fetch request leaves from a register slice (req_*_q): the request is the end of the
+  // FSM's decision (the late fault's squash, the read-ahead's choice), and the fetch engine
+  // writes it into its request FIFO's LUT-RAM. The FSM hands a request to the slice (req_valid,
+  // req) when the slice has room (req_room: it is empty or its request leaves now, registers and
+  // the engine's ready only); the request reaches the engine a cycle later.
+  logic                   req_valid;     // the FSM's request this cycle
+  sgpu_dma_pkg::dma_req_t req;
+  logic                   req_room;      // the slice takes req_valid this cycle
+  logic                   req_valid_q, req_valid_d;
+  sgpu_dma_pkg::dma_req_t req_q;
 
   /////////////
   // Helpers //
@@ -472,8 +482,8 @@ module sgpu_cp_ctrl
     copy_status_ready_o = draining(state_q);
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
-    dma_req_valid_o     = 1'b0;
-    dma_req_o           = '0;
+    req_valid     = 1'b0;
+    req           = '0;
     evt_o               = '0;
 
     unique case (state_q)
@@ -492,12 +502,12 @@ module sgpu_cp_ctrl
       end
 
       StRingReq: begin
-        dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+        req_valid = 1'b1;
+        req       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                             tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
         entry_idx_d     = '0;
         quiet_d         = 1'b0;
-        if (dma_req_ready_i) state_d = StRingData;
+        if (req_room) state_d = StRingData;
       end
 
       StRingData: begin
@@ -539,12 +549,12 @@ module sgpu_cp_ctrl
       ///////////////////
 
       StBufReq: begin
-        dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+        req_valid = 1'b1;
+        req       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
                             len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
                             tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
         quiet_d         = 1'b0;
-        if (dma_req_ready_i) state_d = StPktHeader;
+        if (req_room) state_d = StPktHeader;
       end
 
       // The rest of the buffer, from the byte after the packet that stopped the stream (or a
@@ -556,12 +566,12 @@ module sgpu_cp_ctrl
         if (stream_left_zero_i) begin
           state_d = StBufEnd;
         end else if (wr_buf_empty_i) begin
-          dma_req_valid_o = 1'b1;
-          dma_req_o       = '{addr: stream_addr_i,
+          req_valid = 1'b1;
+          req       = '{addr: stream_addr_i,
                               len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
                               tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
           quiet_d         = 1'b0;
-          if (dma_req_ready_i) state_d = StPktHeader;
+          if (req_room) state_d = StPktHeader;
         end
       end
 
@@ -825,10 +835,10 @@ module sgpu_cp_ctrl
       end
 
       StWaitReq: begin
-        dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+        req_valid = 1'b1;
+        req       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
                             tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
-        if (dma_req_ready_i) state_d = StWaitData;
+        if (req_room) state_d = StWaitData;
       end
 
       StWaitData: begin
@@ -1009,16 +1019,16 @@ module sgpu_cp_ctrl
     // Requests: the next entry's buffer first (its data comes before the entry after it), then
     // the next ring entry. The FSM's own requests are never in these states.
     if (buf_ahead) begin
-      dma_req_valid_o = 1'b1;
-      dma_req_o       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
+      req_valid = 1'b1;
+      req       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
                           tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)};
-      buf_pref_d      = dma_req_ready_i;
+      buf_pref_d      = req_room;
     end else if (ahead_state && next_ready) begin
-      dma_req_valid_o = 1'b1;
-      dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+      req_valid = 1'b1;
+      req       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                           tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
-      ring_pref_d     = dma_req_ready_i;
-      if (dma_req_ready_i) begin
+      ring_pref_d     = req_room;
+      if (req_room) begin
         entry_idx_d = '0;
         next_full_d = 1'b0;
       end
@@ -1137,7 +1147,7 @@ module sgpu_cp_ctrl
     // word was taken). It raises no event (asserted): those follow a write taken or a state
     // that finds no fault of its own.
     if (fault_late_q) begin
-      dma_req_valid_o = 1'b0;
+      req_valid = 1'b0;
       fence_out_d     = fence_out_q;
     end
 
@@ -1181,6 +1191,40 @@ module sgpu_cp_ctrl
   // drain ends before the engine took the abort. The stop states drop its data and statuses in
   // that cycle as in every other.
   assign late_rec    = late_wd_q ? wd_rec_q : late_rec_q;
+
+  // The request slice. The abort pulse (dma_abort_q) drops a request still in it: the stop
+  // that decided the abort drops everything requested anyway, and the request offered with the
+  // pulse would be taken by an engine being stopped. The squashed cycle after a late fault does
+  // not offer it either (nothing of that cycle reaches another block; the abort follows). The
+  // slice's data is loaded whenever it has room (the FSM's request select is its data, not its
+  // enable): it holds while its request waits.
+  // No request is loaded while the pulse is out: the FSM is in a stop state then (asserted).
+  assign dma_req_valid_o = req_valid_q && !dma_abort_q && !fault_late_q;
+  assign req_room        = !req_valid_q || (!dma_abort_q && !fault_late_q && dma_req_ready_i);
+  assign dma_req_o       = req_q;
+  always_comb begin
+    req_valid_d = req_valid_q;
+    if (dma_req_valid_o && dma_req_ready_i) req_valid_d = 1'b0;
+    if (req_valid && req_room) req_valid_d = 1'b1;
+    if (dma_abort_q) req_valid_d = 1'b0;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      req_valid_q <= 1'b0;
+    end else begin
+      req_valid_q <= req_valid_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (req_room) req_q <= req;
+  end
+
+  `SGPU_ASSERT(NoRequestWithAbort, req_valid |-> !dma_abort_q)
+  // A request left in the slice by a stop is dropped by the stop's abort pulse.
+  `SGPU_ASSERT(SliceDroppedByStop, req_valid_q && stops_fetch(state_q) |-> dma_abort_q)
+  `SGPU_ASSERT(SliceHeld, dma_req_valid_o && !dma_req_ready_i |=> req_valid_q && $stable(req_q))
 
   assign dma_busy    = dma_busy_i || dma_abort_q;
   assign dma_abort_o = dma_abort_q;
