@@ -418,10 +418,24 @@ module sgpu_cp_ctrl
       StPktHeader: if (dw_valid_i) own_rec = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
       // The payload checks fault at a dword (WRITE_*, MAP, UNMAP) or at the last dword (the
       // other classes), never both in one class: the packet's class (a register) picks the one.
+      // Its address is taken from the operands here rather than from the check's record, whose
+      // fields are zero unless the check fails (that made them wait for the check).
       StPktBody: begin
         if (dw_valid_i) begin
-          own_rec = (dec_i.info.pkt_class inside {PktClassWrite, PktClassMap, PktClassUnmap})
-                    ? chk_i.dword_fault : chk_i.last_fault;
+          own_rec.reason = (dec_i.info.pkt_class inside {PktClassWrite, PktClassMap,
+                                                          PktClassUnmap})
+                           ? chk_i.dword_fault.reason : chk_i.last_fault.reason;
+          own_rec.detail = 32'(pkt_q.hdr);
+          unique case (dec_i.info.pkt_class)
+            PktClassWrite, PktClassTimestamp: own_rec.addr = {dw_i, a.dst[31:0]};
+            PktClassMap:      own_rec.addr = (dec_i.slot == SlotSrcHi) ? pkt_q.hdr_addr
+                                             : sgpu_pkg::addr_t'(pkt_q.args.range.first_page);
+            PktClassUnmap:    own_rec.addr = sgpu_pkg::addr_t'(pkt_q.args.range.first_page);
+            PktClassIndirect: own_rec.addr = (a.dst[1:0] != 2'b00 || dw_i[1:0] != 2'b00)
+                                             ? a.dst : pkt_q.hdr_addr;
+            PktClassCopy:     own_rec.addr = a.src;
+            default:          own_rec.addr = a.dst;  // FENCE, WAIT_MEM
+          endcase
         end
       end
       StCopyDrain:  own_rec = fault(FaultCopyOverlap, a.dst, 32'(pkt_q.hdr));
