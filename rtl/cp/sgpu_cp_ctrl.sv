@@ -207,7 +207,7 @@ module sgpu_cp_ctrl
   // req) when the slice has room (req_room: it is empty or its request leaves now, registers and
   // the engine's ready only); the request reaches the engine a cycle later.
   logic                   req_valid;     // the FSM's request this cycle
-  sgpu_dma_pkg::dma_req_t req;
+  sgpu_dma_pkg::dma_req_t req, req_case; // its data (req_case: as the FSM's case forms it)
   logic                   req_room;      // the slice takes req_valid this cycle
   logic                   req_valid_q, req_valid_d;
   sgpu_dma_pkg::dma_req_t req_q;
@@ -459,6 +459,30 @@ module sgpu_cp_ctrl
     end
   end
 
+  // The request's data, selected by the state and the read-ahead's register choice alone: it
+  // is don't-care while no request is made, so the choices that decide whether one is made
+  // (the ring's room, next_ready; the late squash) stay out of the slice's data (asserted equal
+  // to the case's request whenever one is made).
+  always_comb begin
+    unique case (state_q)
+      StRingReq:   req = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                           tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
+      StBufReq:    req = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+                           len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
+                           tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+      StBufResume: req = '{addr: stream_addr_i,
+                           len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
+                           tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+      StWaitReq:   req = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+                           tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
+      default:     req = buf_ahead
+                         ? '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
+                             tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)}
+                         : '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                             tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
+    endcase
+  end
+
   always_comb begin
     state_d        = state_q;
     head_d         = head_q;
@@ -497,7 +521,7 @@ module sgpu_cp_ctrl
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
     req_valid     = 1'b0;
-    req           = '0;
+    req_case      = '0;
     evt_o               = '0;
 
     unique case (state_q)
@@ -517,7 +541,7 @@ module sgpu_cp_ctrl
 
       StRingReq: begin
         req_valid = 1'b1;
-        req       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+        req_case       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                             tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
         entry_idx_d     = '0;
         quiet_d         = 1'b0;
@@ -564,7 +588,7 @@ module sgpu_cp_ctrl
 
       StBufReq: begin
         req_valid = 1'b1;
-        req       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+        req_case       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
                             len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
                             tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
         quiet_d         = 1'b0;
@@ -581,7 +605,7 @@ module sgpu_cp_ctrl
           state_d = StBufEnd;
         end else if (wr_buf_empty_i) begin
           req_valid = 1'b1;
-          req       = '{addr: stream_addr_i,
+          req_case       = '{addr: stream_addr_i,
                               len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
                               tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
           quiet_d         = 1'b0;
@@ -850,7 +874,7 @@ module sgpu_cp_ctrl
 
       StWaitReq: begin
         req_valid = 1'b1;
-        req       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+        req_case       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
                             tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
         if (req_room) state_d = StWaitData;
       end
@@ -1034,12 +1058,12 @@ module sgpu_cp_ctrl
     // the next ring entry. The FSM's own requests are never in these states.
     if (buf_ahead) begin
       req_valid = 1'b1;
-      req       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
+      req_case       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
                           tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)};
       buf_pref_d      = req_room;
     end else if (ahead_state && next_ready) begin
       req_valid = 1'b1;
-      req       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+      req_case       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                           tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
       ring_pref_d     = req_room;
       if (req_room) begin
@@ -1236,6 +1260,7 @@ module sgpu_cp_ctrl
   end
 
   `SGPU_ASSERT(NoRequestWithAbort, req_valid |-> !dma_abort_q)
+  `SGPU_ASSERT(RequestDataIsCase, req_valid |-> req == req_case)
   // A request left in the slice by a stop is dropped by the stop's abort pulse.
   `SGPU_ASSERT(SliceDroppedByStop, req_valid_q && stops_fetch(state_q) |-> dma_abort_q)
   `SGPU_ASSERT(SliceHeld, dma_req_valid_o && !dma_req_ready_i |=> req_valid_q && $stable(req_q))
