@@ -178,7 +178,10 @@ module sgpu_cp_ctrl
   logic [63:0]     fence_done_q, fence_done_d;
   cp_fault_rec_t   fault_q, fault_d;
   logic            fault_late_q, fault_late_d;    // the state's own fault (or the watchdog's) was
-  cp_fault_rec_t   late_rec_q, late_rec_d;        // found last cycle, with its record
+  cp_fault_rec_t   late_rec_q, late_rec_d;        // found last cycle, with its record: the
+  cp_fault_rec_t   wd_rec_q, wd_rec_d;            // state's own (late_rec_q) or the watchdog's
+  logic            late_wd_q, late_wd_d;          // (wd_rec_q, when late_wd_q)
+  cp_fault_rec_t   late_rec;                      // the one recorded
   logic            ring_pref_q, ring_pref_d;      // a ring entry read ahead is requested, its
                                                   // status not taken yet
   logic            ring_drop_q, ring_drop_d;      // StStreamStop drops what was read ahead
@@ -198,6 +201,16 @@ module sgpu_cp_ctrl
   logic [1:0]      ext_step_q, ext_step_d;        // StCopyCheck's cycle (the extents' stages)
   logic            hi_next_q, hi_next_d;          // WRITE_DATA's address high dword is next
                                                   // and may go with the first data dword
+  // The fetch request leaves from a register slice (req_*_q): the request is the end of the
+  // FSM's decision (the late fault's squash, the read-ahead's choice), and the fetch engine
+  // writes it into its request FIFO's LUT-RAM. The FSM hands a request to the slice (req_valid,
+  // req) when the slice has room (req_room: it is empty or its request leaves now, registers and
+  // the engine's ready only); the request reaches the engine a cycle later.
+  logic                   req_valid;     // the FSM's request this cycle
+  sgpu_dma_pkg::dma_req_t req, req_case; // its data (req_case: as the FSM's case forms it)
+  logic                   req_room;      // the slice takes req_valid this cycle
+  logic                   req_valid_q, req_valid_d;
+  sgpu_dma_pkg::dma_req_t req_q;
 
   /////////////
   // Helpers //
@@ -220,7 +233,12 @@ module sgpu_cp_ctrl
   logic [64:0]     src_ext, dst_ext;  // the extents of pkt_q two cycles before (sgpu_cp_extent)
   logic            drained;  // nothing of the CP's is in flight anywhere
 
-  assign ring_mask   = (32'd1 << cfg_i.ring_log2) - 32'd1;
+  // The ring's index mask, bit i set below RING_SIZE.log2: a 5-bit compare per bit from the
+  // configuration (a shift and a 32-bit decrement were in front of the entry address, the
+  // head's increment and the read-ahead's room; asserted equal below).
+  always_comb begin
+    for (int unsigned i = 0; i < 32; i++) ring_mask[i] = 5'(i) < cfg_i.ring_log2;
+  end
   assign head_next_o = (head_q + 32'd1) & ring_mask;
   assign ahead_idx   = head_q + {30'd0, next_valid_q, !next_valid_q};
   // The entry at the head while it is read, else the one read ahead: one adder for both.
@@ -372,6 +390,99 @@ module sgpu_cp_ctrl
   assign stream_save_o   = (state_q == StStreamStop);
   assign stream_start_dwords_o = 30'((entry_q.end_offset - entry_q.start_offset) >> 2);
 
+  // The record of the state's own fault and of the watchdog's, formed in parallel with the case
+  // from the same operands, but without the conditions that decide whether the fault is raised
+  // (deep: the header check's overrun compare, the operand checks, the watchdog's priority
+  // behind them). A state's data fields are don't-care when it raises nothing (the record is
+  // only used in the squashed cycle after a fault), so each state's candidates are selected by
+  // registers and the window's count alone; asserted to be the request's fields below.
+  cp_fault_req_t own_rec;        // the state's own fault, if it raises one (valid unused)
+  logic          own_entry_read; // its record names the entry's fence
+  cp_fault_req_t wd_req;         // the watchdog's, if it fires (valid unused)
+  always_comb begin
+    own_rec        = fetch_fault(dma_status_i.err, stream_addr_i);
+    own_entry_read = !reading_ring(state_q);
+    unique case (state_q)
+      StRingData:   own_rec = fetch_fault(dma_status_i.err, entry_addr);
+      StRingStatus: begin
+        own_rec = fetch_fault(dma_status_i.err, entry_addr);
+        if (dma_status_i.err == sgpu_dma_pkg::DmaOk) begin
+          own_rec        = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+          own_entry_read = 1'b1;
+        end
+      end
+      StRingCheck: begin
+        own_rec        = fault(FaultBadRingEntry, entry_addr, entry_q.flags);
+        own_entry_read = 1'b1;
+      end
+      StPktHeader: if (dw_valid_i) own_rec = fault(dec_i.hdr_fault, stream_addr_i, dw_i);
+      // The payload checks fault at a dword (WRITE_*, MAP, UNMAP) or at the last dword (the
+      // other classes), never both in one class: the packet's class (a register) picks the one.
+      // Its address is taken from the operands here rather than from the check's record, whose
+      // fields are zero unless the check fails (that made them wait for the check).
+      StPktBody: begin
+        if (dw_valid_i) begin
+          own_rec.reason = (dec_i.info.pkt_class inside {PktClassWrite, PktClassMap,
+                                                          PktClassUnmap})
+                           ? chk_i.dword_fault.reason : chk_i.last_fault.reason;
+          own_rec.detail = 32'(pkt_q.hdr);
+          unique case (dec_i.info.pkt_class)
+            PktClassWrite, PktClassTimestamp: own_rec.addr = {dw_i, a.dst[31:0]};
+            PktClassMap:      own_rec.addr = (dec_i.slot == SlotSrcHi) ? pkt_q.hdr_addr
+                                             : sgpu_pkg::addr_t'(pkt_q.args.range.first_page);
+            PktClassUnmap:    own_rec.addr = sgpu_pkg::addr_t'(pkt_q.args.range.first_page);
+            PktClassIndirect: own_rec.addr = (a.dst[1:0] != 2'b00 || dw_i[1:0] != 2'b00)
+                                             ? a.dst : pkt_q.hdr_addr;
+            PktClassCopy:     own_rec.addr = a.src;
+            default:          own_rec.addr = a.dst;  // FENCE, WAIT_MEM
+          endcase
+        end
+      end
+      StCopyDrain:  own_rec = fault(FaultCopyOverlap, a.dst, 32'(pkt_q.hdr));
+      StCopyWait:   own_rec = fault((copy_status_i.err inside {sgpu_copy_pkg::CopyXlateFault,
+                                                             sgpu_copy_pkg::CopyWrXlateFault})
+                                    ? FaultTranslation : FaultBusError, copy_status_i.addr,
+                                    32'(pkt_q.hdr));
+      StWaitData, StWaitStatus:
+                    own_rec = fault(fetch_reason(dma_status_i.err), pkt_q.args.wait_mem.addr,
+                                    32'(pkt_q.hdr));
+      default: ;  // StBufStatus: the fetch fault above; the other states raise none
+    endcase
+    if (reading_ring(state_q)) begin
+      wd_req = fault(FaultWatchdog, entry_addr, '0);
+    end else if (retiring(state_q)) begin
+      wd_req = fault(FaultWatchdog, cfg_i.wb_addr, '0);
+    end else if (between_packets(state_q)) begin
+      wd_req = fault(FaultWatchdog, stream_addr_i, '0);
+    end else begin
+      wd_req = fault(FaultWatchdog, pkt_q.hdr_addr, 32'(pkt_q.hdr));
+    end
+  end
+
+  // The request's data, selected by the state and the read-ahead's register choice alone: it
+  // is don't-care while no request is made, so the choices that decide whether one is made
+  // (the ring's room, next_ready; the late squash) stay out of the slice's data (asserted equal
+  // to the case's request whenever one is made).
+  always_comb begin
+    unique case (state_q)
+      StRingReq:   req = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                           tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
+      StBufReq:    req = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+                           len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
+                           tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+      StBufResume: req = '{addr: stream_addr_i,
+                           len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
+                           tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
+      StWaitReq:   req = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+                           tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
+      default:     req = buf_ahead
+                         ? '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
+                             tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)}
+                         : '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+                             tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
+    endcase
+  end
+
   always_comb begin
     state_d        = state_q;
     head_d         = head_q;
@@ -409,8 +520,8 @@ module sgpu_cp_ctrl
     copy_status_ready_o = draining(state_q);
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
-    dma_req_valid_o     = 1'b0;
-    dma_req_o           = '0;
+    req_valid     = 1'b0;
+    req_case      = '0;
     evt_o               = '0;
 
     unique case (state_q)
@@ -429,12 +540,12 @@ module sgpu_cp_ctrl
       end
 
       StRingReq: begin
-        dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+        req_valid = 1'b1;
+        req_case       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                             tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
         entry_idx_d     = '0;
         quiet_d         = 1'b0;
-        if (dma_req_ready_i) state_d = StRingData;
+        if (req_room) state_d = StRingData;
       end
 
       StRingData: begin
@@ -476,12 +587,12 @@ module sgpu_cp_ctrl
       ///////////////////
 
       StBufReq: begin
-        dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+        req_valid = 1'b1;
+        req_case       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
                             len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
                             tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
         quiet_d         = 1'b0;
-        if (dma_req_ready_i) state_d = StPktHeader;
+        if (req_room) state_d = StPktHeader;
       end
 
       // The rest of the buffer, from the byte after the packet that stopped the stream (or a
@@ -493,12 +604,12 @@ module sgpu_cp_ctrl
         if (stream_left_zero_i) begin
           state_d = StBufEnd;
         end else if (wr_buf_empty_i) begin
-          dma_req_valid_o = 1'b1;
-          dma_req_o       = '{addr: stream_addr_i,
+          req_valid = 1'b1;
+          req_case       = '{addr: stream_addr_i,
                               len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
                               tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
           quiet_d         = 1'b0;
-          if (dma_req_ready_i) state_d = StPktHeader;
+          if (req_room) state_d = StPktHeader;
         end
       end
 
@@ -762,10 +873,10 @@ module sgpu_cp_ctrl
       end
 
       StWaitReq: begin
-        dma_req_valid_o = 1'b1;
-        dma_req_o       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+        req_valid = 1'b1;
+        req_case       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
                             tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
-        if (dma_req_ready_i) state_d = StWaitData;
+        if (req_room) state_d = StWaitData;
       end
 
       StWaitData: begin
@@ -946,16 +1057,16 @@ module sgpu_cp_ctrl
     // Requests: the next entry's buffer first (its data comes before the entry after it), then
     // the next ring entry. The FSM's own requests are never in these states.
     if (buf_ahead) begin
-      dma_req_valid_o = 1'b1;
-      dma_req_o       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
+      req_valid = 1'b1;
+      req_case       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
                           tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)};
-      buf_pref_d      = dma_req_ready_i;
+      buf_pref_d      = req_room;
     end else if (ahead_state && next_ready) begin
-      dma_req_valid_o = 1'b1;
-      dma_req_o       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+      req_valid = 1'b1;
+      req_case       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                           tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
-      ring_pref_d     = dma_req_ready_i;
-      if (dma_req_ready_i) begin
+      ring_pref_d     = req_room;
+      if (req_room) begin
         entry_idx_d = '0;
         next_full_d = 1'b0;
       end
@@ -1032,8 +1143,15 @@ module sgpu_cp_ctrl
     // takes over from the registers. So the checks end at a register, not in the next state, the
     // stream position, the read-ahead and the abort. The squashed cycle finds no fault of its
     // own, and a write's fault now replaces the late one (as it replaces one recorded before).
-    late_rec_d = fault_record(fault_req.reason, fault_req.addr, fault_req.detail,
-                              !reading_ring(state_q) || bad_entry);
+    // Both records are formed without the fault's validity (the checks, the header's overrun
+    // compare, the priority of the watchdog behind them): each state has one fault of its own,
+    // chosen among its candidates by registers and the dword window's count, and the watchdog's
+    // record is the state's alone. Only the one-bit choice between them (late_wd_q) and the
+    // fault's reason wait for the checks; the record is picked from the two registers in the
+    // squashed cycle (asserted equal to the request's record below).
+    late_rec_d = fault_record(own_rec.reason, own_rec.addr, own_rec.detail, own_entry_read);
+    wd_rec_d   = fault_record(FaultWatchdog, wd_req.addr, wd_req.detail, !reading_ring(state_q));
+    late_wd_d  = wd_fault;
 
     // The refused write was taken before anything the CP did since (it is translated from the
     // write buffer), so its fault also replaces one the CP raised meanwhile for a later packet
@@ -1059,7 +1177,7 @@ module sgpu_cp_ctrl
                              !reading_ring(state_q));
     end else if (fault_late_q) begin
       state_d = StFaultDrain;
-      fault_d = late_rec_q;
+      fault_d = late_rec;
     end
     // The squashed cycle's effects that would outlive it are withheld: the fetch request, and
     // the write-back's fence word, which the case takes as issued when the write path is
@@ -1067,7 +1185,7 @@ module sgpu_cp_ctrl
     // word was taken). It raises no event (asserted): those follow a write taken or a state
     // that finds no fault of its own.
     if (fault_late_q) begin
-      dma_req_valid_o = 1'b0;
+      req_valid = 1'b0;
       fence_out_d     = fence_out_q;
     end
 
@@ -1110,6 +1228,43 @@ module sgpu_cp_ctrl
   // While the pulse is on its way the fetch engine does not know yet: it counts as busy, so no
   // drain ends before the engine took the abort. The stop states drop its data and statuses in
   // that cycle as in every other.
+  assign late_rec    = late_wd_q ? wd_rec_q : late_rec_q;
+
+  // The request slice. The abort pulse (dma_abort_q) drops a request still in it: the stop
+  // that decided the abort drops everything requested anyway, and the request offered with the
+  // pulse would be taken by an engine being stopped. The squashed cycle after a late fault does
+  // not offer it either (nothing of that cycle reaches another block; the abort follows). The
+  // slice's data is loaded whenever it has room (the FSM's request select is its data, not its
+  // enable): it holds while its request waits.
+  // No request is loaded while the pulse is out: the FSM is in a stop state then (asserted).
+  assign dma_req_valid_o = req_valid_q && !dma_abort_q && !fault_late_q;
+  assign req_room        = !req_valid_q || (!dma_abort_q && !fault_late_q && dma_req_ready_i);
+  assign dma_req_o       = req_q;
+  always_comb begin
+    req_valid_d = req_valid_q;
+    if (dma_req_valid_o && dma_req_ready_i) req_valid_d = 1'b0;
+    if (req_valid && req_room) req_valid_d = 1'b1;
+    if (dma_abort_q) req_valid_d = 1'b0;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      req_valid_q <= 1'b0;
+    end else begin
+      req_valid_q <= req_valid_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (req_room) req_q <= req;
+  end
+
+  `SGPU_ASSERT(NoRequestWithAbort, req_valid |-> !dma_abort_q)
+  `SGPU_ASSERT(RequestDataIsCase, req_valid |-> req == req_case)
+  // A request left in the slice by a stop is dropped by the stop's abort pulse.
+  `SGPU_ASSERT(SliceDroppedByStop, req_valid_q && stops_fetch(state_q) |-> dma_abort_q)
+  `SGPU_ASSERT(SliceHeld, dma_req_valid_o && !dma_req_ready_i |=> req_valid_q && $stable(req_q))
+
   assign dma_busy    = dma_busy_i || dma_abort_q;
   assign dma_abort_o = dma_abort_q;
 
@@ -1207,6 +1362,8 @@ module sgpu_cp_ctrl
     next_q     <= next_d;
     pkt_q      <= pkt_d;
     late_rec_q <= late_rec_d;
+    wd_rec_q   <= wd_rec_d;
+    late_wd_q  <= late_wd_d;
     next_buf_q <= next_buf;
     next_len_q <= next_len;
     next_fit_q <= next_fit;
@@ -1216,7 +1373,8 @@ module sgpu_cp_ctrl
   logic unused;
   assign unused = ^{status_tag.priv, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
                     cfg_i.gart_table_base, cfg_i.gart_table_size,
-                    dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)]};
+                    dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)],
+                    own_rec.valid, wd_req.valid, wd_req.reason};
 
   ////////////////
   // Invariants //
@@ -1251,6 +1409,7 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(HeaderTwoIsWrite, dw_ready_o && hdr_two && dec_i.hdr_fault == FaultNone
       |-> hdr.dwords >= 16'd4)
   `SGPU_ASSERT(StateValid, state_q <= StReset)
+  `SGPU_ASSERT(RingMaskIsDecrement, ring_mask == (32'd1 << cfg_i.ring_log2) - 32'd1)
   // The call is made as the stream stop ends, never in the cycle a fault squashes (the stop's
   // first, while the abort pulse counts as busy): a call that faults is never made.
   `SGPU_ASSERT(CallWhenStopEnds, stream_op_o == StreamCall
@@ -1306,7 +1465,19 @@ module sgpu_cp_ctrl
   `SGPU_ASSERT(SquashedWithoutFence, fault_late_q |-> !fence_out_q)
   `SGPU_ASSERT(SquashedRaisesNoEvent, fault_late_q |-> evt_o == '0)
   `SGPU_ASSERT(SquashedRecordsLate, fault_late_q && !wr_fault.valid && !cmd_i.engine_reset
-      |=> fault_q == $past(late_rec_q) && state_q == StFaultDrain)
+      |=> fault_q == $past(late_rec) && state_q == StFaultDrain)
+  // The records formed without the fault's validity are the request's: the state's own when it
+  // raises one, the watchdog's when it fires.
+  `SGPU_ASSERT(OwnRecordIsRequest, fault_req.valid && !wd_fault
+      |-> own_rec.reason == fault_req.reason && own_rec.addr == fault_req.addr
+          && own_rec.detail == fault_req.detail
+          && own_entry_read == (!reading_ring(state_q) || bad_entry))
+  `SGPU_ASSERT(PayloadFaultsByClass,
+      (dec_i.info.pkt_class inside {PktClassWrite, PktClassMap, PktClassUnmap})
+      ? !chk_i.last_fault.valid : !chk_i.dword_fault.valid)
+  `SGPU_ASSERT(WatchdogRecordIsRequest, wd_fault
+      |-> wd_req.addr == fault_req.addr && wd_req.detail == fault_req.detail
+          && fault_req.reason == FaultWatchdog)
   `SGPU_ASSERT(FenceOutOnlyWhileRetiring, fence_out_q |-> state_q inside {StRetireAck, StReset})
   `SGPU_ASSERT(RetireAckHasFenceOut, state_q == StRetireAck |-> fence_out_q)
   `SGPU_ASSERT(NoWatchdogAfterFenceIssue, state_q == StRetireAck |-> !wd_expired_i)

@@ -15,6 +15,12 @@
 // current count a cycle ahead), so the controller's fault choice starts from a flip-flop rather
 // than from a 32-bit compare. For that the limit is taken a cycle late (limit_q): a CP_WATCHDOG
 // write reaches the watchdog one cycle after the register changes.
+//
+// The saturation is registered as well (sat_q: count_q is all ones), decided from the count a
+// cycle ahead, so the count's next value is the increment and a multiplexer behind registers,
+// without a 32-bit compare in series.
+`include "sgpu_assert.svh"
+
 `default_nettype none
 
 module sgpu_cp_watchdog (
@@ -31,11 +37,19 @@ module sgpu_cp_watchdog (
 
   logic [31:0] count_q, count_d, limit_q;
   logic        progress_q, ge_q, ge_d;
+  logic        sat_q, sat_d;  // count_q == '1
 
   always_comb begin
-    count_d = (count_q == '1) ? count_q : count_q + 32'd1;
-    if (progress_q) count_d = 32'd1;  // the cycle after progress counted: as if cleared then
-    if (!active_i) count_d = '0;
+    count_d = sat_q ? count_q : count_q + 32'd1;
+    sat_d   = sat_q || count_q == 32'hFFFF_FFFE;
+    if (progress_q) begin  // the cycle after progress counted: as if cleared then
+      count_d = 32'd1;
+      sat_d   = 1'b0;
+    end
+    if (!active_i) begin
+      count_d = '0;
+      sat_d   = 1'b0;
+    end
   end
 
   // count_d >= limit_i for a limit other than 0 (0 never expires: limit_q masks it), without the
@@ -52,16 +66,21 @@ module sgpu_cp_watchdog (
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       count_q    <= '0;
+      sat_q      <= 1'b0;
       progress_q <= 1'b0;
       ge_q       <= 1'b0;
       limit_q    <= '0;
     end else begin
       count_q    <= count_d;
+      sat_q      <= sat_d;
       progress_q <= progress_i;
       ge_q       <= ge_d;
       limit_q    <= limit_i;
     end
   end
+
+  // The registered saturation is the compare it replaces.
+  `SGPU_ASSERT(SatIsAllOnes, sat_q == (count_q == '1))
 
 endmodule
 
