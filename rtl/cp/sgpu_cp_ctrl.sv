@@ -520,8 +520,8 @@ module sgpu_cp_ctrl
     copy_status_ready_o = draining(state_q);
     dma_status_ready_o  = draining(state_q);
     dw_clear_o          = draining(state_q);
-    req_valid     = 1'b0;
-    req_case      = '0;
+    req_valid           = 1'b0;
+    req_case            = '0;
     evt_o               = '0;
 
     unique case (state_q)
@@ -540,8 +540,8 @@ module sgpu_cp_ctrl
       end
 
       StRingReq: begin
-        req_valid = 1'b1;
-        req_case       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+        req_valid       = 1'b1;
+        req_case        = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                             tag: fetch_tag(FetchRing, 1'b1, 1'b0)};
         entry_idx_d     = '0;
         quiet_d         = 1'b0;
@@ -587,8 +587,8 @@ module sgpu_cp_ctrl
       ///////////////////
 
       StBufReq: begin
-        req_valid = 1'b1;
-        req_case       = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
+        req_valid       = 1'b1;
+        req_case        = '{addr: buf_addr + sgpu_pkg::addr_t'(entry_q.start_offset),
                             len:  sgpu_dma_pkg::len_t'(entry_q.end_offset - entry_q.start_offset),
                             tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
         quiet_d         = 1'b0;
@@ -604,8 +604,8 @@ module sgpu_cp_ctrl
         if (stream_left_zero_i) begin
           state_d = StBufEnd;
         end else if (wr_buf_empty_i) begin
-          req_valid = 1'b1;
-          req_case       = '{addr: stream_addr_i,
+          req_valid       = 1'b1;
+          req_case        = '{addr: stream_addr_i,
                               len:  sgpu_dma_pkg::len_t'({stream_left_i, 2'b00}),
                               tag:  fetch_tag(FetchBuffer, entry_privileged(entry_q), 1'b0)};
           quiet_d         = 1'b0;
@@ -873,8 +873,8 @@ module sgpu_cp_ctrl
       end
 
       StWaitReq: begin
-        req_valid = 1'b1;
-        req_case       = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
+        req_valid       = 1'b1;
+        req_case        = '{addr: pkt_q.args.wait_mem.addr, len: sgpu_dma_pkg::len_t'(4),
                             tag: fetch_tag(FetchWait, entry_privileged(entry_q), 1'b0)};
         if (req_room) state_d = StWaitData;
       end
@@ -1057,13 +1057,13 @@ module sgpu_cp_ctrl
     // Requests: the next entry's buffer first (its data comes before the entry after it), then
     // the next ring entry. The FSM's own requests are never in these states.
     if (buf_ahead) begin
-      req_valid = 1'b1;
-      req_case       = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
+      req_valid       = 1'b1;
+      req_case        = '{addr: next_buf_q, len: sgpu_dma_pkg::len_t'(next_len_q),
                           tag:  fetch_tag(FetchBuffer, entry_privileged(next_q), 1'b1)};
       buf_pref_d      = req_room;
     end else if (ahead_state && next_ready) begin
-      req_valid = 1'b1;
-      req_case       = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
+      req_valid       = 1'b1;
+      req_case        = '{addr: entry_addr, len: sgpu_dma_pkg::len_t'(RingEntryBytes),
                           tag:  fetch_tag(FetchRing, 1'b1, 1'b1)};
       ring_pref_d     = req_room;
       if (req_room) begin
@@ -1185,7 +1185,7 @@ module sgpu_cp_ctrl
     // word was taken). It raises no event (asserted): those follow a write taken or a state
     // that finds no fault of its own.
     if (fault_late_q) begin
-      req_valid = 1'b0;
+      req_valid       = 1'b0;
       fence_out_d     = fence_out_q;
     end
 

@@ -157,7 +157,7 @@ module sgpu_gart_arb #(
   // cycle after the push). Its own registers rather than sgpu_fifo with RegOut: synthesis
   // folded that FIFO's head register into its memory's read port (a LUT-RAM read behind a
   // registered address), so the GART's current request (cur_*), its TLB lookup and the port's
-  // ready started behind a LUT-RAM read instead of at flip-flops (timing pass 20). Here the
+  // ready started behind a LUT-RAM read instead of at flip-flops (timing pass 15). Here the
   // head's next value is chosen by the pop among registers and the granted request only.
   typedef struct packed {
     sgpu_dma_pkg::xlate_req_t  req;

@@ -158,7 +158,7 @@ module sgpu_gart_walker #(
     // The request's address and length are taken in every cycle the walker is free (they are
     // read only while req_pend_q, which is set only with active_q), so the GART's walk start
     // (behind its TLB hit and decision) ends in active_q and req_pend_q alone, not in the
-    // payload's 68 load enables (timing pass 20).
+    // payload's 68 load enables (timing pass 15).
     if (req_ready_o) begin
       addr_d = req_addr_i;
       ptes_d = req_ptes_i;
