@@ -398,7 +398,7 @@ module sgpu_cp_ctrl
   // registers and the window's count alone; asserted to be the request's fields below.
   cp_fault_req_t own_rec;        // the state's own fault, if it raises one (valid unused)
   logic          own_entry_read; // its record names the entry's fence
-  cp_fault_req_t wd_req;         // the watchdog's, if it fires (valid unused)
+  cp_fault_req_t wd_req;         // the watchdog's, if it fires
   always_comb begin
     own_rec        = fetch_fault(dma_status_i.err, stream_addr_i);
     own_entry_read = !reading_ring(state_q);
@@ -1126,16 +1126,8 @@ module sgpu_cp_ctrl
     // unless a write fault drops it): it would be in flight for an entry reported faulted (the
     // fence word of the write-back record would be in memory).
     if (!fault_req.valid && wd_expired_i && !wr_taken_i) begin
-      wd_fault = 1'b1;
-      if (reading_ring(state_q)) begin
-        fault_req = fault(FaultWatchdog, entry_addr, '0);
-      end else if (retiring(state_q)) begin
-        fault_req = fault(FaultWatchdog, cfg_i.wb_addr, '0);
-      end else if (between_packets(state_q)) begin
-        fault_req = fault(FaultWatchdog, stream_addr_i, '0);
-      end else begin
-        fault_req = fault(FaultWatchdog, pkt_q.hdr_addr, 32'(pkt_q.hdr));
-      end
+      wd_fault  = 1'b1;
+      fault_req = wd_req;  // formed above, by the state alone
     end
     // The state's own fault and the watchdog's are recorded a cycle late: found now, the record
     // is registered (late_rec_q) and the case's next state stands for one cycle, which is
@@ -1374,7 +1366,7 @@ module sgpu_cp_ctrl
   assign unused = ^{status_tag.priv, cfg_i.watchdog, cfg_i.preempt_fence, cfg_i.preempt_addr,
                     cfg_i.gart_table_base, cfg_i.gart_table_size,
                     dec_i.info[$bits(pkt_info_t)-1:$bits(pkt_class_e)],
-                    own_rec.valid, wd_req.valid, wd_req.reason};
+                    own_rec.valid};
 
   ////////////////
   // Invariants //

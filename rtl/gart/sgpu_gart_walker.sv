@@ -159,15 +159,13 @@ module sgpu_gart_walker #(
     // read only while req_pend_q, which is set only with active_q), so the GART's walk start
     // (behind its TLB hit and decision) ends in active_q and req_pend_q alone, not in the
     // payload's 68 load enables (timing pass 15).
+    // The PTE count and lane group restart then too (no data streams while the walker is free:
+    // NoDataWhenIdle), for the same reason.
     if (req_ready_o) begin
       addr_d = req_addr_i;
       ptes_d = req_ptes_i;
-    end
-    // The PTE count and lane group restart in every cycle the walker is free (no data streams
-    // then: NoDataWhenIdle), not on the take, for the same reason.
-    if (req_ready_o) begin
-      cnt_d = '0;
-      j_d   = '0;
+      cnt_d  = '0;
+      j_d    = '0;
     end
     if (req_valid_i && req_ready_o) begin
       active_d   = 1'b1;
