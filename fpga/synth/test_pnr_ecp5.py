@@ -517,7 +517,7 @@ class CacheTest(unittest.TestCase):
         self.assertNotEqual(before, self.key(freq=100.0))
         self.assertNotEqual(before, self.key(seeds=(1,)))
         self.assertNotEqual(before, self.key(timing_weight=10))
-        self.assertNotEqual(before, self.key(wire_delay=300))
+        self.assertNotEqual(before, self.key(wire_delay=1000))
         self.assertNotEqual(before, self.key(top="sgpu_cp"))
         write(self.src, "module a; logic x; endmodule\n")
         self.assertNotEqual(before, self.key())
